@@ -1,0 +1,3 @@
+module github.com/abkit/abkit
+
+go 1.26

@@ -1,0 +1,158 @@
+// Package trace defines the ordered trace every abkit runtime emits: one
+// Event per hook, intercept or extension call, in the order the calls
+// happened. The pipeline runtime (family P), the intercept dispatcher
+// (family D) and the hook bus (family H) all emit it, so dry-run, replay and
+// conformance show and compare any family the same way.
+//
+// The JSON form is stable: fields are only ever added. See docs/trace.md.
+package trace
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// Family names a contract family.
+type Family string
+
+const (
+	FamilyPipeline  Family = "P"
+	FamilyIntercept Family = "D"
+	FamilyHook      Family = "H"
+)
+
+// Hook names used by the pipeline runtime.
+const (
+	HookInit            = "init"
+	HookShutdown        = "shutdown"
+	HookOnRequest       = "on_request"
+	HookOnResponse      = "on_response"
+	HookOnResponseFrame = "on_response_frame"
+	HookOnFinish        = "on_finish"
+)
+
+// Mutation values: which body a call changed.
+const (
+	MutatedRequestBody  = "request_body"
+	MutatedResponseBody = "response_body"
+)
+
+// Event is one call in a trace.
+type Event struct {
+	// Seq numbers events from 1 in the order the calls started.
+	Seq    int    `json:"seq"`
+	Family Family `json:"family"`
+	// Direction is inbound or outbound for family P, empty otherwise.
+	Direction string `json:"direction,omitempty"`
+	// Hook is the pipeline hook (on_request, ...), the intercept point
+	// (tool.before, ...) or the hook-bus hook kind.
+	Hook string `json:"hook"`
+	// Plugin is the plugin name, extension ID or hook ID.
+	Plugin string `json:"plugin"`
+	// Frame is the frame index for on_response_frame calls, counting from 0;
+	// absent for other calls. The closing last=true call carries the number
+	// of frames before it.
+	Frame *int `json:"frame,omitempty"`
+	Last  bool `json:"last,omitempty"`
+	// Action is the answer: continue or reject (P), continue, block,
+	// replace, allow or deny (D), the hook decision (H), or error.
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+	Status int    `json:"status,omitempty"`
+	// Mutated says which body the call changed: request_body or
+	// response_body.
+	Mutated string `json:"mutated,omitempty"`
+	// Shadow marks a rejection recorded under on_error: observe (P6); the
+	// chain went on.
+	Shadow bool `json:"shadow,omitempty"`
+	// Error is a failure of the call itself: an error, panic, timeout or
+	// contract violation.
+	Error string `json:"error,omitempty"`
+	// Phase separates the parts of an intercept walk (walk, strategy, event).
+	Phase      string `json:"phase,omitempty"`
+	DurationNS int64  `json:"duration_ns"`
+}
+
+// FrameIndex returns a pointer to i for Event.Frame.
+func FrameIndex(i int) *int { return &i }
+
+// Recorder collects events. A nil *Recorder records nothing and costs a nil
+// check, so runtimes keep tracing off for free. It is safe for concurrent
+// use.
+type Recorder struct {
+	mu     sync.Mutex
+	events []Event
+	now    func() time.Time
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder { return &Recorder{now: time.Now} }
+
+// Enabled reports whether r records; callers skip timing when it does not.
+func (r *Recorder) Enabled() bool { return r != nil }
+
+// Now returns the current time for durations, or the zero time when r is
+// nil, so that a disabled trace never reads the clock.
+func (r *Recorder) Now() time.Time {
+	if r == nil {
+		return time.Time{}
+	}
+	return r.now()
+}
+
+// Add appends e, assigning its sequence number, and returns it.
+func (r *Recorder) Add(e Event) int {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.Seq = len(r.events) + 1
+	r.events = append(r.events, e)
+	return e.Seq
+}
+
+// Events returns a copy of the events recorded so far.
+func (r *Recorder) Events() []Event {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.events...)
+}
+
+// Since returns the nanoseconds since start, or 0 when r is nil.
+func (r *Recorder) Since(start time.Time) int64 {
+	if r == nil {
+		return 0
+	}
+	return r.now().Sub(start).Nanoseconds()
+}
+
+// Trace is a whole run: the events, and warnings that belong to no single
+// call (for example an unterminated final SSE block).
+type Trace struct {
+	Events   []Event  `json:"events"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// WithoutDurations returns a copy of events with every duration zeroed, for
+// comparing traces from different runs.
+func WithoutDurations(events []Event) []Event {
+	out := make([]Event, len(events))
+	for i, e := range events {
+		e.DurationNS = 0
+		out[i] = e
+	}
+	return out
+}
+
+// MarshalIndent is the canonical JSON form of a trace, used for golden files.
+func (t Trace) MarshalIndent() ([]byte, error) {
+	if t.Events == nil {
+		t.Events = []Event{}
+	}
+	return json.MarshalIndent(t, "", "  ")
+}

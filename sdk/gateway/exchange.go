@@ -1,0 +1,303 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Direction says which chain an exchange runs through.
+type Direction uint8
+
+const (
+	// Inbound: traffic arriving at the workload.
+	Inbound Direction = iota
+	// Outbound: traffic the workload sends.
+	Outbound
+)
+
+func (d Direction) String() string {
+	if d == Outbound {
+		return "outbound"
+	}
+	return "inbound"
+}
+
+// ParseDirection parses "inbound" or "outbound".
+func ParseDirection(s string) (Direction, error) {
+	switch s {
+	case "inbound", "":
+		return Inbound, nil
+	case "outbound":
+		return Outbound, nil
+	}
+	return 0, fmt.Errorf("direction %q: want inbound or outbound", s)
+}
+
+// Request is the request side of an exchange as plugins see it.
+type Request struct {
+	Method string
+	URL    string
+	Header http.Header
+}
+
+// Response is the response side of an exchange as plugins see it. Status is
+// zero until the upstream answered.
+type Response struct {
+	Status int
+	Header http.Header
+}
+
+// OutcomeKind is how an exchange ended (P29).
+type OutcomeKind uint8
+
+const (
+	OutcomeAllow OutcomeKind = iota + 1
+	OutcomeDeny
+	OutcomeError
+)
+
+func (k OutcomeKind) String() string {
+	switch k {
+	case OutcomeAllow:
+		return "allow"
+	case OutcomeDeny:
+		return "deny"
+	case OutcomeError:
+		return "error"
+	}
+	return "none"
+}
+
+// Outcome is how an exchange ended, available during OnFinish only (P29).
+type Outcome struct {
+	Kind OutcomeKind
+	// Status is the status code the client got.
+	Status int
+	// DeniedBy names the plugin whose rejection denied the exchange, if any.
+	DeniedBy string
+	// Reason is the denial or error reason.
+	Reason   string
+	Duration time.Duration
+}
+
+// Phase is the hook an exchange is in; it decides which writes are legal.
+type Phase uint8
+
+const (
+	PhaseRequest Phase = iota
+	PhaseResponse
+	PhaseFrame
+	PhaseFinish
+)
+
+// Write records a body write a plugin attempted.
+type Write struct {
+	Plugin   string
+	Response bool // false: request body
+	Applied  bool
+	// Why is set when the write was refused.
+	Why string
+}
+
+// Exchange is the per-exchange context plugins see: the request and
+// response, their bodies, parser extensions, typed state (P31) and, during
+// OnFinish, the outcome (P29).
+//
+// An Exchange is used by one exchange at a time; it is not safe for
+// concurrent use by plugins.
+type Exchange struct {
+	Direction Direction
+	Request   Request
+	Response  Response
+
+	reqBody  []byte
+	respBody []byte
+
+	extensions map[string]any
+	state      map[*keyID]any
+
+	outcome    Outcome
+	hasOutcome bool
+
+	// Set by the host before each hook call.
+	cur       string
+	curWReq   bool
+	curWResp  bool
+	phase     Phase
+	mutated   uint8 // bit 0 request, bit 1 response; since the last TakeMutated
+	writes    []Write
+	bodiesOff bool
+}
+
+// RequestBody returns the request body, or nil when no plugin in the chain
+// reads bodies (P11).
+func (ex *Exchange) RequestBody() []byte { return ex.reqBody }
+
+// ResponseBody returns the buffered response body, or nil when there is none
+// or no plugin reads bodies (P11). For a streamed response it is nil; frames
+// arrive through OnResponseFrame.
+func (ex *Exchange) ResponseBody() []byte { return ex.respBody }
+
+// SetRequestBody replaces the request body. Only the chain's declared
+// request-body writer may do this (P17); anyone else's write is refused,
+// recorded, and never reaches the wire. It reports whether it applied.
+func (ex *Exchange) SetRequestBody(b []byte) bool { return ex.write(false, b) }
+
+// SetResponseBody replaces the response body, under the same rule as
+// SetRequestBody for the response-body writer.
+func (ex *Exchange) SetResponseBody(b []byte) bool { return ex.write(true, b) }
+
+func (ex *Exchange) write(resp bool, b []byte) bool {
+	w := Write{Plugin: ex.cur, Response: resp}
+	allowed := ex.curWReq
+	if resp {
+		allowed = ex.curWResp
+	}
+	switch {
+	case ex.phase == PhaseFinish:
+		w.Why = "body writes during OnFinish are dropped (P30)"
+	case !allowed && resp:
+		w.Why = "plugin does not declare writes_response_body (P17)"
+	case !allowed:
+		w.Why = "plugin does not declare writes_request_body (P17)"
+	case !resp && ex.phase != PhaseRequest:
+		w.Why = "the request body can only change during OnRequest"
+	case resp && ex.phase != PhaseResponse:
+		w.Why = "the response body can only change during OnResponse of a buffered response"
+	default:
+		w.Applied = true
+	}
+	if w.Applied {
+		if resp {
+			ex.respBody = b
+			ex.mutated |= 2
+		} else {
+			ex.reqBody = b
+			ex.mutated |= 1
+		}
+	}
+	ex.writes = append(ex.writes, w)
+	return w.Applied
+}
+
+// SetExtension stores a parser's result under key for later plugins, such as
+// "mcp" or "inference". Values must marshal to JSON so that they cross
+// process boundaries unchanged.
+func (ex *Exchange) SetExtension(key string, v any) {
+	if ex.extensions == nil {
+		ex.extensions = make(map[string]any)
+	}
+	ex.extensions[key] = v
+}
+
+// Extension returns the value stored under key.
+func (ex *Exchange) Extension(key string) (any, bool) {
+	v, ok := ex.extensions[key]
+	return v, ok
+}
+
+// Extensions returns the extension map. Callers must not modify it.
+func (ex *Exchange) Extensions() map[string]any { return ex.extensions }
+
+// Outcome returns how the exchange ended. ok is false outside OnFinish
+// (P29).
+func (ex *Exchange) Outcome() (o Outcome, ok bool) {
+	if !ex.hasOutcome || ex.phase != PhaseFinish {
+		return Outcome{}, false
+	}
+	return ex.outcome, true
+}
+
+// Key is a typed per-exchange state key (P31). Make one per purpose with
+// NewKey, usually in a package-level variable.
+type Key[T any] struct{ id *keyID }
+
+type keyID struct{ name string }
+
+// NewKey makes a state key. Two keys are distinct even with the same name;
+// the name is for diagnostics.
+func NewKey[T any](name string) Key[T] { return Key[T]{id: &keyID{name: name}} }
+
+// Name returns the name the key was made with.
+func (k Key[T]) Name() string { return k.id.name }
+
+// SetState stores v under k on this exchange only.
+func SetState[T any](ex *Exchange, k Key[T], v T) {
+	if ex.state == nil {
+		ex.state = make(map[*keyID]any)
+	}
+	ex.state[k.id] = v
+}
+
+// GetState returns the value stored under k on this exchange.
+func GetState[T any](ex *Exchange, k Key[T]) (T, bool) {
+	v, ok := ex.state[k.id]
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	return v.(T), true
+}
+
+// Control is the host's handle on an Exchange: runtimes, conformance hosts
+// and plugin tests use it to drive an exchange. Plugins never get one.
+type Control struct{ ex *Exchange }
+
+// NewExchange makes an exchange and the host's handle on it.
+func NewExchange(dir Direction, req Request) (*Exchange, *Control) {
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	ex := &Exchange{Direction: dir, Request: req}
+	return ex, &Control{ex: ex}
+}
+
+// Exchange returns the exchange this handle drives.
+func (c *Control) Exchange() *Exchange { return c.ex }
+
+// Enter tells the exchange which plugin is about to be called, in which
+// phase, and which body writes it declared. The host calls it before every
+// hook call.
+func (c *Control) Enter(plugin string, phase Phase, writesReq, writesResp bool) {
+	ex := c.ex
+	ex.cur, ex.phase, ex.curWReq, ex.curWResp = plugin, phase, writesReq, writesResp
+}
+
+// SetRequestBody sets the request body as the host read it (nil: not
+// buffered, P11).
+func (c *Control) SetRequestBody(b []byte) { c.ex.reqBody = b }
+
+// SetResponseBody sets the response body as the host read it.
+func (c *Control) SetResponseBody(b []byte) { c.ex.respBody = b }
+
+// SetResponse sets the upstream's status and headers.
+func (c *Control) SetResponse(r Response) {
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	c.ex.Response = r
+}
+
+// SetOutcome makes the outcome available to OnFinish.
+func (c *Control) SetOutcome(o Outcome) { c.ex.outcome, c.ex.hasOutcome = o, true }
+
+// TakeMutated reports which bodies changed since the last call and resets
+// the record.
+func (c *Control) TakeMutated() (request, response bool) {
+	m := c.ex.mutated
+	c.ex.mutated = 0
+	return m&1 != 0, m&2 != 0
+}
+
+// TakeWrites returns the body writes attempted since the last call, applied
+// or refused, and resets the record.
+func (c *Control) TakeWrites() []Write {
+	w := c.ex.writes
+	c.ex.writes = nil
+	return w
+}
+
+// SetExtensions replaces the extension map wholesale; hosts use it to carry
+// a plugin's results across a process boundary.
+func (c *Control) SetExtensions(m map[string]any) { c.ex.extensions = m }
