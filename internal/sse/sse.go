@@ -1,0 +1,348 @@
+// Package sse cuts a server-sent-events byte stream into blocks and parses
+// them, following the WHATWG HTML "event stream" interpretation rules. It
+// implements rule P19 (the host cuts a streamed body into complete protocol
+// messages and delivers each as a frame).
+//
+// # Blocks and frames
+//
+// A Framer splits the stream into lines ended by LF, CR or CRLF, and into
+// blocks: the lines up to and including a blank line. Every blank line ends
+// one block, so a stray blank line forms a block of its own. A block that has
+// at least one data line (field name exactly "data", with or without a
+// colon) is a frame: it is what a WHATWG client dispatches as an event, even
+// when the data is empty ("data\n\n"). Comment-only and field-only blocks
+// (": ping\n\n", "id: 3\n\n", "retry: 10\n\n") are emitted too, as non-frames,
+// so their bytes still reach the client. Concatenating every emitted block
+// gives back the input exactly, and the blocks, their bytes and their frame
+// flag never depend on how the stream was chunked.
+//
+// # Decisions
+//
+// CR hold: when the blank line that ends a block is a lone CR that is the
+// last byte of a chunk, the Framer holds the block until the next byte (or
+// End) shows whether an LF follows, so that a CRLF split across chunks stays
+// part of that block's raw bytes. The cost is that a stream using bare CR
+// line ends has each frame delayed until the next byte arrives. A CR ending a
+// non-blank line at a chunk end is not held back (the block is incomplete
+// anyway); an LF at the start of the next chunk is simply part of that line
+// end.
+//
+// BOM: a UTF-8 byte order mark (EF BB BF) at the very start of the stream,
+// possibly split across chunks, is ignored for parsing, as WHATWG decoding
+// does, but its bytes stay at the start of the first block's raw bytes so
+// they reach the client. A BOM anywhere else is ordinary content.
+//
+// End of stream: a trailing block with no terminating blank line is not an
+// event (WHATWG discards it); End emits its bytes as a non-frame and reports
+// its length so the caller can warn about it.
+package sse
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// bom is the UTF-8 byte order mark.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// Framer cuts an SSE byte stream, arriving in chunks, into blocks. The zero
+// value is ready to use. A Framer is not safe for concurrent use.
+//
+// Complete blocks that lie wholly inside a chunk are emitted as slices of
+// that chunk; only a block that spans chunks is copied, into a buffer the
+// Framer reuses, so framing does not allocate in steady state.
+type Framer struct {
+	buf       []byte // bytes of the current, incomplete block (or a held block)
+	lineStart int    // offset in buf where its incomplete line starts; len(buf) if none
+	data      bool   // the block in buf has a complete data line
+	cr        bool   // the last byte fed was a CR ending a line: an LF next belongs to it
+	held      bool   // buf is a complete block whose final line end is that CR
+	begun     bool   // the stream's first line is complete (the BOM is decided)
+}
+
+// Feed consumes chunk and calls emit, in stream order, for every complete
+// block: raw is the block's exact bytes including its line ends and the
+// terminating blank line; isFrame is true when the block contains at least
+// one data line (a dispatched event). Comment-only and field-only blocks are
+// emitted with isFrame=false (their bytes still go to the client). raw is
+// valid only during emit (it may alias chunk or the Framer's buffer).
+//
+// If emit returns an error, Feed stops and returns it; the bytes of chunk
+// after the failed block are not consumed and the caller should abandon the
+// stream (End still resets the Framer).
+func (f *Framer) Feed(chunk []byte, emit func(raw []byte, isFrame bool) error) error {
+	n := len(chunk)
+	if n == 0 {
+		return nil
+	}
+	p := 0 // start of the next line in chunk
+	if f.cr {
+		// The previous chunk ended with a CR line end; an LF here completes it.
+		f.cr = false
+		if chunk[0] == '\n' {
+			f.buf = append(f.buf, '\n')
+			p = 1
+		}
+		if f.held {
+			if err := f.flushHeld(emit); err != nil {
+				return err
+			}
+		} else {
+			f.lineStart = len(f.buf)
+		}
+	}
+
+	s := scanner{b: chunk, lf: -1, cr: -1}
+	data := f.data
+	f.data = false
+	bs := p // start of the current block's bytes in chunk that are not yet in buf
+	for {
+		e, t := s.next(p)
+		if t == 0 {
+			break // no complete line left in chunk
+		}
+		q := e + t
+		var line []byte
+		if f.lineStart < len(f.buf) {
+			// The line began in an earlier chunk: join it in buf to look at it.
+			f.buf = append(f.buf, chunk[bs:q]...)
+			line = f.buf[f.lineStart : len(f.buf)-t]
+			f.lineStart = len(f.buf)
+			bs = q
+		} else {
+			line = chunk[p:e]
+		}
+		p = q
+		if !f.begun {
+			f.begun = true
+			line = bytes.TrimPrefix(line, bom)
+		}
+		crAtEnd := q == n && t == 1 && chunk[e] == '\r'
+		if len(line) > 0 {
+			if !data && isData(line) {
+				data = true
+			}
+			// A CR at the chunk end may be followed by an LF in the next chunk.
+			f.cr = crAtEnd
+			continue
+		}
+
+		// A blank line: the block ends at q.
+		if crAtEnd {
+			// Hold the block until we know whether an LF follows (see package doc).
+			f.buf = append(f.buf, chunk[bs:q]...)
+			f.lineStart = len(f.buf)
+			f.data = data
+			f.cr = true
+			f.held = true
+			return nil
+		}
+		var raw []byte
+		if len(f.buf) > 0 {
+			f.buf = append(f.buf, chunk[bs:q]...)
+			raw = f.buf
+			f.buf = f.buf[:0] // raw keeps its length; the array is reused only after emit
+			f.lineStart = 0
+		} else {
+			raw = chunk[bs:q]
+		}
+		isFrame := data
+		data = false
+		bs = q
+		if err := emit(raw, isFrame); err != nil {
+			return err
+		}
+	}
+
+	// Keep the incomplete tail block for the next chunk.
+	if bs < n {
+		if f.lineStart == len(f.buf) {
+			f.lineStart += p - bs // the incomplete line starts at p
+		}
+		f.buf = append(f.buf, chunk[bs:]...)
+	}
+	f.data = data
+	return nil
+}
+
+// End finishes the stream: it resolves a held trailing CR, emits any
+// complete block still held, and emits an unterminated trailing block (no
+// blank line yet) with isFrame=false; it returns that block's byte count (0
+// if none) so the caller can warn "unterminated final event (N bytes)".
+// After End the Framer is reset, ready for a new stream.
+func (f *Framer) End(emit func(raw []byte, isFrame bool) error) (unterminated int, err error) {
+	raw, held, isFrame := f.buf, f.held, f.data
+	*f = Framer{buf: f.buf[:0]}
+	switch {
+	case len(raw) == 0:
+		return 0, nil
+	case held:
+		return 0, emit(raw, isFrame)
+	default:
+		return len(raw), emit(raw, false)
+	}
+}
+
+// flushHeld emits the complete block held in buf and empties buf.
+func (f *Framer) flushHeld(emit func(raw []byte, isFrame bool) error) error {
+	raw, isFrame := f.buf, f.data
+	f.buf = f.buf[:0]
+	f.lineStart = 0
+	f.data = false
+	f.held = false
+	return emit(raw, isFrame)
+}
+
+// isData reports whether line (without its line end) has the field name
+// "data": exactly "data", or "data" followed by a colon.
+func isData(line []byte) bool {
+	return len(line) >= 4 && line[0] == 'd' && line[1] == 'a' && line[2] == 't' && line[3] == 'a' &&
+		(len(line) == 4 || line[4] == ':')
+}
+
+// scanner finds line ends in b. It caches the positions of the next LF and
+// the next CR so that each byte is searched at most once per kind, keeping
+// CR-only and LF-only streams linear.
+type scanner struct {
+	b      []byte
+	lf, cr int // index of the next LF / CR found so far; len(b) if none; -1 before searching
+}
+
+// next returns the line end of the line that starts at i: e is the index of
+// its terminator and t the terminator's length (1 for LF or CR, 2 for CRLF).
+// t is 0 if b has no line end at or after i. A CR that is the last byte of b
+// is returned with t=1; the caller decides what a following LF means.
+func (s *scanner) next(i int) (e, t int) {
+	if s.lf < i {
+		if j := bytes.IndexByte(s.b[i:], '\n'); j >= 0 {
+			s.lf = i + j
+		} else {
+			s.lf = len(s.b)
+		}
+	}
+	if s.cr < i {
+		if j := bytes.IndexByte(s.b[i:], '\r'); j >= 0 {
+			s.cr = i + j
+		} else {
+			s.cr = len(s.b)
+		}
+	}
+	if s.lf < s.cr {
+		return s.lf, 1
+	}
+	if s.cr == len(s.b) {
+		return 0, 0
+	}
+	if s.cr+1 < len(s.b) && s.b[s.cr+1] == '\n' {
+		return s.cr, 2
+	}
+	return s.cr, 1
+}
+
+// Event is a parsed frame.
+type Event struct {
+	// ID is the value of the last valid id field; HasID tells whether there
+	// was one (an empty id is valid: it resets the last event ID).
+	ID    string
+	HasID bool
+	// Event is the value of the last event field; empty means the client's
+	// default type "message".
+	Event string
+	// Data is the data lines' values joined with "\n". HasData tells whether
+	// the block had a data line at all, i.e. whether it is a dispatched event
+	// (a "data" line with an empty value gives HasData with Data == "").
+	Data    string
+	HasData bool
+	// Retry is the value of the last valid retry field (ASCII digits only,
+	// fitting in an int); HasRetry tells whether there was one.
+	Retry    int
+	HasRetry bool
+	// Comments holds the text of each comment line, after the colon, with
+	// one leading space removed, in order.
+	Comments []string
+}
+
+// Parse parses one block's raw bytes per WHATWG: lines end with LF, CR or
+// CRLF; a line starting with a colon is a comment; otherwise field and value
+// are split at the first colon and one leading space of the value is
+// removed, and a line without a colon is a field with an empty value; data
+// values are joined with "\n"; unknown fields are ignored; an id containing
+// NUL is ignored; retry counts only if it is all ASCII digits.
+//
+// Parse reads up to the first blank line (the end of the block) and treats a
+// final line without line end as complete. A leading UTF-8 BOM is skipped,
+// because the stream's BOM is the first bytes of the first block's raw
+// bytes. Values keep their bytes as they are; invalid UTF-8 is not replaced.
+func Parse(raw []byte) Event {
+	var ev Event
+	raw = bytes.TrimPrefix(raw, bom)
+	var data []byte
+	for len(raw) > 0 {
+		var line []byte
+		i := bytes.IndexAny(raw, "\r\n")
+		switch {
+		case i < 0:
+			line, raw = raw, nil
+		case raw[i] == '\r' && i+1 < len(raw) && raw[i+1] == '\n':
+			line, raw = raw[:i], raw[i+2:]
+		default:
+			line, raw = raw[:i], raw[i+1:]
+		}
+		if len(line) == 0 {
+			break // the blank line that ends the block
+		}
+		if line[0] == ':' {
+			ev.Comments = append(ev.Comments, string(trimSpace(line[1:])))
+			continue
+		}
+		field, value := line, []byte(nil)
+		if c := bytes.IndexByte(line, ':'); c >= 0 {
+			field, value = line[:c], trimSpace(line[c+1:])
+		}
+		switch string(field) {
+		case "event":
+			ev.Event = string(value)
+		case "data":
+			data = append(data, value...)
+			data = append(data, '\n')
+			ev.HasData = true
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 {
+				ev.ID, ev.HasID = string(value), true
+			}
+		case "retry":
+			if r, ok := parseRetry(value); ok {
+				ev.Retry, ev.HasRetry = r, true
+			}
+		}
+	}
+	if len(data) > 0 {
+		ev.Data = string(data[:len(data)-1]) // drop the LF after the last data line
+	}
+	return ev
+}
+
+// trimSpace removes one leading U+0020 SPACE, as WHATWG does for values.
+func trimSpace(b []byte) []byte {
+	if len(b) > 0 && b[0] == ' ' {
+		return b[1:]
+	}
+	return b
+}
+
+// parseRetry accepts a non-empty run of ASCII digits that fits in an int.
+func parseRetry(v []byte) (int, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	r, err := strconv.Atoi(string(v))
+	if err != nil {
+		return 0, false // out of range
+	}
+	return r, true
+}
