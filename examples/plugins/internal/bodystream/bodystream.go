@@ -1,0 +1,123 @@
+// Package bodystream turns what a streaming plugin receives through
+// OnResponseFrame into protocol units: SSE events for an event stream, or
+// the whole body for anything else (P19, P22).
+//
+// The units never depend on how the host chunked the bytes: events are cut
+// with [sse.Framer], and a non-SSE body is handed over only once, at the
+// last call. So a parser built on a Reader yields the same result for any
+// chunking, also when a host hands a buffered event stream over as one frame.
+package bodystream
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/abkit/abkit/internal/sse"
+)
+
+// Handler receives the units of one response.
+type Handler interface {
+	// Event gets one SSE event that carries data, in wire order.
+	Event(ev sse.Event)
+	// Body gets the whole non-SSE body once, after the last frame. It is
+	// valid only during the call.
+	Body(body []byte)
+}
+
+type mode uint8
+
+const (
+	undecided mode = iota
+	modeSSE
+	modeBody
+)
+
+// Reader feeds one response to a Handler. Keep one per exchange (in the
+// exchange's typed state); the zero value is ready to use.
+type Reader struct {
+	mode   mode
+	framer sse.Framer
+	buf    []byte // the non-SSE body, or leading whitespace while undecided
+	h      Handler
+}
+
+// Feed consumes one OnResponseFrame call. contentType is the response's
+// Content-Type header; frame is borrowed (P24): every byte kept is copied.
+// When last is true the response is complete and the Reader is spent.
+func (r *Reader) Feed(contentType string, frame []byte, last bool, h Handler) {
+	r.h = h
+	if r.mode == undecided {
+		r.decide(contentType, frame)
+	}
+	switch r.mode {
+	case modeSSE:
+		_ = r.framer.Feed(frame, r.emit) // emit never fails
+		if last {
+			r.end()
+		}
+	case modeBody:
+		switch {
+		case last && len(r.buf) == 0:
+			h.Body(frame) // the common case: a JSON body in one frame, no copy
+		case last:
+			r.buf = append(r.buf, frame...)
+			h.Body(r.buf)
+		default:
+			r.buf = append(r.buf, frame...)
+		}
+	default: // still undecided: only whitespace so far
+		r.buf = append(r.buf, frame...)
+		if last && len(bytes.TrimSpace(r.buf)) > 0 {
+			h.Body(r.buf)
+		}
+	}
+	if last {
+		r.h = nil
+	}
+}
+
+// decide picks SSE or body from the content type or, without one, from the
+// first non-space byte: a JSON body starts with { or [.
+func (r *Reader) decide(contentType string, frame []byte) {
+	ct := strings.ToLower(contentType)
+	switch {
+	case strings.Contains(ct, "text/event-stream"):
+		r.mode = modeSSE
+	case strings.Contains(ct, "json"):
+		r.mode = modeBody
+	default:
+		probe := bytes.TrimLeft(frame, " \t\r\n")
+		if len(probe) == 0 {
+			return
+		}
+		if probe[0] == '{' || probe[0] == '[' {
+			r.mode = modeBody
+		} else {
+			r.mode = modeSSE
+		}
+	}
+	if r.mode == modeSSE && len(r.buf) > 0 {
+		// Leading whitespace held while undecided belongs to the stream.
+		_ = r.framer.Feed(r.buf, r.emit)
+		r.buf = r.buf[:0]
+	}
+}
+
+func (r *Reader) emit(raw []byte, isFrame bool) error {
+	if isFrame {
+		r.h.Event(sse.Parse(raw))
+	}
+	return nil
+}
+
+// end flushes the framer. An unterminated final event (the stream ended
+// without its blank line) is still parsed: a parser would rather see the
+// upstream's last words than drop them.
+func (r *Reader) end() {
+	_, _ = r.framer.End(func(raw []byte, isFrame bool) error {
+		if ev := sse.Parse(raw); ev.HasData {
+			r.h.Event(ev)
+		}
+		return nil
+	})
+}
