@@ -1,0 +1,639 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// Request is the request a host hands an exchange.
+type Request struct {
+	Method string
+	URL    string
+	Header http.Header
+	// Body is the request body as the host read it; nil for none. The
+	// plugins see it only when some plugin reads bodies (P11).
+	Body []byte
+}
+
+// Stream is an upstream response body that arrives in chunks. Next returns
+// the next chunk, valid until the following call; io.EOF (possibly with a
+// last chunk) ends the stream, and any other error means it ended early.
+type Stream interface {
+	Next(ctx context.Context) ([]byte, error)
+}
+
+// Upstream is the upstream's answer.
+type Upstream struct {
+	Status int
+	Header http.Header
+	// Body is a buffered body. For a text/event-stream response it is cut
+	// into frames just like a Stream.
+	Body []byte
+	// Stream, when set, supplies the body in chunks instead of Body.
+	Stream Stream
+	// Err, when set, means the upstream did not answer; the exchange ends
+	// with an error outcome and status 502.
+	Err error
+}
+
+// ClientWriter receives everything the client gets, in order: the status and
+// headers once, then the body. The runtime calls Flush after each relayed
+// block of a streamed response and once after a buffered body.
+type ClientWriter interface {
+	WriteHeader(status int, header http.Header)
+	Write(p []byte) (int, error)
+	Flush()
+}
+
+// ExchangeOptions are per-exchange settings.
+type ExchangeOptions struct {
+	// Trace records one event per hook call when set. With nil the runtime
+	// reads no clock per call and allocates nothing for tracing.
+	Trace *trace.Recorder
+	// Client receives what the client gets. Nil discards it (Result still
+	// holds a buffered body).
+	Client ClientWriter
+}
+
+// Warning is a problem the runtime handled and reports, such as a refused
+// body write (P17) or an unterminated final SSE block.
+type Warning struct {
+	// Rule is the contract rule involved, if any.
+	Rule string `json:"rule,omitempty"`
+	// Plugin is the plugin involved, if any.
+	Plugin string `json:"plugin,omitempty"`
+	Msg    string `json:"msg"`
+}
+
+func (w Warning) String() string {
+	s := w.Msg
+	if w.Plugin != "" {
+		s = fmt.Sprintf("plugin %q: %s", w.Plugin, s)
+	}
+	if w.Rule != "" {
+		s = w.Rule + ": " + s
+	}
+	return s
+}
+
+// Shadow is a decision recorded under on_error: observe (P6): a rejection,
+// or a panic, that did not change the exchange.
+type Shadow struct {
+	Plugin string `json:"plugin"`
+	Hook   string `json:"hook"`
+	// Frame is the frame index for frame calls, -1 otherwise.
+	Frame  int    `json:"frame"`
+	Status int    `json:"status,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Error is set when the plugin panicked rather than rejected.
+	Error string `json:"error,omitempty"`
+}
+
+// Result is how an exchange went.
+type Result struct {
+	Outcome gateway.Outcome
+	// Status and Header are what the client got.
+	Status int
+	Header http.Header
+	// Body is the body the client got for a buffered (or denied) response;
+	// nil for a streamed one.
+	Body []byte
+	// Streamed reports whether the response was relayed frame by frame
+	// (P18); Frames counts the frames dispatched and Relayed the body bytes
+	// relayed.
+	Streamed bool
+	Frames   int
+	Relayed  int64
+	// RequestBody is the request body that goes upstream (changed only by
+	// the declared request-body writer, P17); nil when denied.
+	RequestBody []byte
+	// Warnings and Shadows are in the order they happened.
+	Warnings []Warning
+	Shadows  []Shadow
+	// Err is the cause of an error or cancellation outcome: ErrCanceled,
+	// ErrUpstream or a *PanicError, wrapped.
+	Err error
+}
+
+var (
+	// ErrCanceled is the cause of a request denied because its context was
+	// cancelled mid-chain (P15). The outcome is a deny with status
+	// StatusClientClosedRequest and reason ReasonCanceled.
+	ErrCanceled = errors.New("pipeline: request cancelled")
+	// ErrUpstream wraps an upstream failure (outcome error, status 502) or
+	// a stream that ended early.
+	ErrUpstream = errors.New("pipeline: upstream failed")
+)
+
+const (
+	// ReasonCanceled is the outcome reason of a cancelled request (P15).
+	ReasonCanceled = "request cancelled"
+	// StatusClientClosedRequest is the status of a cancelled request; the
+	// client is normally gone and never sees it.
+	StatusClientClosedRequest = 499
+)
+
+// PanicError is a hook panic, which the runtime recovers and turns into an
+// error outcome with status 500 naming the plugin (or, under observe, a
+// shadow decision).
+type PanicError struct {
+	Plugin string
+	Hook   string
+	Value  any
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("plugin %q panicked in %s: %v", e.Plugin, e.Hook, e.Value)
+}
+
+type stage uint8
+
+const (
+	stNew stage = iota
+	stRequested
+	stResponded
+	stFinished
+)
+
+// Exchange drives one HTTP exchange through a chain. Use it from one
+// goroutine. The stages are Request, then Respond or Fail when the request
+// was allowed, then Finish, always.
+type Exchange struct {
+	c      *Chain
+	gx     *gateway.Exchange
+	ctl    *gateway.Control
+	rec    *trace.Recorder
+	client ClientWriter
+	start  time.Time
+
+	reqBody []byte // the host's request body
+
+	stage      stage
+	ran        int // plugins whose OnRequest was dispatched (P26)
+	allowed    bool
+	ended      bool // outcome decided (deny or error)
+	outcome    gateway.Outcome
+	err        error
+	headerSent bool
+	status     int
+	header     http.Header
+	body       []byte
+	streamed   bool
+	relayed    int64
+	respMut    bool
+	warnings   []Warning
+	shadows    []Shadow
+	result     *Result
+	finishing  bool
+
+	// Streaming state.
+	ctx     context.Context
+	framer  sse.Framer
+	scratch []byte
+	frames  int
+	stopped bool
+	emitFn  func([]byte, bool) error
+}
+
+// errStop stops the framer when a frame was rejected or the client is gone.
+var errStop = errors.New("stop")
+
+// NewExchange starts an exchange of req through c. The exchange takes
+// ownership of req's header and body.
+func (c *Chain) NewExchange(req Request, opts ExchangeOptions) *Exchange {
+	gx, ctl := gateway.NewExchange(c.dir, gateway.Request{Method: req.Method, URL: req.URL, Header: req.Header})
+	e := &Exchange{c: c, gx: gx, ctl: ctl, rec: opts.Trace, client: opts.Client, start: time.Now(), reqBody: req.Body}
+	if c.readsBody { // P11: nil unless some plugin reads bodies
+		b := req.Body
+		if b == nil {
+			b = []byte{}
+		}
+		ctl.SetRequestBody(b)
+	}
+	return e
+}
+
+// Run drives a whole exchange: Request, then Respond with up if allowed,
+// then Finish. Dry-run and conformance use it.
+func (c *Chain) Run(ctx context.Context, req Request, up Upstream, opts ExchangeOptions) *Result {
+	e := c.NewExchange(req, opts)
+	if e.Request(ctx) {
+		e.Respond(ctx, up)
+	}
+	return e.Finish()
+}
+
+// Gateway returns the plugin-facing exchange, for hosts that need to read
+// it (for example extensions parsers set).
+func (e *Exchange) Gateway() *gateway.Exchange { return e.gx }
+
+// RequestBody returns the request body to send upstream: the host's body,
+// or the declared writer's replacement (P17).
+func (e *Exchange) RequestBody() []byte {
+	if e.c.readsBody {
+		return e.gx.RequestBody()
+	}
+	return e.reqBody
+}
+
+func (e *Exchange) warn(rule, plugin, format string, args ...any) {
+	e.warnings = append(e.warnings, Warning{Rule: rule, Plugin: plugin, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Request runs OnRequest in declaration order (P15) and reports whether the
+// request was allowed. A rejection under enforce denies it and no later
+// OnRequest runs; the client gets the rejection's status. A context
+// cancelled before a plugin's turn denies it with ErrCanceled. Calling
+// Request again does nothing but warn.
+func (e *Exchange) Request(ctx context.Context) bool {
+	if e.stage != stNew {
+		e.warn("", "", "Request called again; ignored")
+		return e.allowed
+	}
+	e.stage = stRequested
+	done := ctx.Done()
+	for i, n := 0, len(e.c.plugins); i < n; {
+		next, stop := e.requestFrom(ctx, done, i)
+		if stop {
+			break
+		}
+		i = next
+	}
+	if e.ended {
+		e.sendError()
+		return false
+	}
+	e.allowed = true
+	return true
+}
+
+func (e *Exchange) requestFrom(ctx context.Context, done <-chan struct{}, from int) (next int, stop bool) {
+	i := from
+	defer func() {
+		if r := recover(); r != nil {
+			next, stop = i+1, e.panicked(i, trace.HookOnRequest, -1, false, r)
+		}
+	}()
+	ps := e.c.plugins
+	for ; i < len(ps); i++ {
+		if done != nil {
+			select {
+			case <-done:
+				e.cancelled(ctx.Err())
+				return i, true
+			default:
+			}
+		}
+		pl := &ps[i]
+		e.ran = i + 1
+		e.ctl.Enter(pl.name, gateway.PhaseRequest, pl.wReq, pl.wResp)
+		var t0 time.Time
+		if e.rec != nil {
+			t0 = e.rec.Now()
+		}
+		act := pl.p.OnRequest(ctx, e.gx)
+		if e.after(i, trace.HookOnRequest, act, t0, -1, false) {
+			return i + 1, true
+		}
+	}
+	return i, false
+}
+
+// after does the bookkeeping of one hook call: writes (P17), mutation,
+// rejection (enforce or observe) and the trace. It reports whether the
+// stage stops.
+func (e *Exchange) after(i int, hook string, act gateway.Action, t0 time.Time, frame int, last bool) bool {
+	pl := &e.c.plugins[i]
+	mReq, mResp := e.ctl.TakeMutated()
+	if ws := e.ctl.TakeWrites(); ws != nil {
+		e.noteWrites(ws)
+	}
+	if mResp {
+		e.respMut = true
+	}
+	if act.Kind == gateway.ActContinue {
+		if e.rec != nil {
+			e.record(pl, hook, t0, frame, last, "continue", "", 0, false, "", mReq, mResp)
+		}
+		return false
+	}
+	status := act.Status
+	if status < 400 || status > 599 {
+		e.warn("", pl.name, "%s rejected with status %d, outside 400–599; using 403", hook, status)
+		status = http.StatusForbidden
+	}
+	if pl.observe {
+		e.shadows = append(e.shadows, Shadow{Plugin: pl.name, Hook: hook, Frame: frame, Status: status, Reason: act.Reason})
+		if e.rec != nil {
+			e.record(pl, hook, t0, frame, last, "reject", act.Reason, status, true, "", mReq, mResp)
+		}
+		return false
+	}
+	if e.rec != nil {
+		e.record(pl, hook, t0, frame, last, "reject", act.Reason, status, false, "", mReq, mResp)
+	}
+	e.end(gateway.OutcomeDeny, status, pl.name, act.Reason, nil)
+	return true
+}
+
+func (e *Exchange) record(pl *plug, hook string, t0 time.Time, frame int, last bool, action, reason string, status int, shadow bool, errStr string, mReq, mResp bool) {
+	ev := trace.Event{Family: trace.FamilyPipeline, Direction: e.c.dirName, Hook: hook, Plugin: pl.name,
+		Last: last, Action: action, Reason: reason, Status: status, Shadow: shadow, Error: errStr}
+	if frame >= 0 {
+		ev.Frame = trace.FrameIndex(frame)
+	}
+	switch {
+	case mReq:
+		ev.Mutated = trace.MutatedRequestBody
+	case mResp:
+		ev.Mutated = trace.MutatedResponseBody
+	}
+	if !t0.IsZero() {
+		ev.DurationNS = e.rec.Since(t0)
+	}
+	e.rec.Add(ev)
+}
+
+func (e *Exchange) noteWrites(ws []gateway.Write) {
+	rule := "P17"
+	if e.finishing {
+		rule = "P30"
+	}
+	for _, w := range ws {
+		if w.Applied {
+			continue
+		}
+		what := "request"
+		if w.Response {
+			what = "response"
+		}
+		e.warn(rule, w.Plugin, "%s body write refused: %s", what, w.Why)
+	}
+}
+
+// panicked handles a recovered hook panic of plugin i and reports whether
+// the stage stops: under observe it is a shadow decision and the chain goes
+// on; under enforce the exchange ends with an error (500).
+func (e *Exchange) panicked(i int, hook string, frame int, last bool, r any) bool {
+	pl := &e.c.plugins[i]
+	pe := &PanicError{Plugin: pl.name, Hook: hook, Value: r}
+	mReq, mResp := e.ctl.TakeMutated()
+	if ws := e.ctl.TakeWrites(); ws != nil {
+		e.noteWrites(ws)
+	}
+	if mResp {
+		e.respMut = true
+	}
+	if pl.observe {
+		e.shadows = append(e.shadows, Shadow{Plugin: pl.name, Hook: hook, Frame: frame, Error: pe.Error()})
+		e.warn("P6", pl.name, "observed plugin panicked in %s: %v; the chain went on", hook, r)
+		if e.rec != nil {
+			e.record(pl, hook, time.Time{}, frame, last, "error", "", 0, true, pe.Error(), mReq, mResp)
+		}
+		return false
+	}
+	if e.rec != nil {
+		e.record(pl, hook, time.Time{}, frame, last, "error", "", 0, false, pe.Error(), mReq, mResp)
+	}
+	e.end(gateway.OutcomeError, http.StatusInternalServerError, "", pe.Error(), pe)
+	return true
+}
+
+// cancelled denies the request because ctx was cancelled (P15).
+func (e *Exchange) cancelled(cause error) {
+	e.end(gateway.OutcomeDeny, StatusClientClosedRequest, "", ReasonCanceled, fmt.Errorf("%w: %w", ErrCanceled, cause))
+}
+
+// end decides the outcome; the first decision stands. Once the response
+// headers went out, the status stays what the client got.
+func (e *Exchange) end(kind gateway.OutcomeKind, status int, by, reason string, err error) {
+	if e.ended {
+		return
+	}
+	e.ended = true
+	if e.headerSent {
+		status = e.status
+	}
+	e.outcome = gateway.Outcome{Kind: kind, Status: status, DeniedBy: by, Reason: reason}
+	e.err = err
+}
+
+// sendError sends the decided deny or error response to the client, unless
+// headers already went out.
+func (e *Exchange) sendError() {
+	if e.headerSent {
+		return
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	msg := e.outcome.Reason
+	if e.outcome.Kind == gateway.OutcomeError {
+		msg = http.StatusText(e.outcome.Status) // internal detail stays in the outcome
+	}
+	body := []byte(msg + "\n")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	e.sendHeader(e.outcome.Status, h)
+	e.body = body
+	e.write(body)
+	e.flush()
+}
+
+func (e *Exchange) sendHeader(status int, h http.Header) {
+	e.headerSent = true
+	e.status, e.header = status, h
+	if e.client != nil {
+		e.client.WriteHeader(status, h)
+	}
+}
+
+// write relays p to the client; it reports false when the client is gone.
+func (e *Exchange) write(p []byte) bool {
+	e.relayed += int64(len(p))
+	if e.client == nil {
+		return true
+	}
+	if _, err := e.client.Write(p); err != nil {
+		e.warn("", "", "client write failed: %v; stopped relaying", err)
+		e.end(gateway.OutcomeError, 0, "", "client write failed", fmt.Errorf("client write: %w", err))
+		return false
+	}
+	return true
+}
+
+func (e *Exchange) flush() {
+	if e.client != nil {
+		e.client.Flush()
+	}
+}
+
+// Fail ends an allowed exchange whose upstream did not answer: outcome
+// error, status 502, and OnResponse does not run (P16).
+func (e *Exchange) Fail(err error) {
+	if e.stage != stRequested || !e.allowed {
+		e.warn("", "", "Fail called out of order; ignored")
+		return
+	}
+	e.stage = stResponded
+	e.end(gateway.OutcomeError, http.StatusBadGateway, "", "upstream: "+err.Error(), fmt.Errorf("%w: %w", ErrUpstream, err))
+	e.sendError()
+}
+
+// Respond runs the response side over the plugins whose OnRequest ran, in
+// reverse declaration order (P16), and relays the result to the client.
+// A text/event-stream response is relayed frame by frame to the streaming
+// plugins (P19–P25) unless some plugin writes the response body, in which
+// case it is buffered (P18). Respond is ignored (with a warning) unless the
+// request was allowed and Respond or Fail has not run yet.
+func (e *Exchange) Respond(ctx context.Context, up Upstream) {
+	if e.stage != stRequested || !e.allowed {
+		e.warn("", "", "Respond called out of order or after a denied request; ignored")
+		return
+	}
+	if up.Err != nil {
+		e.Fail(up.Err)
+		return
+	}
+	e.stage = stResponded
+	e.ctl.SetResponse(gateway.Response{Status: up.Status, Header: up.Header})
+	if isEventStream(e.gx.Response.Header) && !e.c.writesResp {
+		e.respondStream(ctx, up)
+		return
+	}
+	e.respondBuffered(ctx, up)
+}
+
+func isEventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "text/event-stream"
+}
+
+func (e *Exchange) respondBuffered(ctx context.Context, up Upstream) {
+	body := up.Body
+	if up.Stream != nil {
+		for {
+			chunk, err := up.Stream.Next(ctx)
+			body = append(body, chunk...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				e.end(gateway.OutcomeError, http.StatusBadGateway, "", "upstream body: "+err.Error(), fmt.Errorf("%w: reading body: %w", ErrUpstream, err))
+				e.sendError()
+				return
+			}
+		}
+	}
+	if e.c.readsBody {
+		if body == nil {
+			body = []byte{}
+		}
+		e.ctl.SetResponseBody(body)
+	}
+	e.body = body
+	e.ctx = ctx
+	for i := e.ran - 1; i >= 0; {
+		next, stop := e.responseFrom(i)
+		if stop {
+			break
+		}
+		i = next
+	}
+	if e.ended {
+		e.sendError()
+		return
+	}
+	out := body
+	h := e.gx.Response.Header
+	if e.respMut {
+		out = e.gx.ResponseBody()
+		h.Del("Content-Length")
+	}
+	e.sendHeader(e.gx.Response.Status, h)
+	e.body = out
+	e.write(out)
+	e.flush()
+	e.end(gateway.OutcomeAllow, e.status, "", "", nil)
+}
+
+// responseFrom dispatches the response of a buffered exchange from plugin
+// index from down to 0: OnResponse, or for a streaming plugin one
+// OnResponseFrame with the whole body and last=true (P22, P23).
+func (e *Exchange) responseFrom(from int) (next int, stop bool) {
+	i := from
+	hook := trace.HookOnResponse
+	defer func() {
+		if r := recover(); r != nil {
+			e.poison()
+			frame := -1
+			if hook == trace.HookOnResponseFrame {
+				frame = 0
+			}
+			next, stop = i-1, e.panicked(i, hook, frame, frame == 0, r)
+		}
+	}()
+	ps := e.c.plugins
+	for ; i >= 0; i-- {
+		pl := &ps[i]
+		// The P22 call is entered as the response phase so that a streaming
+		// response-body writer can still write the buffered body.
+		e.ctl.Enter(pl.name, gateway.PhaseResponse, pl.wReq, pl.wResp)
+		var t0 time.Time
+		if e.rec != nil {
+			t0 = e.rec.Now()
+		}
+		if pl.stream != nil {
+			hook = trace.HookOnResponseFrame
+			frame := e.body
+			if e.c.readsBody {
+				frame = e.gx.ResponseBody()
+			}
+			frame = e.borrow(frame)
+			act := pl.stream.OnResponseFrame(e.ctx, e.gx, frame, true)
+			e.poison()
+			if e.after(i, hook, act, t0, 0, true) {
+				return i - 1, true
+			}
+			continue
+		}
+		hook = trace.HookOnResponse
+		act := pl.p.OnResponse(e.ctx, e.gx)
+		if e.after(i, hook, act, t0, -1, false) {
+			return i - 1, true
+		}
+	}
+	return i, false
+}
+
+// borrow returns the bytes to hand a plugin as a frame: b itself, or with
+// PoisonFrames a copy in the scratch buffer (P24).
+func (e *Exchange) borrow(b []byte) []byte {
+	if !e.c.opts.PoisonFrames || b == nil {
+		return b
+	}
+	e.scratch = append(e.scratch[:0], b...)
+	return e.scratch
+}
+
+// poison overwrites the scratch buffer after a frame's dispatch (P24).
+func (e *Exchange) poison() {
+	if e.c.opts.PoisonFrames {
+		s := e.scratch[:cap(e.scratch)]
+		for i := range s {
+			s[i] = PoisonByte
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// Finish ends the exchange and returns its result. It runs OnFinish once on
+// every plugin whose OnRequest was dispatched, including one that denied,
+// in reverse declaration order (P26, P27), after the response side. Each call
+// gets a fresh context with the chain's FinishTimeout, not derived from the
+// request context (P28), and sees the outcome through ex.Outcome (P29).
+//
+// A finisher's error or panic is recovered and reported as a warning; the
+// next one still runs. A finisher that overruns its deadline by more than
+// Options.Grace is abandoned (it keeps running on its own goroutine, and
+// must not touch the exchange any more) and reported; the rest still
+// finish. Body writes during OnFinish are dropped with a warning (P30).
+//
+// Finishing a second time does nothing but add a warning to the result it
+// returns (P30).
+func (e *Exchange) Finish() *Result {
+	if e.stage == stFinished {
+		e.result.Warnings = append(e.result.Warnings, Warning{Rule: "P30", Msg: "exchange finished a second time; ignored"})
+		return e.result
+	}
+	switch {
+	case e.stage == stNew:
+		e.end(gateway.OutcomeError, http.StatusInternalServerError, "", "finished before the request stage ran", errors.New("pipeline: Finish before Request"))
+		e.sendError()
+	case e.allowed && e.stage == stRequested:
+		e.end(gateway.OutcomeError, http.StatusBadGateway, "", "finished without a response", errors.New("pipeline: Finish before Respond or Fail"))
+		e.sendError()
+	}
+	e.stage = stFinished
+	e.finishing = true
+	e.outcome.Duration = time.Since(e.start)
+	e.ctl.SetOutcome(e.outcome)
+	for i := e.ran - 1; i >= 0; i-- {
+		if e.c.plugins[i].fin != nil {
+			e.finishOne(i)
+		}
+	}
+	res := &Result{
+		Outcome:  e.outcome,
+		Status:   e.status,
+		Header:   e.header,
+		Streamed: e.streamed,
+		Frames:   e.frames,
+		Relayed:  e.relayed,
+		Warnings: e.warnings,
+		Shadows:  e.shadows,
+		Err:      e.err,
+	}
+	if !e.streamed {
+		res.Body = e.body
+	}
+	if e.allowed {
+		res.RequestBody = e.RequestBody()
+	}
+	e.result = res
+	return res
+}
+
+func (e *Exchange) finishOne(i int) {
+	pl := &e.c.plugins[i]
+	ctx, cancel := context.WithTimeout(context.Background(), e.c.opts.FinishTimeout)
+	defer cancel()
+	e.ctl.Enter(pl.name, gateway.PhaseFinish, pl.wReq, pl.wResp)
+	var t0 time.Time
+	if e.rec != nil {
+		t0 = e.rec.Now()
+	}
+	gx, fin := e.gx, pl.fin
+	err := runBounded(ctx, e.c.opts.Grace, func(ctx context.Context) error { return fin.OnFinish(ctx, gx) })
+	if !errors.Is(err, ErrAbandoned) {
+		// An abandoned call may still be writing; leave its record alone.
+		e.ctl.TakeMutated()
+		if ws := e.ctl.TakeWrites(); ws != nil {
+			e.noteWrites(ws)
+		}
+	}
+	action, errStr := "continue", ""
+	if err != nil {
+		action, errStr = "error", err.Error()
+		e.warn("P30", pl.name, "OnFinish: %v", err)
+	}
+	if e.rec != nil {
+		ev := trace.Event{Family: trace.FamilyPipeline, Direction: e.c.dirName, Hook: trace.HookOnFinish,
+			Plugin: pl.name, Action: action, Error: errStr, DurationNS: e.rec.Since(t0)}
+		e.rec.Add(ev)
+	}
+}

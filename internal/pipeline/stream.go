@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// respondStream relays a text/event-stream response block by block (P19):
+// headers first, then each complete SSE block. A block with a data line is a
+// frame and goes to every streaming plugin, in reverse declaration order,
+// before it is relayed and before the next frame is dispatched (P20).
+// Comment-only and field-only blocks are relayed without dispatch. After the
+// stream every streaming plugin gets one last=true call with an empty frame
+// (P21).
+func (e *Exchange) respondStream(ctx context.Context, up Upstream) {
+	e.streamed = true
+	e.ctx = ctx
+	e.sendHeader(e.gx.Response.Status, e.gx.Response.Header)
+	if e.emitFn == nil {
+		e.emitFn = e.emit // one method value per exchange, not per chunk
+	}
+	var early error
+	if up.Stream == nil {
+		_ = e.framer.Feed(up.Body, e.emitFn)
+	} else {
+		for !e.stopped {
+			chunk, err := up.Stream.Next(ctx)
+			if len(chunk) > 0 && e.framer.Feed(chunk, e.emitFn) != nil {
+				break
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				early = err
+				break
+			}
+		}
+	}
+	if !e.stopped {
+		if n, _ := e.framer.End(e.emitFn); n > 0 {
+			e.warn("P19", "", "unterminated final SSE block (%d bytes) relayed but not dispatched as a frame", n)
+		}
+	}
+	if early != nil {
+		e.warn("P21", "", "upstream stream ended early after %d frame(s): %v", e.frames, early)
+		e.end(gateway.OutcomeError, 0, "", "upstream stream ended early: "+early.Error(), fmt.Errorf("%w: stream ended early: %w", ErrUpstream, early))
+	}
+	e.flush()
+	// P21: exactly one closing call per streaming plugin, whatever happened.
+	for k := 0; k < len(e.c.streamRev); {
+		k, _ = e.frameFrom(nil, e.frames, true, k)
+	}
+	e.end(gateway.OutcomeAllow, e.status, "", "", nil)
+}
+
+// emit handles one block from the framer.
+func (e *Exchange) emit(raw []byte, isFrame bool) error {
+	if isFrame {
+		idx := e.frames
+		e.frames++
+		frame := e.borrow(raw)
+		for k := 0; k < len(e.c.streamRev); {
+			next, stop := e.frameFrom(frame, idx, false, k)
+			if stop {
+				// P25: the frame goes no further and is not relayed.
+				e.poison()
+				e.stopped = true
+				return errStop
+			}
+			k = next
+		}
+		e.poison()
+	}
+	if !e.write(raw) {
+		e.stopped = true
+		return errStop
+	}
+	e.flush()
+	return nil
+}
+
+// frameFrom dispatches one frame to the streaming plugins from position from
+// of streamRev on. It returns the next position and whether the frame's
+// dispatch stopped (a rejection or panic under enforce).
+func (e *Exchange) frameFrom(frame []byte, idx int, last bool, from int) (next int, stop bool) {
+	rev := e.c.streamRev
+	k := from
+	defer func() {
+		if r := recover(); r != nil {
+			next, stop = k+1, e.panicked(rev[k], trace.HookOnResponseFrame, idx, last, r)
+		}
+	}()
+	ps := e.c.plugins
+	for ; k < len(rev); k++ {
+		i := rev[k]
+		pl := &ps[i]
+		e.ctl.Enter(pl.name, gateway.PhaseFrame, pl.wReq, pl.wResp)
+		var t0 time.Time
+		if e.rec != nil {
+			t0 = e.rec.Now()
+		}
+		act := pl.stream.OnResponseFrame(e.ctx, e.gx, frame, last)
+		if e.after(i, trace.HookOnResponseFrame, act, t0, idx, last) {
+			return k + 1, true
+		}
+	}
+	return k, false
+}
