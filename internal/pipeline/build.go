@@ -110,7 +110,7 @@ func Build(spec Spec, factories []gateway.Factory, opts Options) (*Chain, error)
 		if !ok || e.OnError == Off {
 			continue
 		}
-		info := Info{Name: f.Name, TakesConfig: f.Config != nil}
+		info := Info{Name: f.Name, TakesConfig: f.Config != nil, NoCapabilities: true}
 		if hasConfig(e.Config) && f.Config == nil {
 			infos[e.Plugin] = info // Validate reports the config block
 			continue
@@ -133,7 +133,7 @@ func Build(spec Spec, factories []gateway.Factory, opts Options) (*Chain, error)
 				Msg: "Capabilities() returned different values on two calls; capabilities must be static",
 				Fix: "return a constant Capabilities value, or register the variant under another name"})
 		}
-		info.Capabilities = caps
+		info.Capabilities, info.NoCapabilities = caps, false
 		infos[e.Plugin] = info
 		insts[i] = p
 	}
@@ -144,7 +144,7 @@ func Build(spec Spec, factories []gateway.Factory, opts Options) (*Chain, error)
 		}
 		// Registered but every entry is off: still known.
 		if f, ok := byName[name]; ok {
-			return Info{Name: name, TakesConfig: f.Config != nil}, true
+			return Info{Name: name, TakesConfig: f.Config != nil, NoCapabilities: true}, true
 		}
 		return Info{}, false
 	}, registered)...)

@@ -78,6 +78,10 @@ type Info struct {
 	Capabilities gateway.Capabilities
 	// TakesConfig reports whether the plugin has a configuration schema.
 	TakesConfig bool
+	// NoCapabilities says the capabilities could not be read (for example
+	// the instance could not be made); Validate then skips the checks that
+	// need them for this plugin.
+	NoCapabilities bool
 }
 
 // RuleError is one contract violation found while validating or building a
@@ -197,6 +201,13 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 			slices.Sort(reg)
 			add(a.idx, name, "P6", "use one of the registered names or register the plugin",
 				"unknown plugin %q; registered: %s", name, listOrNone(reg))
+			continue
+		}
+		if info.NoCapabilities {
+			if hasConfig(a.entry.Config) && !info.TakesConfig {
+				add(a.idx, name, "P6", "remove the config block from the entry",
+					"plugin %q takes no configuration, but the entry has a config block", name)
+			}
 			continue
 		}
 		a.known = true
