@@ -1,0 +1,178 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/hooks"
+	"github.com/abkit/abkit/sdk/intercept"
+)
+
+// Builtin is a compiled-in plugin as the builtin source sees it: a bundle of
+// up to one pipeline factory, one extension manifest and any hooks under one
+// name.
+type Builtin struct {
+	Name        string
+	Description string
+	Version     string
+	Pipeline    *gateway.Factory
+	Extension   *intercept.Manifest
+	Hooks       []hooks.Spec
+}
+
+type builtinSource struct {
+	list func() []Builtin
+}
+
+func (s *builtinSource) Spec() string { return "builtin" }
+
+func (s *builtinSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
+	if s.list == nil {
+		return nil, nil, readErr("builtin", "no built-in plugins are compiled into this binary")
+	}
+	var (
+		out   []Descriptor
+		notes []Note
+	)
+	for _, b := range s.list() {
+		d, note := DescribeBuiltin(b)
+		out = append(out, d)
+		if note != "" {
+			notes = append(notes, Note{Source: "builtin", Path: b.Name, Msg: note})
+		}
+	}
+	return out, notes, nil
+}
+
+// DescribeBuiltin describes a compiled-in plugin. For a pipeline plugin it
+// makes two instances and records what each reports, so that [Lint] can
+// check P2. note is non-empty when no instance could be made; the
+// descriptor then has no capabilities.
+func DescribeBuiltin(b Builtin) (d Descriptor, note string) {
+	d = Descriptor{
+		Name:        b.Name,
+		Description: b.Description,
+		Version:     b.Version,
+		Origin:      Origin{Kind: OriginBuiltin, Source: "builtin"},
+	}
+	if f := b.Pipeline; f != nil {
+		if d.Name == "" {
+			d.Name = f.Name
+		}
+		d.Families = append(d.Families, FamilyPipeline)
+		d.Config = f.Config
+		first, obs, err := probe(f)
+		d.Observed = obs
+		if err != nil {
+			note = fmt.Sprintf("could not make an instance (%v); capabilities unknown", err)
+		} else {
+			caps := first.Capabilities()
+			d.Capabilities = FromGateway(caps)
+			if d.Description == "" {
+				d.Description = caps.Description
+			}
+			d.Behaviours = behaviours(first)
+		}
+	}
+	if m := b.Extension; m != nil {
+		if d.Name == "" {
+			d.Name = m.PluginID
+		}
+		d.Extension = FromManifest(*m)
+	}
+	if len(b.Hooks) > 0 {
+		d.Hooks = append([]hooks.Spec(nil), b.Hooks...)
+	}
+	return d, note
+}
+
+// FromManifest returns the catalog form of an extension manifest.
+func FromManifest(m intercept.Manifest) *Extension {
+	e := &Extension{Priority: m.Priority, Required: m.Required, Slots: append([]string(nil), m.Slots...)}
+	for _, p := range m.Points {
+		e.Points = append(e.Points, string(p))
+	}
+	if m.Timeout != 0 {
+		e.Timeout = m.Timeout.String()
+	}
+	return e
+}
+
+// probe makes two instances of f (P2) and returns the first and what both
+// reported. It tries no config first, then a config made of the schema's
+// defaults, because a plugin may refuse to start without configuration.
+func probe(f *gateway.Factory) (gateway.Plugin, []ObservedInstance, error) {
+	if f.New == nil {
+		return nil, nil, fmt.Errorf("factory %q has no New function", f.Name)
+	}
+	configs := []json.RawMessage{nil}
+	if f.Config != nil {
+		if b, err := json.Marshal(defaults(f.Config.Fields)); err == nil {
+			configs = append(configs, b)
+		}
+	}
+	var firstErr error
+	for _, cfg := range configs {
+		var (
+			insts []gateway.Plugin
+			obs   []ObservedInstance
+			err   error
+		)
+		for range 2 {
+			var p gateway.Plugin
+			p, err = f.New(cfg)
+			if err != nil {
+				break
+			}
+			if p == nil {
+				err = fmt.Errorf("factory %q returned a nil plugin", f.Name)
+				break
+			}
+			insts = append(insts, p)
+			obs = append(obs, ObservedInstance{Name: p.Name(), Capabilities: p.Capabilities()})
+		}
+		if err == nil {
+			return insts[0], obs, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, nil, firstErr
+}
+
+// defaults builds a config object from the fields' defaults.
+func defaults(fields []gateway.Field) map[string]any {
+	m := map[string]any{}
+	for _, f := range fields {
+		switch {
+		case f.Default != nil:
+			m[f.Name] = f.Default
+		case f.Type == "object" && len(f.Fields) > 0:
+			m[f.Name] = defaults(f.Fields)
+		}
+	}
+	return m
+}
+
+func behaviours(p gateway.Plugin) []string {
+	var out []string
+	if _, ok := p.(gateway.Initializer); ok {
+		out = append(out, BehaviourInit)
+	}
+	if _, ok := p.(gateway.Shutdowner); ok {
+		out = append(out, BehaviourShutdown)
+	}
+	if _, ok := p.(gateway.Finisher); ok {
+		out = append(out, BehaviourFinish)
+	}
+	if _, ok := p.(gateway.StreamingResponder); ok {
+		out = append(out, BehaviourStream)
+	}
+	if _, ok := p.(gateway.Readier); ok {
+		out = append(out, BehaviourReady)
+	}
+	return out
+}

@@ -1,0 +1,226 @@
+// Package catalog describes plugins: what each one is called, does, needs
+// and claims, and where it came from. A [Catalog] is loaded from one or more
+// sources (built-in, a directory of plugin binaries, a catalog file, a
+// gateway's plugin endpoint), linted against the contract rules that can be
+// checked without traffic ([Lint]), and used to validate chain files
+// ([ValidateChain]).
+//
+// The JSON form of a [Descriptor] is stable: fields are only ever added. It
+// is what `abctl catalog list -o json` prints and what a `file:` source reads.
+// See docs/catalog.md.
+package catalog
+
+import (
+	"slices"
+
+	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/hooks"
+)
+
+// Contract families a plugin can take part in.
+const (
+	FamilyPipeline  = "P"
+	FamilyIntercept = "D"
+	FamilyHook      = "H"
+)
+
+// Optional behaviours a pipeline plugin may opt into (P12–P14, P19, P26).
+const (
+	BehaviourInit     = "init"
+	BehaviourShutdown = "shutdown"
+	BehaviourFinish   = "finish"
+	BehaviourStream   = "stream"
+	BehaviourReady    = "ready"
+)
+
+// Origin kinds.
+const (
+	OriginBuiltin = "builtin"
+	OriginBinary  = "binary"
+	OriginFile    = "file"
+	OriginURL     = "url"
+)
+
+// Descriptor is everything the catalog knows about one plugin.
+type Descriptor struct {
+	// Name is the registered name chain entries refer to (P1).
+	Name string `json:"name"`
+	// Description is the one-line operator description (P5).
+	Description string `json:"description"`
+	Version     string `json:"version,omitempty"`
+	// Families lists the contract families the plugin implements: P, D, H.
+	Families []string `json:"families"`
+	// Capabilities are the family P capabilities, normalised (P3, P4). Nil
+	// when the plugin is not a pipeline plugin.
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+	// Behaviours are the optional pipeline behaviours the plugin implements,
+	// sorted: finish, init, ready, shutdown, stream.
+	Behaviours []string `json:"behaviours,omitempty"`
+	// Config is the configuration schema; nil means the plugin takes no
+	// configuration (P6).
+	Config *gateway.ConfigSchema `json:"config,omitempty"`
+	// Extension is the family D manifest: points, slot claims, priority.
+	Extension *Extension `json:"extension,omitempty"`
+	// Hooks are the family H hooks the plugin serves.
+	Hooks []hooks.Spec `json:"hooks,omitempty"`
+	// Live lists where a gateway runs the plugin (url: sources reading a
+	// live-chain endpoint).
+	Live []LiveEntry `json:"live,omitempty"`
+	// Origin says where the descriptor came from.
+	Origin Origin `json:"origin"`
+
+	// Observed holds the capabilities each probed instance reported, for
+	// the P2 check; empty when the source cannot instantiate the plugin.
+	Observed []ObservedInstance `json:"-"`
+}
+
+// ObservedInstance is what one instance of a plugin reported about itself.
+type ObservedInstance struct {
+	Name         string               `json:"name"`
+	Capabilities gateway.Capabilities `json:"capabilities"`
+}
+
+// Capabilities are a pipeline plugin's static capabilities (P3) after
+// normalisation (P4). The description lives on the [Descriptor].
+type Capabilities struct {
+	ReadsBody          bool     `json:"reads_body"`
+	WritesRequestBody  bool     `json:"writes_request_body"`
+	WritesResponseBody bool     `json:"writes_response_body"`
+	Requires           []string `json:"requires,omitempty"`
+	RequiresAny        []string `json:"requires_any,omitempty"`
+}
+
+// FromGateway returns the normalised (P4) catalog form of c.
+func FromGateway(c gateway.Capabilities) *Capabilities {
+	c = c.Normalize()
+	return &Capabilities{
+		ReadsBody:          c.ReadsBody,
+		WritesRequestBody:  c.WritesRequestBody,
+		WritesResponseBody: c.WritesResponseBody,
+		Requires:           c.Requires,
+		RequiresAny:        c.RequiresAny,
+	}
+}
+
+// Gateway returns c as sdk capabilities with description d.
+func (c *Capabilities) Gateway(d string) gateway.Capabilities {
+	if c == nil {
+		return gateway.Capabilities{Description: d}
+	}
+	return gateway.Capabilities{
+		ReadsBody:          c.ReadsBody,
+		WritesRequestBody:  c.WritesRequestBody,
+		WritesResponseBody: c.WritesResponseBody,
+		Requires:           slices.Clone(c.Requires),
+		RequiresAny:        slices.Clone(c.RequiresAny),
+		Description:        d,
+	}
+}
+
+// normalize applies P4 in place.
+func (c *Capabilities) normalize() {
+	if c != nil && (c.WritesRequestBody || c.WritesResponseBody) {
+		c.ReadsBody = true
+	}
+}
+
+// Extension is the family D part of a descriptor: an agent extension's
+// manifest as the catalog shows it.
+type Extension struct {
+	// Points are the interception points the extension joins (D1).
+	Points []string `json:"points,omitempty"`
+	// Slots are the slots the extension claims (D17, D18).
+	Slots []string `json:"slots,omitempty"`
+	// Priority orders the chain ascending, -1000…1000 (D4).
+	Priority int `json:"priority,omitempty"`
+	// Required makes the extension required-class (D12).
+	Required bool `json:"required,omitempty"`
+	// Timeout is the per-call budget override as a Go duration string (D3).
+	Timeout string `json:"timeout,omitempty"`
+}
+
+// LiveEntry is one place a gateway runs a plugin.
+type LiveEntry struct {
+	Direction string         `json:"direction"`
+	Position  int            `json:"position"`
+	Config    map[string]any `json:"config,omitempty"`
+}
+
+// Origin says where a descriptor came from.
+type Origin struct {
+	// Kind is builtin, binary, file or url.
+	Kind string `json:"kind"`
+	// Source is the source spec the descriptor was loaded through, such as
+	// "dir:./plugins".
+	Source string `json:"source"`
+	// Path is the binary or catalog file path.
+	Path string `json:"path,omitempty"`
+	// SHA256 is the hex content hash of a binary.
+	SHA256 string `json:"sha256,omitempty"`
+	// URL is the gateway endpoint.
+	URL string `json:"url,omitempty"`
+}
+
+// String returns a short human form of o: "builtin", the path, or the URL.
+func (o Origin) String() string {
+	switch o.Kind {
+	case OriginBinary, OriginFile:
+		return o.Path
+	case OriginURL:
+		return o.URL
+	}
+	return o.Kind
+}
+
+// HasFamily reports whether d implements family f.
+func (d *Descriptor) HasFamily(f string) bool { return slices.Contains(d.Families, f) }
+
+// clone returns a deep enough copy of d that callers may change slices
+// without touching the catalog's copy.
+func (d Descriptor) clone() Descriptor {
+	d.Families = slices.Clone(d.Families)
+	d.Behaviours = slices.Clone(d.Behaviours)
+	if d.Capabilities != nil {
+		c := *d.Capabilities
+		c.Requires = slices.Clone(c.Requires)
+		c.RequiresAny = slices.Clone(c.RequiresAny)
+		d.Capabilities = &c
+	}
+	if d.Extension != nil {
+		e := *d.Extension
+		e.Points = slices.Clone(e.Points)
+		e.Slots = slices.Clone(e.Slots)
+		d.Extension = &e
+	}
+	d.Hooks = slices.Clone(d.Hooks)
+	d.Live = slices.Clone(d.Live)
+	d.Observed = slices.Clone(d.Observed)
+	return d
+}
+
+// finish fills derived fields: families from the parts present, sorted
+// behaviours, normalised capabilities.
+func (d *Descriptor) finish() {
+	d.Capabilities.normalize()
+	fam := d.Families[:0:0]
+	if d.Capabilities != nil || d.Config != nil || slices.Contains(d.Families, FamilyPipeline) {
+		fam = append(fam, FamilyPipeline)
+	}
+	if d.Extension != nil || slices.Contains(d.Families, FamilyIntercept) {
+		fam = append(fam, FamilyIntercept)
+	}
+	if len(d.Hooks) > 0 || slices.Contains(d.Families, FamilyHook) {
+		fam = append(fam, FamilyHook)
+	}
+	for _, f := range d.Families {
+		if !slices.Contains(fam, f) {
+			fam = append(fam, f) // unknown families are kept so lint can report them
+		}
+	}
+	d.Families = fam
+	if fam == nil {
+		d.Families = []string{}
+	}
+	slices.Sort(d.Behaviours)
+	d.Behaviours = slices.Compact(d.Behaviours)
+}

@@ -1,0 +1,286 @@
+package catalog
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Describer describes one plugin binary: it starts it, completes the
+// plugin handshake and asks what it serves. The go-plugin host provides the
+// real one; tests use fakes.
+//
+// Describe returns an error wrapping [ErrNotPlugin] when path is not an
+// abkit plugin (it does not answer the handshake). ctx carries the time
+// bound; a describer must stop the process when ctx is done.
+type Describer interface {
+	Describe(ctx context.Context, path string) ([]Descriptor, error)
+}
+
+// ErrNotPlugin marks a file that is not a plugin; dir: sources skip it with
+// a note.
+var ErrNotPlugin = errors.New("not an abkit plugin")
+
+type dirSource struct {
+	spec, dir string
+	describer Describer
+	cache     *describeCache
+	timeout   time.Duration
+	workers   int
+}
+
+func newDirSource(spec, dir string, opts Options) *dirSource {
+	s := &dirSource{spec: spec, dir: dir, describer: opts.Describer, timeout: opts.DescribeTimeout, workers: opts.DescribeWorkers}
+	if s.timeout <= 0 {
+		s.timeout = DefaultDescribeTime
+	}
+	if s.workers <= 0 {
+		s.workers = min(8, 2*runtime.GOMAXPROCS(0))
+	}
+	if opts.CacheDir != "-" {
+		s.cache = &describeCache{dir: opts.CacheDir}
+	}
+	return s
+}
+
+func (s *dirSource) Spec() string { return s.spec }
+
+// dirResult is what describing one file produced.
+type dirResult struct {
+	descs []Descriptor
+	note  string
+	err   error
+}
+
+func (s *dirSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, nil, &ReadError{Source: s.spec, Err: err}
+	}
+	var files []string
+	var notes []Note
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		p := filepath.Join(s.dir, e.Name())
+		info, err := os.Stat(p) // follows symlinks
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		if !executable(info) {
+			notes = append(notes, Note{Source: s.spec, Path: p, Msg: "skipped: not executable"})
+			continue
+		}
+		files = append(files, p)
+	}
+	if len(files) > 0 && s.describer == nil {
+		return nil, nil, readErr(s.spec, "describing plugin binaries needs the plugin host, which this build of abctl does not have yet")
+	}
+	results := make([]dirResult, len(files))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(s.workers, len(files)) {
+		wg.Go(func() {
+			for i := range work {
+				results[i] = s.describeOne(ctx, files[i])
+			}
+		})
+	}
+	for i := range files {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+
+	var out []Descriptor
+	for i, r := range results {
+		switch {
+		case r.err != nil:
+			return nil, nil, &ReadError{Source: s.spec, Err: fmt.Errorf("%s: %w", files[i], r.err)}
+		case r.note != "":
+			notes = append(notes, Note{Source: s.spec, Path: files[i], Msg: r.note})
+		}
+		out = append(out, r.descs...)
+	}
+	return out, notes, nil
+}
+
+func executable(info fs.FileInfo) bool {
+	if runtime.GOOS == "windows" {
+		return filepath.Ext(info.Name()) == ".exe"
+	}
+	return info.Mode().Perm()&0o111 != 0
+}
+
+// describeOne describes one binary, from the cache when its path, size and
+// modification time match a cached entry.
+func (s *dirSource) describeOne(ctx context.Context, path string) dirResult {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return dirResult{err: err}
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return dirResult{err: err}
+	}
+	if e, ok := s.cache.get(abs, info); ok {
+		return e.result(s.spec)
+	}
+	sum, err := hashFile(abs)
+	if err != nil {
+		return dirResult{err: err}
+	}
+	dctx, cancel := context.WithTimeout(ctx, s.timeout)
+	descs, err := s.describer.Describe(dctx, abs)
+	timedOut := errors.Is(dctx.Err(), context.DeadlineExceeded)
+	cancel()
+	e := cacheEntry{Path: abs, Size: info.Size(), ModTime: info.ModTime().UnixNano(), SHA256: sum}
+	switch {
+	case errors.Is(err, ErrNotPlugin):
+		e.NotPlugin = err.Error()
+	case timedOut:
+		// Not cached: a slow start may be transient.
+		return dirResult{note: fmt.Sprintf("skipped: no handshake within %s (not a plugin, or too slow to start)", s.timeout)}
+	case err != nil:
+		if ctx.Err() != nil {
+			return dirResult{err: ctx.Err()}
+		}
+		return dirResult{err: fmt.Errorf("describe: %w", err)}
+	default:
+		for _, d := range descs {
+			e.Plugins = append(e.Plugins, cachedDescriptor{Descriptor: d, Observed: d.Observed})
+		}
+	}
+	s.cache.put(e)
+	return e.result(s.spec)
+}
+
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// cacheEntry is one cached description, keyed by the binary's absolute path
+// and valid while its size and modification time are unchanged.
+type cacheEntry struct {
+	Path    string `json:"path"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime_ns"`
+	SHA256  string `json:"sha256"`
+	// NotPlugin is the reason the file is not a plugin, if it is not.
+	NotPlugin string             `json:"not_plugin,omitempty"`
+	Plugins   []cachedDescriptor `json:"plugins,omitempty"`
+}
+
+// cachedDescriptor keeps the P2 observations, which the descriptor's JSON
+// form leaves out.
+type cachedDescriptor struct {
+	Descriptor Descriptor         `json:"descriptor"`
+	Observed   []ObservedInstance `json:"observed,omitempty"`
+}
+
+func (e cacheEntry) result(spec string) dirResult {
+	if e.NotPlugin != "" {
+		return dirResult{note: "skipped: " + e.NotPlugin}
+	}
+	var r dirResult
+	for _, c := range e.Plugins {
+		d := c.Descriptor
+		d.Observed = c.Observed
+		d.Origin = Origin{Kind: OriginBinary, Source: spec, Path: e.Path, SHA256: e.SHA256}
+		r.descs = append(r.descs, d)
+	}
+	return r
+}
+
+// describeCache stores one JSON file per binary. A nil cache never hits and
+// stores nothing. Write failures are ignored: the cache only saves time.
+type describeCache struct {
+	dir  string
+	once sync.Once
+	root string
+}
+
+// cacheVersion is part of every file name, so a format change starts over.
+const cacheVersion = "v1"
+
+func (c *describeCache) file(path string) string {
+	c.once.Do(func() {
+		c.root = c.dir
+		if c.root == "" {
+			if d, err := os.UserCacheDir(); err == nil {
+				c.root = filepath.Join(d, "abkit", "describe")
+			}
+		}
+	})
+	if c.root == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(path))
+	return filepath.Join(c.root, cacheVersion+"-"+hex.EncodeToString(sum[:16])+".json")
+}
+
+func (c *describeCache) get(path string, info fs.FileInfo) (cacheEntry, bool) {
+	if c == nil {
+		return cacheEntry{}, false
+	}
+	f := c.file(path)
+	if f == "" {
+		return cacheEntry{}, false
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return cacheEntry{}, false
+	}
+	var e cacheEntry
+	if json.Unmarshal(b, &e) != nil || e.Path != path || e.Size != info.Size() || e.ModTime != info.ModTime().UnixNano() {
+		return cacheEntry{}, false
+	}
+	return e, true
+}
+
+func (c *describeCache) put(e cacheEntry) {
+	if c == nil {
+		return
+	}
+	f := c.file(e.Path)
+	if f == "" {
+		return
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(f), 0o755) != nil {
+		return
+	}
+	// Write then rename, so a concurrent reader never sees half a file.
+	tmp, err := os.CreateTemp(filepath.Dir(f), ".describe-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), f) != nil {
+		os.Remove(tmp.Name())
+	}
+}

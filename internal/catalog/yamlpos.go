@@ -1,0 +1,93 @@
+package catalog
+
+import (
+	"fmt"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// positions maps a YAML path such as "$.inbound[1].name" to the line it
+// starts on. For a mapping key the line is the key's; for a sequence item
+// it is the item's first line.
+type positions map[string]int
+
+// indexPositions parses data and records the line of every mapping key
+// and sequence item. Errors are left to the strict decoder, which reports
+// them with line and column.
+func indexPositions(data []byte) positions {
+	pos := positions{}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return pos
+	}
+	for _, doc := range f.Docs {
+		if doc != nil && doc.Body != nil {
+			walk(pos, "$", doc.Body)
+		}
+		break // chain files hold one document
+	}
+	return pos
+}
+
+func lineOf(n ast.Node) int {
+	if n == nil {
+		return 0
+	}
+	if tk := n.GetToken(); tk != nil && tk.Position != nil {
+		return tk.Position.Line
+	}
+	return 0
+}
+
+func walk(pos positions, path string, n ast.Node) {
+	switch n := n.(type) {
+	case *ast.MappingNode:
+		for _, mv := range n.Values {
+			walkPair(pos, path, mv)
+		}
+	case *ast.MappingValueNode:
+		walkPair(pos, path, n)
+	case *ast.SequenceNode:
+		for i, v := range n.Values {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			line := lineOf(v)
+			if mv, ok := v.(*ast.MappingValueNode); ok {
+				line = lineOf(mv.Key)
+			} else if m, ok := v.(*ast.MappingNode); ok && len(m.Values) > 0 {
+				line = lineOf(m.Values[0].Key)
+			}
+			pos[p] = line
+			walk(pos, p, v)
+		}
+	case *ast.TagNode:
+		walk(pos, path, n.Value)
+	case *ast.AnchorNode:
+		walk(pos, path, n.Value)
+	}
+}
+
+func walkPair(pos positions, path string, mv *ast.MappingValueNode) {
+	if mv == nil || mv.Key == nil {
+		return
+	}
+	p := path + "." + mv.Key.String()
+	pos[p] = lineOf(mv.Key)
+	walk(pos, p, mv.Value)
+}
+
+// line returns the line of path, falling back to its parents.
+func (p positions) line(path string) int {
+	for path != "" {
+		if l, ok := p[path]; ok {
+			return l
+		}
+		// Drop the last segment: ".key" or "[i]".
+		i := len(path) - 1
+		for i > 0 && path[i] != '.' && path[i] != '[' {
+			i--
+		}
+		path = path[:i]
+	}
+	return 0
+}
