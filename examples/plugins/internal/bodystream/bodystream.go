@@ -19,8 +19,8 @@ import (
 type Handler interface {
 	// Event gets one SSE event that carries data, in wire order.
 	Event(ev sse.Event)
-	// Body gets the whole non-SSE body once, after the last frame. It is
-	// valid only during the call.
+	// Body gets the whole non-SSE body once, after the last frame, unless
+	// it is empty or blank. It is valid only during the call.
 	Body(body []byte)
 }
 
@@ -58,10 +58,14 @@ func (r *Reader) Feed(contentType string, frame []byte, last bool, h Handler) {
 	case modeBody:
 		switch {
 		case last && len(r.buf) == 0:
-			h.Body(frame) // the common case: a JSON body in one frame, no copy
+			if len(bytes.TrimSpace(frame)) > 0 { // an empty body holds nothing
+				h.Body(frame) // the common case: a JSON body in one frame, no copy
+			}
 		case last:
 			r.buf = append(r.buf, frame...)
-			h.Body(r.buf)
+			if len(bytes.TrimSpace(r.buf)) > 0 {
+				h.Body(r.buf)
+			}
 		default:
 			r.buf = append(r.buf, frame...)
 		}

@@ -1,0 +1,349 @@
+// Package a2aparser is the a2a-parser example plugin: a streaming parser of
+// A2A (Agent2Agent) JSON-RPC traffic. It follows a task through its status
+// updates (submitted, working, completed, …) and assembles its artifacts
+// from artifact updates (append and lastChunk honoured), whether they come
+// as an SSE stream (message/stream) or as one JSON body (message/send,
+// tasks/get).
+//
+// In OnRequest it records the request's method, id and message text under
+// the "a2a" extension; at the last frame it stores the whole [Result]. The
+// result does not depend on how the response was chunked (P19, P22) and
+// keeps no borrowed bytes (P24).
+package a2aparser
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/abkit/abkit/examples/plugins/internal/bodystream"
+	"github.com/abkit/abkit/examples/plugins/internal/extval"
+	"github.com/abkit/abkit/examples/plugins/internal/jsonrpc"
+	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// Name is the plugin's registered name.
+const Name = "a2a-parser"
+
+// Key is the extension key the result is stored under.
+const Key = "a2a"
+
+// Description is the one-line catalog description (P5).
+const Description = "Parses A2A task status and artifact updates into the a2a extension"
+
+// Result is the "a2a" extension.
+type Result struct {
+	// Method, RequestID and RequestText come from the request body.
+	Method      string `json:"method,omitempty"`
+	RequestID   string `json:"request_id,omitempty"`
+	RequestText string `json:"request_text,omitempty"`
+
+	// Transport is how the response came: sse or json.
+	Transport string `json:"transport,omitempty"`
+	TaskID    string `json:"task_id,omitempty"`
+	ContextID string `json:"context_id,omitempty"`
+	// State is the task's last state; States lists each state change in
+	// order.
+	State  string   `json:"state,omitempty"`
+	States []string `json:"states,omitempty"`
+	// Final says a status update was marked final or the task reached a
+	// terminal state (completed, canceled, failed, rejected).
+	Final     bool       `json:"final"`
+	Artifacts []Artifact `json:"artifacts,omitempty"`
+	// Messages are the texts of the agent's messages, in order.
+	Messages []string       `json:"messages,omitempty"`
+	Error    *jsonrpc.Error `json:"error,omitempty"`
+	// Malformed counts events (or a body) that held no valid JSON-RPC.
+	Malformed int `json:"malformed,omitempty"`
+}
+
+// Artifact is one assembled task artifact.
+type Artifact struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	// Text joins the text parts.
+	Text string `json:"text,omitempty"`
+	// Parts counts every part, text or not.
+	Parts int `json:"parts"`
+	// LastChunk says the last artifact update was marked lastChunk.
+	LastChunk bool `json:"last_chunk,omitempty"`
+}
+
+// FromExchange returns the "a2a" extension of ex, whether it is this
+// package's Result or its JSON form from another process.
+func FromExchange(ex *gateway.Exchange) (Result, bool) { return extval.Get[Result](ex, Key) }
+
+// Factory registers the plugin. It takes no configuration.
+func Factory() gateway.Factory {
+	return gateway.Factory{
+		Name: Name,
+		New: func(json.RawMessage) (gateway.Plugin, error) {
+			return &Plugin{key: gateway.NewKey[*state](Name)}, nil
+		},
+	}
+}
+
+// Plugin is an a2a-parser instance, safe for concurrent exchanges: all
+// per-exchange state lives on the exchange (P31).
+type Plugin struct {
+	key gateway.Key[*state]
+}
+
+var _ gateway.StreamingResponder = (*Plugin)(nil)
+
+// Name returns "a2a-parser".
+func (*Plugin) Name() string { return Name }
+
+// Capabilities: reads bodies, streams.
+func (*Plugin) Capabilities() gateway.Capabilities {
+	return gateway.Capabilities{ReadsBody: true, Description: Description}
+}
+
+// OnRequest records the request's method, id and message text.
+func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+	st := &state{}
+	gateway.SetState(ex, p.key, st)
+	if body := ex.RequestBody(); len(body) > 0 {
+		if msgs, err := jsonrpc.Parse(body); err == nil && msgs[0].Method != "" {
+			m := msgs[0]
+			st.res.Method, st.res.RequestID = m.Method, m.ID
+			var params struct {
+				Message *wireMessage `json:"message"`
+			}
+			if json.Unmarshal(m.Params, &params) == nil && params.Message != nil {
+				st.res.RequestText, _ = params.Message.text()
+			}
+			st.seen = true
+			ex.SetExtension(Key, st.res)
+		}
+	}
+	return gateway.Continue()
+}
+
+// OnResponse is never called for a streaming plugin (P23).
+func (*Plugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+
+// OnResponseFrame reads one frame; at the last call it stores the result.
+func (p *Plugin) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	st, ok := gateway.GetState(ex, p.key)
+	if !ok {
+		st = &state{}
+		gateway.SetState(ex, p.key, st)
+	}
+	st.reader.Feed(ex.Response.Header.Get("Content-Type"), frame, last, st)
+	if last && st.seen {
+		ex.SetExtension(Key, st.result())
+	}
+	return gateway.Continue()
+}
+
+type state struct {
+	reader    bodystream.Reader
+	res       Result
+	seen      bool
+	artifacts []*artifactAgg
+}
+
+type artifactAgg struct {
+	Artifact
+	text strings.Builder
+}
+
+// Event reads one SSE event.
+func (st *state) Event(ev sse.Event) {
+	st.res.Transport = "sse"
+	if strings.TrimSpace(ev.Data) != "" {
+		st.add([]byte(ev.Data))
+	}
+}
+
+// Body reads a JSON body.
+func (st *state) Body(body []byte) {
+	st.res.Transport = "json"
+	st.add(body)
+}
+
+func (st *state) add(data []byte) {
+	msgs, err := jsonrpc.Parse(data)
+	if err != nil {
+		// Counted, but only JSON-RPC makes the exchange A2A traffic.
+		st.res.Malformed++
+		return
+	}
+	st.seen = true
+	for _, m := range msgs {
+		if !m.IsResponse() {
+			continue
+		}
+		if m.Error != nil {
+			st.res.Error = m.Error
+			continue
+		}
+		var r wireResult
+		if err := json.Unmarshal(m.Result, &r); err != nil {
+			st.res.Malformed++
+			continue
+		}
+		st.apply(&r)
+	}
+}
+
+// apply folds one result object: a task, a message, a status update or an
+// artifact update. Objects without kind (older servers) are told apart by
+// their fields.
+func (st *state) apply(r *wireResult) {
+	kind := r.Kind
+	if kind == "" {
+		switch {
+		case r.Artifact != nil:
+			kind = "artifact-update"
+		case r.Status != nil && r.Final != nil:
+			kind = "status-update"
+		case r.Status != nil:
+			kind = "task"
+		case r.Parts != nil:
+			kind = "message"
+		}
+	}
+	switch kind {
+	case "task":
+		st.ids(r.ID, r.ContextID)
+		st.status(r.Status, false)
+		for _, a := range r.Artifacts {
+			st.artifact(a, false, false)
+		}
+	case "status-update":
+		st.ids(r.TaskID, r.ContextID)
+		st.status(r.Status, r.Final != nil && *r.Final)
+	case "artifact-update":
+		st.ids(r.TaskID, r.ContextID)
+		if r.Artifact != nil {
+			st.artifact(*r.Artifact, r.Append, r.LastChunk)
+		}
+	case "message":
+		st.ids(r.TaskID, r.ContextID)
+		m := wireMessage{Parts: r.Parts}
+		if t, _ := m.text(); t != "" {
+			st.res.Messages = append(st.res.Messages, t)
+		}
+	default:
+		st.res.Malformed++
+	}
+}
+
+func (st *state) ids(task, ctx string) {
+	if task != "" {
+		st.res.TaskID = task
+	}
+	if ctx != "" {
+		st.res.ContextID = ctx
+	}
+}
+
+func (st *state) status(s *wireStatus, final bool) {
+	if final {
+		st.res.Final = true
+	}
+	if s == nil {
+		return
+	}
+	if s.State != "" && s.State != st.res.State {
+		st.res.State = s.State
+		st.res.States = append(st.res.States, s.State)
+	}
+	switch s.State {
+	case "completed", "canceled", "failed", "rejected":
+		st.res.Final = true
+	}
+	if s.Message != nil {
+		if t, _ := s.Message.text(); t != "" {
+			st.res.Messages = append(st.res.Messages, t)
+		}
+	}
+}
+
+func (st *state) artifact(a wireArtifact, appendParts, lastChunk bool) {
+	var agg *artifactAgg
+	for _, x := range st.artifacts {
+		if x.ID == a.ArtifactID {
+			agg = x
+			break
+		}
+	}
+	if agg == nil {
+		agg = &artifactAgg{Artifact: Artifact{ID: a.ArtifactID}}
+		st.artifacts = append(st.artifacts, agg)
+	} else if !appendParts {
+		// A non-append update replaces the artifact's content.
+		agg.text.Reset()
+		agg.Parts = 0
+	}
+	if a.Name != "" {
+		agg.Name = a.Name
+	}
+	m := wireMessage{Parts: a.Parts}
+	t, n := m.text()
+	agg.text.WriteString(t) // appended chunks continue the text as streamed
+	agg.Parts += n
+	agg.LastChunk = lastChunk
+}
+
+func (st *state) result() Result {
+	res := st.res
+	res.Artifacts = nil
+	for _, a := range st.artifacts {
+		art := a.Artifact
+		art.Text = a.text.String()
+		res.Artifacts = append(res.Artifacts, art)
+	}
+	return res
+}
+
+type wireResult struct {
+	Kind      string         `json:"kind"`
+	ID        string         `json:"id"`
+	TaskID    string         `json:"taskId"`
+	ContextID string         `json:"contextId"`
+	Status    *wireStatus    `json:"status"`
+	Final     *bool          `json:"final"`
+	Artifact  *wireArtifact  `json:"artifact"`
+	Artifacts []wireArtifact `json:"artifacts"`
+	Append    bool           `json:"append"`
+	LastChunk bool           `json:"lastChunk"`
+	Parts     []wirePart     `json:"parts"`
+}
+
+type wireStatus struct {
+	State   string       `json:"state"`
+	Message *wireMessage `json:"message"`
+}
+
+type wireArtifact struct {
+	ArtifactID string     `json:"artifactId"`
+	Name       string     `json:"name"`
+	Parts      []wirePart `json:"parts"`
+}
+
+type wireMessage struct {
+	Parts []wirePart `json:"parts"`
+}
+
+type wirePart struct {
+	Kind string `json:"kind"`
+	Type string `json:"type"` // older servers
+	Text string `json:"text"`
+}
+
+// text joins the message's text parts with newlines and counts all parts.
+func (m wireMessage) text() (string, int) {
+	var texts []string
+	for _, p := range m.Parts {
+		if p.Kind == "text" || p.Type == "text" || (p.Kind == "" && p.Type == "" && p.Text != "") {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), len(m.Parts)
+}

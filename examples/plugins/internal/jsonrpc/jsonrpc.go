@@ -1,0 +1,86 @@
+// Package jsonrpc reads JSON-RPC 2.0 messages, single or batched, as the MCP
+// and A2A parsers see them in bodies and SSE events. Everything it returns
+// is copied out of the input, which may be a borrowed frame (P24).
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// Message is one JSON-RPC message: a request (ID and Method), a
+// notification (Method only) or a response (ID and Result or Error).
+type Message struct {
+	// ID is the id's JSON text (1, "abc"); empty for a notification.
+	ID     string
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  *Error
+}
+
+// IsResponse reports whether m answers a request.
+func (m Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
+
+// Error is a JSON-RPC error object.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// ErrNotJSONRPC says the data is JSON but holds no JSON-RPC message.
+var ErrNotJSONRPC = errors.New("not a JSON-RPC message")
+
+// Parse reads one message or a batch. It fails on invalid JSON and returns
+// ErrNotJSONRPC when no element looks like JSON-RPC (no method, result or
+// error).
+func Parse(data []byte) ([]Message, error) {
+	data = bytes.TrimSpace(data)
+	var raws []json.RawMessage
+	if len(data) > 0 && data[0] == '[' {
+		if err := json.Unmarshal(data, &raws); err != nil {
+			return nil, err
+		}
+	} else {
+		raws = []json.RawMessage{data}
+	}
+	var out []Message
+	for _, raw := range raws {
+		var w struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  *Error          `json:"error"`
+		}
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return nil, err
+		}
+		if w.Method == "" && w.Result == nil && w.Error == nil {
+			continue
+		}
+		m := Message{Method: w.Method, Params: compact(w.Params), Result: compact(w.Result), Error: w.Error}
+		if id := compact(w.ID); id != nil && string(id) != "null" {
+			m.ID = string(id)
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, ErrNotJSONRPC
+	}
+	return out, nil
+}
+
+// compact returns raw without insignificant space, so that a value reads
+// the same after crossing a process boundary as JSON; nil stays nil.
+func compact(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil
+	}
+	return b.Bytes()
+}

@@ -1,0 +1,225 @@
+// Package mcpparser is the mcp-parser example plugin: a streaming parser of
+// MCP (Model Context Protocol) JSON-RPC traffic, over SSE or as a JSON body.
+//
+// In OnRequest it reads the request body's JSON-RPC requests (method, and
+// for tools/call the tool name and arguments) and stores them under the
+// "mcp" extension, so that a later plugin such as tool-allowlist can decide
+// on the request. At the last frame it adds what the response held: the
+// JSON-RPC responses (result or error) and the requests and notifications
+// the server sent along the stream. The result does not depend on how the
+// response was chunked (P19, P22) and keeps no borrowed bytes (P24).
+package mcpparser
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/abkit/abkit/examples/plugins/internal/bodystream"
+	"github.com/abkit/abkit/examples/plugins/internal/extval"
+	"github.com/abkit/abkit/examples/plugins/internal/jsonrpc"
+	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// Name is the plugin's registered name.
+const Name = "mcp-parser"
+
+// Key is the extension key the result is stored under.
+const Key = "mcp"
+
+// Description is the one-line catalog description (P5).
+const Description = "Parses MCP JSON-RPC requests and responses into the mcp extension"
+
+// MethodToolsCall is the MCP method that calls a tool.
+const MethodToolsCall = "tools/call"
+
+// Result is the "mcp" extension.
+type Result struct {
+	// Requests are the JSON-RPC requests and notifications of the request
+	// body, in order (a batch has several).
+	Requests []Call `json:"requests,omitempty"`
+	// Transport is how the response came: sse or json; empty before it.
+	Transport string `json:"transport,omitempty"`
+	// Responses are the JSON-RPC responses in the response, in order.
+	Responses []Response `json:"responses,omitempty"`
+	// ServerCalls are requests and notifications the server sent in the
+	// response stream, such as notifications/progress.
+	ServerCalls []Call `json:"server_calls,omitempty"`
+	// Malformed counts events (or a body) that held no valid JSON-RPC.
+	Malformed int `json:"malformed,omitempty"`
+}
+
+// Call is one JSON-RPC request or notification.
+type Call struct {
+	// ID is the id's JSON text; empty for a notification.
+	ID     string `json:"id,omitempty"`
+	Method string `json:"method"`
+	// Name is params.name: the tool of tools/call, the prompt of
+	// prompts/get.
+	Name string `json:"name,omitempty"`
+	// Arguments is params.arguments as compact JSON.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// URI is params.uri, as in resources/read.
+	URI string `json:"uri,omitempty"`
+}
+
+// Response is one JSON-RPC response.
+type Response struct {
+	ID     string          `json:"id,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *jsonrpc.Error  `json:"error,omitempty"`
+	// IsError is a tool result's isError flag.
+	IsError bool `json:"is_error,omitempty"`
+	// Text joins the result's text content items with newlines.
+	Text string `json:"text,omitempty"`
+}
+
+// ToolCalls returns the tools/call requests.
+func (r Result) ToolCalls() []Call {
+	var out []Call
+	for _, c := range r.Requests {
+		if c.Method == MethodToolsCall {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// FromExchange returns the "mcp" extension of ex, whether it is this
+// package's Result or its JSON form from another process.
+func FromExchange(ex *gateway.Exchange) (Result, bool) { return extval.Get[Result](ex, Key) }
+
+// Factory registers the plugin. It takes no configuration.
+func Factory() gateway.Factory {
+	return gateway.Factory{
+		Name: Name,
+		New: func(json.RawMessage) (gateway.Plugin, error) {
+			return &Plugin{key: gateway.NewKey[*state](Name)}, nil
+		},
+	}
+}
+
+// Plugin is an mcp-parser instance, safe for concurrent exchanges: all
+// per-exchange state lives on the exchange (P31).
+type Plugin struct {
+	key gateway.Key[*state]
+}
+
+var _ gateway.StreamingResponder = (*Plugin)(nil)
+
+// Name returns "mcp-parser".
+func (*Plugin) Name() string { return Name }
+
+// Capabilities: reads bodies, streams.
+func (*Plugin) Capabilities() gateway.Capabilities {
+	return gateway.Capabilities{ReadsBody: true, Description: Description}
+}
+
+// OnRequest records the request body's JSON-RPC calls.
+func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+	st := &state{}
+	gateway.SetState(ex, p.key, st)
+	if body := ex.RequestBody(); len(body) > 0 {
+		if msgs, err := jsonrpc.Parse(body); err == nil {
+			for _, m := range msgs {
+				if m.Method != "" {
+					st.res.Requests = append(st.res.Requests, toCall(m))
+				}
+			}
+			st.seen = len(st.res.Requests) > 0
+		}
+	}
+	if st.seen {
+		ex.SetExtension(Key, st.res)
+	}
+	return gateway.Continue()
+}
+
+// OnResponse is never called for a streaming plugin (P23).
+func (*Plugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+
+// OnResponseFrame reads one frame; at the last call it stores the result.
+func (p *Plugin) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	st, ok := gateway.GetState(ex, p.key)
+	if !ok {
+		st = &state{}
+		gateway.SetState(ex, p.key, st)
+	}
+	st.reader.Feed(ex.Response.Header.Get("Content-Type"), frame, last, st)
+	if last && st.seen {
+		ex.SetExtension(Key, st.res)
+	}
+	return gateway.Continue()
+}
+
+type state struct {
+	reader bodystream.Reader
+	res    Result
+	seen   bool
+}
+
+// Event reads one SSE event's JSON-RPC data.
+func (st *state) Event(ev sse.Event) {
+	st.res.Transport = "sse"
+	if strings.TrimSpace(ev.Data) == "" {
+		return // MCP servers may prime a stream with an empty event
+	}
+	st.add([]byte(ev.Data))
+}
+
+// Body reads a JSON body.
+func (st *state) Body(body []byte) {
+	st.res.Transport = "json"
+	st.add(body)
+}
+
+func (st *state) add(data []byte) {
+	msgs, err := jsonrpc.Parse(data)
+	if err != nil {
+		// Counted, but only JSON-RPC makes the exchange MCP traffic.
+		st.res.Malformed++
+		return
+	}
+	st.seen = true
+	for _, m := range msgs {
+		if !m.IsResponse() {
+			st.res.ServerCalls = append(st.res.ServerCalls, toCall(m))
+			continue
+		}
+		r := Response{ID: m.ID, Result: m.Result, Error: m.Error}
+		var tr struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		}
+		if json.Unmarshal(m.Result, &tr) == nil {
+			r.IsError = tr.IsError
+			var texts []string
+			for _, c := range tr.Content {
+				if c.Type == "text" {
+					texts = append(texts, c.Text)
+				}
+			}
+			r.Text = strings.Join(texts, "\n")
+		}
+		st.res.Responses = append(st.res.Responses, r)
+	}
+}
+
+func toCall(m jsonrpc.Message) Call {
+	c := Call{ID: m.ID, Method: m.Method}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		URI       string          `json:"uri"`
+	}
+	if len(m.Params) > 0 && m.Params[0] == '{' && json.Unmarshal(m.Params, &p) == nil {
+		c.Name, c.Arguments, c.URI = p.Name, p.Arguments, p.URI
+	}
+	return c
+}
