@@ -62,7 +62,7 @@ func TestWithFieldsH5(t *testing.T) {
 		{"unknown field", map[string]json.RawMessage{"colour": json.RawMessage(`"red"`)}, ev, `"colour": unknown field`},
 		{"wrong type", map[string]json.RawMessage{"name": json.RawMessage(`3`)}, ev, `"name": want a JSON string`},
 		{"null name", map[string]json.RawMessage{"name": json.RawMessage(`null`)}, ev, `got null`},
-		{"null is_error", map[string]json.RawMessage{"is_error": json.RawMessage(`null`)}, ev, `not a boolean`},
+		{"null is_error", map[string]json.RawMessage{"is_error": json.RawMessage(`null`)}, ev, `want a JSON boolean, got null`},
 		{"empty", nil, ev, "names no fields"},
 	}
 	for _, tt := range tests {

@@ -181,40 +181,46 @@ func (e ToolEvent) WithFields(fields map[string]json.RawMessage) (ToolEvent, err
 	}
 	out := e
 	var errs []error
-	// Sorted so that the error text does not depend on map order.
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		v := fields[name]
-		var err error
-		switch name {
-		case FieldPhase:
-			var s string
-			if s, err = jsonString(v); err == nil {
-				out.Phase = ToolPhase(s)
-			}
-		case FieldCallID:
-			out.CallID, err = jsonString(v)
-		case FieldName:
-			out.Name, err = jsonString(v)
-		case FieldArguments:
-			out.Arguments, err = jsonRaw(v)
-		case FieldResult:
-			out.Result, err = jsonRaw(v)
-		case FieldIsError:
-			err = json.Unmarshal(v, &out.IsError)
-			if err == nil && isNull(v) {
-				err = errors.New("null is not a boolean")
-			}
-		default:
-			err = fmt.Errorf("unknown field; want one of %s", strings.Join(ToolFields, ", "))
-		}
-		if err != nil {
+	for name, v := range fields {
+		if err := out.setField(name, v); err != nil {
 			errs = append(errs, fmt.Errorf("rewrite field %q: %w", name, err))
 		}
 	}
+	// Sorted so that the error text does not depend on map order; the
+	// success path pays for no sort.
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	if len(errs) > 0 {
 		return e, errors.Join(errs...)
 	}
 	return out, nil
+}
+
+func (e *ToolEvent) setField(name string, v json.RawMessage) (err error) {
+	switch name {
+	case FieldPhase:
+		var s string
+		if s, err = jsonString(v); err == nil {
+			e.Phase = ToolPhase(s)
+		}
+	case FieldCallID:
+		e.CallID, err = jsonString(v)
+	case FieldName:
+		e.Name, err = jsonString(v)
+	case FieldArguments:
+		e.Arguments, err = jsonRaw(v)
+	case FieldResult:
+		e.Result, err = jsonRaw(v)
+	case FieldIsError:
+		if isNull(v) {
+			return errors.New("want a JSON boolean, got null")
+		}
+		if err = json.Unmarshal(v, &e.IsError); err != nil {
+			err = fmt.Errorf("want a JSON boolean: %w", err)
+		}
+	default:
+		err = fmt.Errorf("unknown field; want one of %s", strings.Join(ToolFields, ", "))
+	}
+	return err
 }
 
 func isNull(v []byte) bool { return string(bytes.TrimSpace(v)) == "null" }
