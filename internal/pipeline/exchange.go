@@ -195,6 +195,8 @@ type Exchange struct {
 	shadows    []Shadow
 	result     *Result
 	finishing  bool
+	spare      *gateway.Exchange
+	spareCtl   *gateway.Control
 
 	// Streaming state.
 	ctx     context.Context

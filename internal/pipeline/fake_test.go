@@ -162,11 +162,11 @@ func (f *fake) Ready(ctx context.Context) error {
 }
 
 type (
-	pStream     struct{ *fake }
-	pFin        struct{ *fake }
-	pStreamFin  struct{ *fake }
-	pLife       struct{ *fake }
-	pLifeFin    struct{ *fake }
+	pStream    struct{ *fake }
+	pFin       struct{ *fake }
+	pStreamFin struct{ *fake }
+	pLife      struct{ *fake }
+	pLifeFin   struct{ *fake }
 )
 
 func (p pStream) OnResponseFrame(ctx context.Context, ex *gateway.Exchange, fr []byte, last bool) gateway.Action {
@@ -175,9 +175,13 @@ func (p pStream) OnResponseFrame(ctx context.Context, ex *gateway.Exchange, fr [
 func (p pStreamFin) OnResponseFrame(ctx context.Context, ex *gateway.Exchange, fr []byte, last bool) gateway.Action {
 	return p.onFrame(ctx, ex, fr, last)
 }
-func (p pFin) OnFinish(ctx context.Context, ex *gateway.Exchange) error       { return p.onFinish(ctx, ex) }
-func (p pStreamFin) OnFinish(ctx context.Context, ex *gateway.Exchange) error { return p.onFinish(ctx, ex) }
-func (p pLifeFin) OnFinish(ctx context.Context, ex *gateway.Exchange) error   { return p.onFinish(ctx, ex) }
+func (p pFin) OnFinish(ctx context.Context, ex *gateway.Exchange) error { return p.onFinish(ctx, ex) }
+func (p pStreamFin) OnFinish(ctx context.Context, ex *gateway.Exchange) error {
+	return p.onFinish(ctx, ex)
+}
+func (p pLifeFin) OnFinish(ctx context.Context, ex *gateway.Exchange) error {
+	return p.onFinish(ctx, ex)
+}
 
 // pBase and friends hide Init/Shutdown/Ready: only the life variants have
 // them.
@@ -204,7 +208,9 @@ type hideFin struct {
 	f gateway.Finisher
 }
 
-func (h hideFin) OnFinish(ctx context.Context, ex *gateway.Exchange) error { return h.f.OnFinish(ctx, ex) }
+func (h hideFin) OnFinish(ctx context.Context, ex *gateway.Exchange) error {
+	return h.f.OnFinish(ctx, ex)
+}
 
 type hideStreamFin struct {
 	plainPlugin

@@ -16,11 +16,13 @@ import (
 // gets a fresh context with the chain's FinishTimeout, not derived from the
 // request context (P28), and sees the outcome through ex.Outcome (P29).
 //
-// A finisher's error or panic is recovered and reported as a warning; the
-// next one still runs. A finisher that overruns its deadline by more than
-// Options.Grace is abandoned (it keeps running on its own goroutine, and
-// must not touch the exchange any more) and reported; the rest still
-// finish. Body writes during OnFinish are dropped with a warning (P30).
+// Each OnFinish runs on its own goroutine. A finisher's error or panic is
+// recovered and reported as a warning; the next one still runs. A finisher
+// that overruns its deadline by more than Options.Grace is abandoned (its
+// goroutine runs on) and reported; the rest still finish, on a copy of the
+// exchange taken before the abandoned call started, so they do not share
+// memory with it (they do not see what that call changed). Body writes
+// during OnFinish are dropped with a warning (P30).
 //
 // Finishing a second time does nothing but add a warning to the result it
 // returns (P30).
@@ -41,9 +43,16 @@ func (e *Exchange) Finish() *Result {
 	e.finishing = true
 	e.outcome.Duration = time.Since(e.start)
 	e.ctl.SetOutcome(e.outcome)
+	left := 0
 	for i := e.ran - 1; i >= 0; i-- {
 		if e.c.plugins[i].fin != nil {
-			e.finishOne(i)
+			left++
+		}
+	}
+	for i := e.ran - 1; i >= 0; i-- {
+		if e.c.plugins[i].fin != nil {
+			left--
+			e.finishOne(i, left)
 		}
 	}
 	res := &Result{
@@ -67,8 +76,14 @@ func (e *Exchange) Finish() *Result {
 	return res
 }
 
-func (e *Exchange) finishOne(i int) {
+// finishOne runs plugin i's OnFinish; left finishers follow it.
+func (e *Exchange) finishOne(i, left int) {
 	pl := &e.c.plugins[i]
+	if left > 0 && e.spare == nil {
+		// A snapshot to go on with if this call is abandoned: the abandoned
+		// call may still use e.gx, so later finishers must not share it.
+		e.spare, e.spareCtl = e.ctl.Clone()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.c.opts.FinishTimeout)
 	defer cancel()
 	e.ctl.Enter(pl.name, gateway.PhaseFinish, pl.wReq, pl.wResp)
@@ -78,8 +93,13 @@ func (e *Exchange) finishOne(i int) {
 	}
 	gx, fin := e.gx, pl.fin
 	err := runBounded(ctx, e.c.opts.Grace, func(ctx context.Context) error { return fin.OnFinish(ctx, gx) })
-	if !errors.Is(err, ErrAbandoned) {
-		// An abandoned call may still be writing; leave its record alone.
+	if errors.Is(err, ErrAbandoned) {
+		// The abandoned call may still be using e.gx: leave it (and its
+		// record of writes) to it, and go on with the spare.
+		if e.spare != nil {
+			e.gx, e.ctl, e.spare, e.spareCtl = e.spare, e.spareCtl, nil, nil
+		}
+	} else {
 		e.ctl.TakeMutated()
 		if ws := e.ctl.TakeWrites(); ws != nil {
 			e.noteWrites(ws)

@@ -302,7 +302,13 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 		}
 		for k := w.k + 1; k < len(act); k++ {
 			a := &act[k]
-			if !a.known || !a.info.Capabilities.ReadsBody {
+			caps := a.info.Capabilities
+			// The other direction's writer reads bodies only by P4, for its
+			// own direction: it may stand after this writer, or a chain could
+			// never have both writers, which P9 plainly allows.
+			other := caps.WritesResponseBody && w.what == "writes_request_body" ||
+				caps.WritesRequestBody && w.what == "writes_response_body"
+			if !a.known || !caps.ReadsBody || other {
 				continue
 			}
 			wn := act[w.k].entry.Plugin

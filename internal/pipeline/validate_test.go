@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -50,7 +51,7 @@ func TestValidateRules(t *testing.T) {
 	)
 	type want struct {
 		rule, entry string // entry: index as text, "-1" for chain-wide
-		contains   []string
+		contains    []string
 	}
 	tests := []struct {
 		name string
@@ -116,26 +117,39 @@ func TestValidateRules(t *testing.T) {
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-// TestValidateNormalizesFirst: a writer that does not declare reads_body
-// still counts as a reader (P4), so it may not stand after the other
-// direction's writer (P9).
-func TestValidateNormalizesFirstP4(t *testing.T) {
+// TestNormalizesFirstP4: a writer that does not declare reads_body counts
+// as a reader (P4): the chain buffers bodies for it (P11), and a second
+// writer of the other direction may stand after it (P9 decision).
+func TestNormalizesFirstP4(t *testing.T) {
 	lookup, reg := infoLookup(
 		Info{Name: "wreq", Capabilities: gateway.Capabilities{WritesRequestBody: true}},
 		Info{Name: "wresp", Capabilities: gateway.Capabilities{WritesResponseBody: true}},
+		Info{Name: "reader", Capabilities: gateway.Capabilities{ReadsBody: true}},
 	)
-	errs := Validate(Spec{Entries: entries("wreq", "wresp")}, lookup, reg)
-	if len(errs) != 1 || errs[0].Rule != "P9" || errs[0].Plugin != "wresp" {
-		t.Fatalf("got %v, want one P9 error on wresp (it reads bodies by P4)", errs)
+	if errs := Validate(Spec{Entries: entries("wreq", "wresp")}, lookup, reg); len(errs) != 0 {
+		t.Fatalf("both writers: %v", errs)
 	}
-	c := gateway.Capabilities{WritesResponseBody: true, Requires: []string{"x"}}
-	n := c.Normalize()
-	if !n.ReadsBody {
-		t.Fatal("P4: Normalize did not imply reads_body")
+	errs := Validate(Spec{Entries: entries("wreq", "wresp", "reader")}, lookup, reg)
+	if len(errs) != 2 || errs[0].Rule != "P9" || errs[1].Rule != "P9" {
+		t.Fatalf("reader after both writers: %v", errs)
 	}
+	log := &recLog{}
+	w := &fake{name: "w", log: log, caps: gateway.Capabilities{WritesRequestBody: true}}
+	c := buildFakes(t, Options{}, w)
+	if caps, _ := c.Capabilities("w"); !caps.ReadsBody || !c.ReadsBody() {
+		t.Fatal("P4: the chain did not normalise writes_request_body to reads_body")
+	}
+	r := req()
+	r.Body = nil
+	c.Run(context.Background(), r, jsonUp("x"), ExchangeOptions{})
+	if cl := log.all()[0]; cl.reqBodyNil {
+		t.Error("P4/P11: the writer saw no request body")
+	}
+	cp := gateway.Capabilities{WritesResponseBody: true, Requires: []string{"x"}}
+	n := cp.Normalize()
 	n.Requires[0] = "y"
-	if c.Requires[0] != "x" {
-		t.Fatal("P4: Normalize shares the Requires slice")
+	if !n.ReadsBody || cp.Requires[0] != "x" {
+		t.Fatal("P4: Normalize did not imply reads_body or shares Requires")
 	}
 }
 

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 )
@@ -301,3 +302,20 @@ func (c *Control) TakeWrites() []Write {
 // SetExtensions replaces the extension map wholesale; hosts use it to carry
 // a plugin's results across a process boundary.
 func (c *Control) SetExtensions(m map[string]any) { c.ex.extensions = m }
+
+// Clone returns a copy of the exchange and a handle on it. A host calls it
+// while no plugin is using the exchange, to keep a spare it can go on with
+// if a later call is abandoned while it may still be using the original (an
+// OnFinish that overran its deadline, P30). Headers, extensions and state
+// are copied one level deep; bodies are shared, since writes replace them
+// rather than change them in place. The record of writes is not copied.
+func (c *Control) Clone() (*Exchange, *Control) {
+	ex := *c.ex
+	ex.Request.Header = ex.Request.Header.Clone()
+	ex.Response.Header = ex.Response.Header.Clone()
+	ex.extensions = maps.Clone(ex.extensions)
+	ex.state = maps.Clone(ex.state)
+	ex.writes = nil
+	ex.mutated = 0
+	return &ex, &Control{ex: &ex}
+}
