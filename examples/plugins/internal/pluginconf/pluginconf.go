@@ -34,8 +34,12 @@ func Decode(plugin string, schema *gateway.ConfigSchema, raw json.RawMessage, ds
 	// Required fields are checked on the raw keys, so that an explicit zero
 	// value counts as given.
 	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &keys); err != nil {
+	kd := json.NewDecoder(bytes.NewReader(raw))
+	if err := kd.Decode(&keys); err != nil {
 		return fmt.Errorf("%s config: %w", plugin, err)
+	}
+	if _, err := kd.Token(); err != io.EOF {
+		return fmt.Errorf("%s config: unexpected data after the config object; give one JSON object", plugin)
 	}
 	for _, name := range requiredNames(schema) {
 		if _, ok := keys[name]; !ok {
@@ -46,9 +50,6 @@ func Decode(plugin string, schema *gateway.ConfigSchema, raw json.RawMessage, ds
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return fmt.Errorf("%s config: %s", plugin, explain(err, schema))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("%s config: unexpected data after the config object", plugin)
 	}
 	return nil
 }
