@@ -390,6 +390,8 @@ type ResolvedDep struct {
 }
 
 // ResolvedExtension is an enabled extension with its effective manifest.
+// Required is the effective class (D12): set by the manifest or the chain
+// file, or by owning a slot.
 type ResolvedExtension struct {
 	Plugin   string   `json:"plugin"`
 	Known    bool     `json:"known"`
@@ -470,6 +472,8 @@ func Resolve(cf *ChainFile, c *Catalog) Resolved {
 		if e.Slots != nil {
 			rx.Slots = e.Slots
 		}
+		// D12: owning any slot makes an extension required-class.
+		rx.Required = rx.Required || len(rx.Slots) > 0
 		r.Extensions = append(r.Extensions, rx)
 	}
 	slices.SortStableFunc(r.Extensions, func(a, b ResolvedExtension) int {

@@ -1,0 +1,33 @@
+// Command abctl is the operator's tool for abkit plugin pipelines: it lists
+// and lints plugin catalogs and validates chain files. See docs/cli/.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+
+	"golang.org/x/term"
+
+	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/cli"
+)
+
+// version is set at link time: -ldflags "-X main.version=v1.2.3".
+var version string
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	app := &cli.App{
+		Out:         os.Stdout,
+		Err:         os.Stderr,
+		OutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+		ErrTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+		Getenv:      os.Getenv,
+		Catalog:     catalog.Options{Builtin: cli.Builtins},
+		Version:     version,
+	}
+	code := cli.Main(ctx, app, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,207 @@
+// Package cli holds abctl's commands. Commands write data to the App's Out
+// and messages to its Err, and take everything else (catalog options,
+// terminal detection, environment) from the [App], so tests run them
+// in-process without globals.
+//
+// Exit codes: 0 ok, 1 findings, 2 usage, 3 a plugin, file or gateway could
+// not be read. [Main] maps errors to them.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/abkit/abkit/internal/catalog"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitFindings = 1
+	ExitUsage    = 2
+	ExitRead     = 3
+)
+
+// App is what commands run against.
+type App struct {
+	Out, Err io.Writer
+	// OutTerminal reports whether Out is a terminal: tables are aligned
+	// with a header there, and plain tab-separated lines otherwise.
+	OutTerminal bool
+	// ErrTerminal reports whether Err is a terminal; colour on messages
+	// needs it.
+	ErrTerminal bool
+	// Getenv reads the environment (NO_COLOR); nil means an empty one.
+	Getenv func(string) string
+	// Catalog configures the catalog sources.
+	Catalog catalog.Options
+	// Version is abctl's version string.
+	Version string
+}
+
+func (a *App) getenv(k string) string {
+	if a.Getenv == nil {
+		return ""
+	}
+	return a.Getenv(k)
+}
+
+// ExitError carries an exit code. A nil Err means the message was already
+// printed (findings), so Main prints nothing more.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+func usageErr(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// ExitCode maps an error returned by a command to abctl's exit code.
+func ExitCode(err error) int {
+	var ee *ExitError
+	var re *catalog.ReadError
+	var pe *catalog.PosError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, catalog.ErrBadSource):
+		return ExitUsage
+	case errors.As(err, &re), errors.As(err, &pe):
+		return ExitRead
+	}
+	// Anything cobra itself reports (unknown command or flag, wrong number
+	// of arguments) is a usage error; command errors are typed above.
+	return ExitUsage
+}
+
+// Main runs abctl with args, prints any error to Err and returns the exit
+// code.
+func Main(ctx context.Context, app *App, args []string) int {
+	root := NewRoot(app)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	code := ExitCode(err)
+	var ee *ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.Err == nil) {
+		p := newPainter(app, false)
+		fmt.Fprintf(app.Err, "%s %v\n", p.red("abctl:"), err)
+		if code == ExitUsage {
+			fmt.Fprintln(app.Err, "Run 'abctl --help' for usage.")
+		}
+	}
+	return code
+}
+
+// NewRoot builds the abctl command tree.
+func NewRoot(app *App) *cobra.Command {
+	o := &globalOpts{app: app}
+	root := &cobra.Command{
+		Use:   "abctl",
+		Short: "Browse plugin catalogs and validate plugin chains",
+		Long: `abctl is the operator's tool for abkit plugin pipelines: it lists the
+plugins a catalog source provides, lints them against the contract rules,
+and validates chain files before any traffic flows.
+
+Exit codes: 0 ok, 1 findings, 2 usage, 3 a plugin, file or gateway could
+not be read.`,
+		Example:           "  abctl catalog list\n  abctl chain validate chain.yaml",
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		DisableAutoGenTag: true,
+	}
+	root.SetOut(app.Out)
+	root.SetErr(app.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	pf := root.PersistentFlags()
+	pf.StringArrayVar(&o.sources, "source", nil, "catalog source: builtin, dir:PATH, file:PATH or url:URL (repeatable; default builtin)")
+	pf.StringVarP(&o.output, "output", "o", "table", "output format: table, json or yaml")
+	pf.BoolVar(&o.noColor, "no-color", false, "disable colour (also when NO_COLOR is set)")
+	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return []cobra.Completion{"builtin", "dir:", "file:", "url:"}, cobra.ShellCompDirectiveNoSpace
+	})
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+
+	root.AddCommand(newCatalogCmd(o), newChainCmd(o), newVersionCmd(o))
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Example = "  source <(abctl completion bash)\n  abctl completion zsh > \"${fpath[1]}/_abctl\""
+		}
+	}
+	return root
+}
+
+// globalOpts are the persistent flags every command sees.
+type globalOpts struct {
+	app     *App
+	sources []string
+	output  string
+	noColor bool
+}
+
+// loadCatalog loads the catalog from the --source flags (default builtin)
+// and prints the sources' notes to Err.
+func (o *globalOpts) loadCatalog(ctx context.Context) (*catalog.Catalog, error) {
+	srcs := o.sources
+	if len(srcs) == 0 {
+		srcs = []string{"builtin"}
+	}
+	c, err := catalog.Load(ctx, srcs, o.app.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	p := newPainter(o.app, o.noColor)
+	for _, n := range c.Notes {
+		fmt.Fprintf(o.app.Err, "%s %s\n", p.dim("note:"), n)
+	}
+	return c, nil
+}
+
+// format returns the output format, checked.
+func (o *globalOpts) format() (string, error) {
+	switch o.output {
+	case "table", "json", "yaml":
+		return o.output, nil
+	}
+	return "", usageErr(fmt.Errorf("output format %q: want table, json or yaml", o.output))
+}
+
+// completeNames completes plugin names from the catalog the --source flags
+// name.
+func (o *globalOpts) completeNames(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	c, err := o.loadCatalog(cmd.Context())
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var out []cobra.Completion
+	for _, d := range c.Plugins {
+		out = append(out, cobra.CompletionWithDesc(d.Name, d.Description))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// exactArgs is cobra.ExactArgs with a usage exit code.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return usageErr(err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/abkit/abkit/internal/catalog"
+	"github.com/spf13/cobra"
+)
+
+func newChainCmd(o *globalOpts) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "chain",
+		Short: "Validate and show chain files",
+		Long: `Work with chain files: YAML files that say which plugins run in which order
+per direction (family P), which agent extensions claim which slots (family D)
+and which hooks a hook bus runs (family H). The format is in docs/chains.md.
+Plugins are looked up in the catalog the --source flags name (default
+builtin).`,
+		Example: "  abctl chain validate chain.yaml\n  abctl chain show chain.yaml --source file:catalog.yaml",
+	}
+	c.AddCommand(newChainValidateCmd(o), newChainShowCmd(o))
+	return c
+}
+
+func completeYAML(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+}
+
+func newChainValidateCmd(o *globalOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Run every build check on a chain file; exit 1 on findings",
+		Long: `Validate a chain file against the catalog without starting anything: every
+build check of the request pipeline (P6–P11, through the reference runtime's
+validator), the extension checks (D1, D3–D5, D17, D18) and the hook checks
+(H3, H6). Every finding is reported at once, each with file:line, rule ID,
+plugin and fix. The exit code is 1 when there are findings, 3 when the file
+cannot be read or decoded (the error gives file:line:column).`,
+		Example:           "  abctl chain validate chain.yaml\n  abctl chain validate chain.yaml -o json",
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeYAML,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			cat, err := o.loadCatalog(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cf, err := catalog.ReadChainFile(args[0])
+			if err != nil {
+				return err
+			}
+			return reportFindings(o, format, catalog.ValidateChain(cf, cat), args[0])
+		},
+	}
+}
+
+func newChainShowCmd(o *globalOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show FILE",
+		Short: "Show the resolved chain per direction with capabilities and dependencies",
+		Long: `Show a chain file resolved against the catalog: per direction, each active
+entry in order with its error policy, capabilities and whether each of its
+dependencies is satisfied, missing or late, and whether the host will
+buffer bodies (P11); then the extensions in dispatch order (D4) and the
+hooks in bus order (H1). It does not judge the chain; use 'chain validate'.`,
+		Example:           "  abctl chain show chain.yaml\n  abctl chain show chain.yaml -o yaml",
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeYAML,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			cat, err := o.loadCatalog(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cf, err := catalog.ReadChainFile(args[0])
+			if err != nil {
+				return err
+			}
+			r := catalog.Resolve(cf, cat)
+			if format != "table" {
+				return writeOut(writeData(o.app.Out, format, r))
+			}
+			return writeOut(printResolved(o, r))
+		},
+	}
+}
+
+func printResolved(o *globalOpts, r catalog.Resolved) error {
+	p := outPainter(o.app, o.noColor)
+	var rows [][]string
+	for _, ch := range r.Chains {
+		for _, e := range ch.Entries {
+			pos := strconv.Itoa(e.Position)
+			if e.Position == 0 {
+				pos = "off"
+			}
+			caps, deps := "unknown", ""
+			if e.Known {
+				caps = capsCell(e.Capabilities)
+				var ds []string
+				for _, d := range e.Deps {
+					name := d.Name
+					if d.Kind == "requires_any" {
+						name = "any:" + name
+					}
+					ds = append(ds, name+"="+d.Status)
+				}
+				deps = strings.Join(ds, ",")
+			}
+			buf := "no"
+			if ch.BuffersBodies {
+				buf = "yes"
+			}
+			rows = append(rows, []string{ch.Direction, pos, e.Name, e.OnError, caps, deps, buf})
+		}
+	}
+	if len(rows) > 0 {
+		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"DIRECTION", "POS", "PLUGIN", "ON_ERROR", "CAPABILITIES", "DEPENDENCIES", "BODIES"}, rows); err != nil {
+			return err
+		}
+	}
+	if len(r.Extensions) > 0 {
+		if len(rows) > 0 && o.app.OutTerminal {
+			fmt.Fprintln(o.app.Out)
+		}
+		var xr [][]string
+		for _, x := range r.Extensions {
+			xr = append(xr, []string{"extension", x.Plugin, strconv.Itoa(x.Priority), strconv.FormatBool(x.Required), strings.Join(x.Slots, ","), strings.Join(x.Points, ",")})
+		}
+		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"KIND", "PLUGIN", "PRIORITY", "REQUIRED", "SLOTS", "POINTS"}, xr); err != nil {
+			return err
+		}
+	}
+	if len(r.Hooks) > 0 {
+		if (len(rows) > 0 || len(r.Extensions) > 0) && o.app.OutTerminal {
+			fmt.Fprintln(o.app.Out)
+		}
+		var hr [][]string
+		for _, h := range r.Hooks {
+			hr = append(hr, []string{"hook", h.Plugin, h.ID, h.Kind, strconv.Itoa(h.Order), h.Policy})
+		}
+		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"KIND", "PLUGIN", "ID", "HOOK", "ORDER", "POLICY"}, hr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// versionOutput is the JSON and YAML form of `version`.
+type versionOutput struct {
+	Version string `json:"version"`
+	Go      string `json:"go"`
+}
+
+func newVersionCmd(o *globalOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print abctl's version",
+		Example: "  abctl version\n  abctl version -o json",
+		Args:    exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			v := versionOutput{Version: o.app.Version, Go: "unknown"}
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				v.Go = bi.GoVersion
+				if v.Version == "" {
+					v.Version = bi.Main.Version
+				}
+			}
+			if v.Version == "" {
+				v.Version = "(devel)"
+			}
+			if format != "table" {
+				return writeOut(writeData(o.app.Out, format, v))
+			}
+			_, err = fmt.Fprintf(o.app.Out, "abctl %s (%s)\n", v.Version, v.Go)
+			return writeOut(err)
+		},
+	}
+}

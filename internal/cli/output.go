@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/goccy/go-yaml"
+)
+
+// painter adds ANSI colour when it is wanted: a terminal, no NO_COLOR, no
+// --no-color.
+type painter struct{ on bool }
+
+// newPainter returns the painter for Out (forOut) or Err.
+func newPainter(app *App, noColor bool) painter {
+	tty := app.ErrTerminal
+	return painter{on: tty && !noColor && app.getenv("NO_COLOR") == ""}
+}
+
+func outPainter(app *App, noColor bool) painter {
+	return painter{on: app.OutTerminal && !noColor && app.getenv("NO_COLOR") == ""}
+}
+
+func (p painter) wrap(code, s string) string {
+	if !p.on || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (p painter) bold(s string) string   { return p.wrap("1", s) }
+func (p painter) red(s string) string    { return p.wrap("31", s) }
+func (p painter) green(s string) string  { return p.wrap("32", s) }
+func (p painter) yellow(s string) string { return p.wrap("33", s) }
+func (p painter) dim(s string) string    { return p.wrap("2", s) }
+
+// writeTable prints rows. On a terminal it aligns columns under a header;
+// otherwise it prints one tab-separated line per row and no header, for
+// cut, awk and grep. Cells never contain tabs or newlines.
+func writeTable(w io.Writer, terminal bool, p painter, header []string, rows [][]string) error {
+	clean := func(s string) string {
+		return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+	}
+	if !terminal {
+		var b bytes.Buffer
+		for _, r := range rows {
+			for i, c := range r {
+				if i > 0 {
+					b.WriteByte('\t')
+				}
+				b.WriteString(clean(c))
+			}
+			b.WriteByte('\n')
+		}
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	// Colour codes would break tabwriter's widths, so align plain text and
+	// colour the header line only, after alignment.
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = clean(c)
+			if cells[i] == "" {
+				cells[i] = "-"
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	out := b.String()
+	if i := strings.IndexByte(out, '\n'); i >= 0 {
+		out = p.bold(strings.TrimRight(out[:i], " ")) + out[i:]
+	}
+	// tabwriter pads the last column too; trailing spaces are noise.
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n"))
+	return err
+}
+
+// writeJSON prints v as indented JSON. Field order follows the Go structs,
+// so the output is stable.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// writeYAML prints v as YAML with the same field names and order as its
+// JSON form.
+func writeYAML(w io.Writer, v any) error {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return fmt.Errorf("convert to YAML: %w", err)
+	}
+	_, err = w.Write(y)
+	return err
+}
+
+// writeData prints v as JSON or YAML.
+func writeData(w io.Writer, format string, v any) error {
+	if format == "yaml" {
+		return writeYAML(w, v)
+	}
+	return writeJSON(w, v)
+}
