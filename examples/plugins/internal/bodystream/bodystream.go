@@ -80,14 +80,15 @@ func (r *Reader) Feed(contentType string, frame []byte, last bool, h Handler) {
 	}
 }
 
-// decide picks SSE or body from the content type or, without one, from the
-// first non-space byte: a JSON body starts with { or [.
+// decide picks SSE or body from the content type (only text/event-stream
+// is a stream) or, without one, from the first non-space byte: a JSON body
+// starts with { or [, anything else is taken for a stream.
 func (r *Reader) decide(contentType string, frame []byte) {
 	ct := strings.ToLower(contentType)
 	switch {
 	case strings.Contains(ct, "text/event-stream"):
 		r.mode = modeSSE
-	case strings.Contains(ct, "json"):
+	case ct != "":
 		r.mode = modeBody
 	default:
 		probe := bytes.TrimLeft(frame, " \t\r\n")

@@ -1,0 +1,339 @@
+// Package guardrail is the guardrail example plugin: it rejects an exchange
+// whose request or response text matches a blocked phrase or regular
+// expression.
+//
+// On the request side it checks the text the parsers extracted (inference
+// messages and system prompt, MCP tool names, arguments and URIs, A2A
+// message text), falling back to the raw body when no parser recognised the
+// traffic; it therefore requires at least one of the three parsers earlier
+// in the chain (P8). On the response side it streams: it checks the text of
+// each frame as it passes and rejects mid-stream (P25), so the client gets a
+// stream truncated before the offending frame. Text from earlier frames is
+// carried over (see Config.Window), so a phrase split across frames is
+// caught too.
+package guardrail
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/abkit/abkit/examples/plugins/a2aparser"
+	"github.com/abkit/abkit/examples/plugins/inferenceparser"
+	"github.com/abkit/abkit/examples/plugins/internal/bodystream"
+	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
+	"github.com/abkit/abkit/examples/plugins/mcpparser"
+	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// Name is the plugin's registered name.
+const Name = "guardrail"
+
+// Description is the one-line catalog description (P5).
+const Description = "Rejects requests and streamed responses that match blocked phrases or regexes"
+
+// DefaultWindow is how many runes of earlier response text are kept.
+const DefaultWindow = 256
+
+// Config is the plugin's configuration block. At least one phrase or
+// pattern is required.
+type Config struct {
+	Phrases       []string `json:"phrases,omitempty"`
+	Patterns      []string `json:"patterns,omitempty"`
+	CaseSensitive bool     `json:"case_sensitive,omitempty"`
+	// Status is the rejection status, 400–599.
+	Status int `json:"status,omitempty"`
+	// Window is how many runes of earlier response text are carried into
+	// the check of the next frame; it is raised to the longest phrase.
+	Window int `json:"window,omitempty"`
+	// Check says which side is checked: request, response or both.
+	Check string `json:"check,omitempty"`
+}
+
+var schema = &gateway.ConfigSchema{Fields: []gateway.Field{
+	{Name: "phrases", Type: "array", Description: "Blocked phrases, matched as plain text"},
+	{Name: "patterns", Type: "array", Description: "Blocked RE2 regular expressions"},
+	{Name: "case_sensitive", Type: "boolean", Default: false, Description: "Match phrases and patterns case-sensitively"},
+	{Name: "status", Type: "integer", Default: 403, Description: "HTTP status of a rejection (400-599)"},
+	{Name: "window", Type: "integer", Default: DefaultWindow, Description: "Runes of earlier response text matched with each new frame"},
+	{Name: "check", Type: "string", Default: "both", Enum: []string{"request", "response", "both"}, Description: "Which side of the exchange is checked"},
+}}
+
+// Schema returns the configuration schema.
+func Schema() *gateway.ConfigSchema { return schema }
+
+// Factory registers the plugin.
+func Factory() gateway.Factory {
+	return gateway.Factory{
+		Name:   Name,
+		Config: schema,
+		New: func(raw json.RawMessage) (gateway.Plugin, error) {
+			var c Config
+			if err := pluginconf.Decode(Name, schema, raw, &c); err != nil {
+				return nil, err
+			}
+			return New(c)
+		},
+	}
+}
+
+type rule struct {
+	label string // phrases[0] ("drop table")
+	re    *regexp.Regexp
+}
+
+// Plugin is a guardrail instance; read-only after New, safe for concurrent
+// exchanges (per-exchange state lives on the exchange, P31).
+type Plugin struct {
+	rules             []rule
+	status            int
+	window            int
+	request, response bool
+	key               gateway.Key[*state]
+}
+
+// New makes an instance from a decoded config.
+func New(c Config) (*Plugin, error) {
+	if len(c.Phrases) == 0 && len(c.Patterns) == 0 {
+		return nil, fmt.Errorf("%s config: no rules; give at least one entry in phrases or patterns", Name)
+	}
+	p := &Plugin{status: 403, window: DefaultWindow, key: gateway.NewKey[*state](Name)}
+	if c.Status != 0 {
+		if c.Status < 400 || c.Status > 599 {
+			return nil, fmt.Errorf("%s config: field \"status\": %d is not a 4xx or 5xx status", Name, c.Status)
+		}
+		p.status = c.Status
+	}
+	if c.Window < 0 {
+		return nil, fmt.Errorf("%s config: field \"window\": %d is negative", Name, c.Window)
+	} else if c.Window > 0 {
+		p.window = c.Window
+	}
+	switch c.Check {
+	case "", "both":
+		p.request, p.response = true, true
+	case "request":
+		p.request = true
+	case "response":
+		p.response = true
+	default:
+		return nil, fmt.Errorf("%s config: field \"check\": %q is not one of request, response, both", Name, c.Check)
+	}
+	flags := "(?i)"
+	if c.CaseSensitive {
+		flags = ""
+	}
+	for i, ph := range c.Phrases {
+		if ph == "" {
+			return nil, fmt.Errorf("%s config: phrases[%d] is empty", Name, i)
+		}
+		p.rules = append(p.rules, rule{label: fmt.Sprintf("phrases[%d] (%q)", i, ph), re: regexp.MustCompile(flags + regexp.QuoteMeta(ph))})
+		// A phrase split across frames must fit in the carried text.
+		p.window = max(p.window, utf8.RuneCountInString(ph))
+	}
+	for i, pat := range c.Patterns {
+		re, err := regexp.Compile(flags + pat)
+		if err != nil {
+			return nil, fmt.Errorf("%s config: patterns[%d] %q: %w", Name, i, pat, err)
+		}
+		p.rules = append(p.rules, rule{label: fmt.Sprintf("patterns[%d] (%q)", i, pat), re: re})
+	}
+	return p, nil
+}
+
+var _ gateway.StreamingResponder = (*Plugin)(nil)
+
+// Name returns "guardrail".
+func (*Plugin) Name() string { return Name }
+
+// Capabilities: reads bodies, needs one of the parsers.
+func (*Plugin) Capabilities() gateway.Capabilities {
+	return gateway.Capabilities{
+		ReadsBody:   true,
+		RequiresAny: []string{mcpparser.Name, a2aparser.Name, inferenceparser.Name},
+		Description: Description,
+	}
+}
+
+// match returns the label of the first rule that matches s.
+func (p *Plugin) match(s string) (string, bool) {
+	for _, r := range p.rules {
+		if r.re.MatchString(s) {
+			return r.label, true
+		}
+	}
+	return "", false
+}
+
+// OnRequest checks the request text the parsers extracted.
+func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+	if !p.request {
+		return gateway.Continue()
+	}
+	for _, text := range requestTexts(ex) {
+		if label, ok := p.match(text); ok {
+			return gateway.Reject(p.status, fmt.Sprintf("blocked by guardrail rule %s in the request", label))
+		}
+	}
+	return gateway.Continue()
+}
+
+// requestTexts gathers what the parsers found, or the raw body.
+func requestTexts(ex *gateway.Exchange) []string {
+	var out []string
+	parsed := false
+	if r, ok := inferenceparser.FromExchange(ex); ok && r.Request != nil {
+		parsed = true
+		out = append(out, r.Request.System)
+		for _, m := range r.Request.Messages {
+			out = append(out, m.Text)
+		}
+	}
+	if r, ok := mcpparser.FromExchange(ex); ok {
+		parsed = true
+		for _, c := range r.Requests {
+			out = append(out, c.Name, string(c.Arguments), c.URI)
+			out = append(out, jsonTexts(c.Arguments, true)...)
+		}
+	}
+	if r, ok := a2aparser.FromExchange(ex); ok {
+		parsed = true
+		out = append(out, r.RequestText)
+	}
+	if !parsed && len(ex.RequestBody()) > 0 {
+		out = append(out, string(ex.RequestBody()))
+	}
+	return out
+}
+
+// OnResponse is never called for a streaming plugin (P23).
+func (*Plugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+
+// OnResponseFrame checks the frame's text with the text carried from
+// earlier frames and rejects at the first match (P25).
+func (p *Plugin) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	if !p.response {
+		return gateway.Continue()
+	}
+	st, ok := gateway.GetState(ex, p.key)
+	if !ok {
+		st = &state{p: p}
+		gateway.SetState(ex, p.key, st)
+	}
+	if st.hit != "" {
+		return gateway.Continue() // already rejected; the host stops the stream
+	}
+	st.reader.Feed(ex.Response.Header.Get("Content-Type"), frame, last, st)
+	if st.hit != "" {
+		return gateway.Reject(p.status, fmt.Sprintf("blocked by guardrail rule %s in the response", st.hit))
+	}
+	return gateway.Continue()
+}
+
+type state struct {
+	p      *Plugin
+	reader bodystream.Reader
+	tail   string // the last runes of response text, up to p.window
+	hit    string // the rule that matched
+}
+
+// Event checks the text of one SSE event.
+func (st *state) Event(ev sse.Event) {
+	if st.hit != "" {
+		return
+	}
+	data := []byte(ev.Data)
+	texts := jsonTexts(data, false)
+	if texts == nil && !json.Valid(data) {
+		texts = []string{ev.Data} // plain-text events are text too
+	}
+	for _, t := range texts {
+		st.check(t)
+	}
+}
+
+// Body checks the text of a whole non-streamed body.
+func (st *state) Body(body []byte) {
+	texts := jsonTexts(body, false)
+	if texts == nil && !json.Valid(body) {
+		texts = []string{string(body)}
+	}
+	for _, t := range texts {
+		st.check(t)
+	}
+}
+
+func (st *state) check(text string) {
+	if st.hit != "" || text == "" {
+		return
+	}
+	s := st.tail + text
+	if label, ok := st.p.match(s); ok {
+		st.hit = label
+		return
+	}
+	st.tail = lastRunes(s, st.p.window)
+}
+
+func lastRunes(s string, n int) string {
+	if len(s) <= n { // bytes ≥ runes
+		return s
+	}
+	i := len(s)
+	for k := 0; k < n && i > 0; k++ {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return strings.Clone(s[i:]) // do not pin the whole concatenation
+}
+
+// textKeys are the JSON keys whose string values are model or tool text in
+// the inference, MCP and A2A formats.
+var textKeys = map[string]bool{
+	"content": true, "text": true, "thinking": true, "reasoning_content": true,
+	"partial_json": true, "arguments": true,
+}
+
+// jsonTexts returns the text-bearing strings of a JSON document in order;
+// nil when data is not JSON. With all, every string value counts.
+func jsonTexts(data []byte, all bool) []string {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || (data[0] != '{' && data[0] != '[') {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return nil
+	}
+	out := []string{}
+	var walk func(v any, key string)
+	walk = func(v any, key string) {
+		switch x := v.(type) {
+		case string:
+			if all || textKeys[key] {
+				out = append(out, x)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, key)
+			}
+		case map[string]any:
+			// Sorted keys keep the carried text, and so the verdict,
+			// deterministic.
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				walk(x[k], k)
+			}
+		}
+	}
+	walk(v, "")
+	return out
+}
