@@ -93,6 +93,8 @@ func framerCases() []framerCase {
 		{name: "BOM CRLF", in: bomS + "data\r\n\r\n", want: []block{{bomS + "data\r\n\r\n", true}}},
 		{name: "BOM only at stream start", in: "data: a\n\n" + bomS + "data: b\n\n",
 			want: []block{{"data: a\n\n", true}, {bomS + "data: b\n\n", false}}},
+		{name: "BOM line in a later block", in: "data: a\n\n" + bomS + "\ndata: b\n\n",
+			want: []block{{"data: a\n\n", true}, {bomS + "\ndata: b\n\n", true}}},
 		{name: "partial BOM is content", in: "\xEF\xBBdata: a\n\n", want: []block{{"\xEF\xBBdata: a\n\n", false}}},
 		{name: "double BOM", in: bomS + bomS + "data: a\n\n", want: []block{{bomS + bomS + "data: a\n\n", false}}},
 		{name: "BOM alone unterminated", in: bomS, want: []block{{bomS, false}}, unterm: 3},

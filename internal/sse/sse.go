@@ -272,12 +272,17 @@ type Event struct {
 // Parse reads up to the first blank line (the end of the block) and treats a
 // final line without line end as complete. A leading UTF-8 BOM is skipped,
 // because the stream's BOM is the first bytes of the first block's raw
-// bytes. Values keep their bytes as they are; invalid UTF-8 is not replaced.
+// bytes. If that BOM is a whole line and more lines follow, raw cannot be the
+// stream's first block (the Framer would have ended the block at that blank
+// line), so the BOM was content of a later block: the line is ignored as an
+// unknown field and parsing goes on. Values keep their bytes as they are;
+// invalid UTF-8 is not replaced.
 func Parse(raw []byte) Event {
 	var ev Event
+	bomLine := bytes.HasPrefix(raw, bom)
 	raw = bytes.TrimPrefix(raw, bom)
 	var data []byte
-	for len(raw) > 0 {
+	for first := true; len(raw) > 0; first = false {
 		var line []byte
 		i := bytes.IndexAny(raw, "\r\n")
 		switch {
@@ -289,6 +294,9 @@ func Parse(raw []byte) Event {
 			line, raw = raw[:i], raw[i+1:]
 		}
 		if len(line) == 0 {
+			if first && bomLine && len(raw) > 0 {
+				continue // a BOM line of a later block: content, not a blank line (see above)
+			}
 			break // the blank line that ends the block
 		}
 		if line[0] == ':' {
