@@ -382,9 +382,10 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) 
 		return Result{}, err
 	}
 	res := Result{Payload: orig, Value: req.Payload}
-	w := walk{d: d, pt: pt, rec: req.Trace, res: &res, tool: toolName(host), provider: req.Provider}
+	w := walk{d: d, pt: pt, rec: req.Trace, tool: toolName(host), provider: req.Provider}
 	if intercept.IsEventOnly(point) {
 		d.broadcast(&w, orig)
+		res.Warnings = w.warnings
 		return res, nil
 	}
 	var verdict intercept.Decision
@@ -486,6 +487,7 @@ walkLoop:
 		res.Payload, res.Value, res.Changed = cur, curVal, true
 	}
 	d.broadcast(&w, res.Payload)
+	res.Warnings = w.warnings
 	return res, nil
 }
 
@@ -494,9 +496,10 @@ type walk struct {
 	d        *Dispatcher
 	pt       *pointTable
 	rec      *trace.Recorder
-	res      *Result
 	tool     string
 	provider string
+	// warnings are those this dispatch emitted first (Result.Warnings).
+	warnings []string
 }
 
 // call makes one extension call with its budget and classifies the outcome.
@@ -565,7 +568,7 @@ func (w *walk) fail(m *member, phase string, kind Kind, detail string) error {
 	}
 	msg := fmt.Sprintf("optional extension %q %s at %s and was skipped: %s", m.id, kindVerb(kind), w.pt.point, detail)
 	if w.d.warn(warnKey{m.index, kind}, Warning{Extension: m.id, Point: w.pt.point, Kind: kind, Message: msg}) {
-		w.res.Warnings = append(w.res.Warnings, msg)
+		w.warnings = append(w.warnings, msg)
 	}
 	return nil
 }
@@ -623,7 +626,7 @@ func (d *Dispatcher) broadcast(w *walk, payload json.RawMessage) {
 	default:
 		msg := fmt.Sprintf("event queue full; dropped the %s event (D20)", pt.point)
 		if d.warn(warnKey{-1, KindEventDrop}, Warning{Point: pt.point, Kind: KindEventDrop, Message: msg}) {
-			w.res.Warnings = append(w.res.Warnings, msg)
+			w.warnings = append(w.warnings, msg)
 		}
 	}
 }

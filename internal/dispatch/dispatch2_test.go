@@ -76,7 +76,9 @@ func TestConcurrentWarnOnceD4D15(t *testing.T) {
 func TestRedactionD16(t *testing.T) {
 	const secret = "sk-ant-api03-SECRETSECRETSECRET"
 	const bearer = "Bearer abcdefghijklmnopqrstuvwxyz"
-	leak := func(s string) bool { return strings.Contains(s, "SECRETSECRET") || strings.Contains(s, "abcdefghijklmnop") }
+	leak := func(s string) bool {
+		return strings.Contains(s, "SECRETSECRET") || strings.Contains(s, "abcdefghijklmnop")
+	}
 	rec := trace.NewRecorder()
 	var all []string
 
