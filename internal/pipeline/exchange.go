@@ -194,6 +194,7 @@ type Exchange struct {
 	warnings   []Warning
 	shadows    []Shadow
 	result     *Result
+	res        Result // result's storage: one allocation less per exchange
 	finishing  bool
 	spare      *gateway.Exchange
 	spareCtl   *gateway.Control

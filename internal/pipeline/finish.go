@@ -55,7 +55,7 @@ func (e *Exchange) Finish() *Result {
 			e.finishOne(i, left)
 		}
 	}
-	res := &Result{
+	e.res = Result{
 		Outcome:  e.outcome,
 		Status:   e.status,
 		Header:   e.header,
@@ -67,13 +67,13 @@ func (e *Exchange) Finish() *Result {
 		Err:      e.err,
 	}
 	if !e.streamed {
-		res.Body = e.body
+		e.res.Body = e.body
 	}
 	if e.allowed {
-		res.RequestBody = e.RequestBody()
+		e.res.RequestBody = e.RequestBody()
 	}
-	e.result = res
-	return res
+	e.result = &e.res
+	return e.result
 }
 
 // finishOne runs plugin i's OnFinish; left finishers follow it.
