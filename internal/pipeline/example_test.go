@@ -37,8 +37,10 @@ func (tokens) Name() string { return "tokens" }
 func (tokens) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{Description: "Counts streamed events", Requires: []string{"auth"}}
 }
-func (tokens) OnRequest(context.Context, *gateway.Exchange) gateway.Action  { return gateway.Continue() }
-func (tokens) OnResponse(context.Context, *gateway.Exchange) gateway.Action { return gateway.Continue() }
+func (tokens) OnRequest(context.Context, *gateway.Exchange) gateway.Action { return gateway.Continue() }
+func (tokens) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
 func (tokens) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
 	if !last {
 		n, _ := gateway.GetState(ex, frames)
