@@ -237,7 +237,7 @@ func lintFields(plugin, path string, fields []gateway.Field, add addFunc) {
 		}
 		if len(f.Enum) > 0 {
 			if f.Type == "object" || f.Type == "array" || f.Type == "boolean" {
-				add(plugin, RuleSchema, "drop the enum, or change the type", "%s has an enum, which a %s field cannot have", where, f.Type)
+				add(plugin, RuleSchema, "drop the enum, or change the type", "%s has an enum, which %s field cannot have", where, article(f.Type))
 			} else {
 				seenEnum := map[string]bool{}
 				for _, v := range f.Enum {
@@ -276,9 +276,16 @@ func checkScalar(t, s string) error {
 		_, err = time.ParseDuration(s)
 	}
 	if err != nil {
-		return fmt.Errorf("not a %s", t)
+		return fmt.Errorf("not %s", article(t))
 	}
 	return nil
+}
+
+func article(t string) string {
+	if strings.ContainsRune("aeiou", rune(t[0])) {
+		return "an " + t
+	}
+	return "a " + t
 }
 
 // checkDefault reports whether a decoded default v is a value of type t.
@@ -314,7 +321,7 @@ func checkDefault(t string, v any) error {
 		ok = k == reflect.Map
 	}
 	if !ok {
-		return fmt.Errorf("not a %s", t)
+		return fmt.Errorf("not %s", article(t))
 	}
 	return nil
 }
