@@ -56,7 +56,7 @@ func sameBlocks(a, b []block) bool {
 // FuzzFramer checks the P19 invariants on arbitrary input: the emitted blocks
 // concatenate to the input; one chunk, a random split and 1-byte chunks give
 // the same blocks and End result, which match a naive reference model; and
-// every frame parses with data present.
+// every frame parses with data present (and a complete non-frame without).
 func FuzzFramer(f *testing.F) {
 	for _, tc := range framerCases() {
 		// Large inputs make minimizing new inputs slow; the table tests cover them.
@@ -97,8 +97,15 @@ func FuzzFramer(f *testing.F) {
 		}
 
 		for i, b := range one {
-			if b.frame && !Parse([]byte(b.raw)).HasData {
+			hasData := Parse([]byte(b.raw)).HasData
+			if b.frame && !hasData {
 				t.Fatalf("frame %d %q parses without data", i, b.raw)
+			}
+			// A complete non-frame parses without data too, unless it is a later
+			// block starting with a BOM (Parse cannot tell it from a first block).
+			complete := n1 == 0 || i < len(one)-1
+			if complete && !b.frame && hasData && !(i > 0 && bytes.HasPrefix([]byte(b.raw), []byte(bomS))) {
+				t.Fatalf("non-frame block %d %q parses with data", i, b.raw)
 			}
 		}
 	})
