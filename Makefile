@@ -24,7 +24,14 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 proto:
-	@echo "proto: the protocol has not landed yet (issue 4)"
+	@command -v protoc >/dev/null || { echo "proto: protoc not found; install it (Debian: apt-get install protobuf-compiler)"; exit 1; }
+	bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	GOBIN=$$bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12 && \
+	GOBIN=$$bin $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.1 && \
+	protoc --plugin=protoc-gen-go=$$bin/protoc-gen-go --plugin=protoc-gen-go-grpc=$$bin/protoc-gen-go-grpc \
+		--go_out=. --go_opt=module=github.com/abkit/abkit \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/abkit/abkit \
+		proto/abkit/v1/*.proto
 
 run:
 	$(GO) run ./cmd/abctl
