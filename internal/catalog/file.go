@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/goccy/go-yaml"
 )
@@ -31,14 +30,10 @@ func (s *fileSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
 	if err := DecodeStrict(s.path, data, &f); err != nil {
 		return nil, nil, &ReadError{Source: s.spec, Err: err}
 	}
-	abs, err := filepath.Abs(s.path)
-	if err != nil {
-		abs = s.path
-	}
 	for i := range f.Plugins {
 		// Whatever origin a saved listing carried, this copy comes from
-		// the file.
-		f.Plugins[i].Origin = Origin{Kind: OriginFile, Source: s.spec, Path: abs}
+		// the file, named as the operator named it.
+		f.Plugins[i].Origin = Origin{Kind: OriginFile, Source: s.spec, Path: s.path}
 	}
 	return f.Plugins, nil, nil
 }

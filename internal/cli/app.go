@@ -196,6 +196,16 @@ func (o *globalOpts) completeNames(cmd *cobra.Command, args []string, _ string) 
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
+// groupRunE makes a command group print its help when called alone and
+// fail with a usage error on an unknown subcommand, rather than print help
+// and exit 0.
+func groupRunE(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr(fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath()))
+	}
+	return cmd.Help()
+}
+
 // exactArgs is cobra.ExactArgs with a usage exit code.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,8 @@ given with --source (repeatable) and combined, sorted by name:
   url:URL      a gateway's plugin list or live-chain endpoint`,
 		Example: "  abctl catalog list --source builtin --source file:extra.yaml\n  abctl catalog show mcp-parser",
 	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = groupRunE
 	c.AddCommand(newCatalogListCmd(o), newCatalogShowCmd(o), newCatalogLintCmd(o))
 	return c
 }
@@ -307,27 +310,41 @@ func reportFindings(o *globalOpts, format string, fs []catalog.Finding, what str
 		if err := writeData(o.app.Out, format, lintOutput{Findings: nonNil(fs)}); err != nil {
 			return writeOut(err)
 		}
-	} else {
+	} else if o.app.OutTerminal {
+		// On a terminal, one block per finding: messages are too long
+		// for table columns.
 		p := outPainter(o.app, o.noColor)
+		var b strings.Builder
+		for _, f := range fs {
+			if f.File != "" {
+				b.WriteString(f.File)
+				if f.Line > 0 {
+					b.WriteString(":" + strconv.Itoa(f.Line))
+				}
+				b.WriteString(": ")
+			}
+			b.WriteString(p.red(f.Rule))
+			if f.Plugin != "" {
+				b.WriteString(" " + p.bold(f.Plugin))
+			}
+			b.WriteString(": " + f.Msg + "\n")
+			b.WriteString("    " + p.dim("fix:") + " " + f.Fix + "\n")
+		}
+		if _, err := io.WriteString(o.app.Out, b.String()); err != nil {
+			return writeOut(err)
+		}
+	} else {
+		// Plain: FILE:LINE (when a file), RULE, PLUGIN, MESSAGE, FIX.
 		rows := make([][]string, 0, len(fs))
 		for _, f := range fs {
-			where := f.File
-			if f.Line > 0 {
-				where += ":" + strconv.Itoa(f.Line)
+			var row []string
+			if f.File != "" {
+				row = append(row, f.File+":"+strconv.Itoa(f.Line))
 			}
-			rows = append(rows, []string{where, f.Rule, f.Plugin, f.Msg, f.Fix})
+			rows = append(rows, append(row, f.Rule, f.Plugin, f.Msg, f.Fix))
 		}
-		header := []string{"WHERE", "RULE", "PLUGIN", "MESSAGE", "FIX"}
-		if len(fs) > 0 && fs[0].File == "" {
-			for i := range rows {
-				rows[i] = rows[i][1:]
-			}
-			header = header[1:]
-		}
-		if len(fs) > 0 {
-			if err := writeTable(o.app.Out, o.app.OutTerminal, p, header, rows); err != nil {
-				return writeOut(err)
-			}
+		if err := writeTable(o.app.Out, false, painter{}, nil, rows); err != nil {
+			return writeOut(err)
 		}
 	}
 	ep := newPainter(o.app, o.noColor)

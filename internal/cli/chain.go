@@ -21,6 +21,8 @@ Plugins are looked up in the catalog the --source flags name (default
 builtin).`,
 		Example: "  abctl chain validate chain.yaml\n  abctl chain show chain.yaml --source file:catalog.yaml",
 	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = groupRunE
 	c.AddCommand(newChainValidateCmd(o), newChainShowCmd(o))
 	return c
 }

@@ -1,0 +1,293 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abkit/abkit/internal/catalog"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+const (
+	testCatalog = "file:../catalog/testdata/catalog.yaml"
+	chains      = "../catalog/testdata/chains/"
+)
+
+type result struct {
+	code     int
+	out, err string
+}
+
+// run runs abctl in-process. terminal makes stdout and stderr look like a
+// terminal; env is the environment.
+func run(t *testing.T, terminal bool, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	app := &App{
+		Out: &out, Err: &errb,
+		OutTerminal: terminal, ErrTerminal: terminal,
+		Getenv:  func(k string) string { return env[k] },
+		Catalog: catalog.Options{Builtin: Builtins, CacheDir: "-"},
+		Version: "v0.0.0-test",
+	}
+	code := Main(context.Background(), app, args)
+	return result{code: code, out: out.String(), err: errb.String()}
+}
+
+// scrub replaces the absolute testdata path, which differs per checkout.
+func scrub(t *testing.T, s string) string {
+	abs, err := filepath.Abs("../catalog/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(s, abs, "TESTDATA")
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/cli -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", name, diff)
+	}
+}
+
+// TestGolden runs each command on a terminal-like and on a plain writer
+// and compares stdout with testdata/golden. NO_COLOR is set so golden
+// files hold no escape codes; TestColour covers colour.
+func TestGolden(t *testing.T) {
+	noColor := map[string]string{"NO_COLOR": "1"}
+	tests := []struct {
+		name string
+		code int
+		args []string
+	}{
+		{"list", 0, []string{"catalog", "list", "--source", testCatalog}},
+		{"list_json", 0, []string{"catalog", "list", "--source", testCatalog, "-o", "json"}},
+		{"list_yaml", 0, []string{"catalog", "list", "--source", testCatalog, "-o", "yaml"}},
+		{"show", 0, []string{"catalog", "show", "tool-allowlist", "--source", testCatalog}},
+		{"show_json", 0, []string{"catalog", "show", "mcp-parser", "--source", testCatalog, "-o", "json"}},
+		{"lint_broken", 1, []string{"catalog", "lint", "--source", "file:../catalog/testdata/lint/broken.yaml"}},
+		{"validate_everything", 1, []string{"chain", "validate", chains + "everything.yaml", "--source", testCatalog}},
+		{"validate_everything_json", 1, []string{"chain", "validate", chains + "everything.yaml", "--source", testCatalog, "-o", "json"}},
+		{"chain_show", 0, []string{"chain", "show", chains + "valid.yaml", "--source", testCatalog}},
+		{"chain_show_yaml", 0, []string{"chain", "show", chains + "valid.yaml", "--source", testCatalog, "-o", "yaml"}},
+	}
+	for _, tc := range tests {
+		for _, term := range []bool{true, false} {
+			if strings.Contains(tc.name, "json") || strings.Contains(tc.name, "yaml") {
+				if !term {
+					continue // data formats do not depend on the terminal
+				}
+			}
+			name := tc.name
+			if !strings.Contains(name, "json") && !strings.Contains(name, "yaml") {
+				if term {
+					name += ".term"
+				} else {
+					name += ".plain"
+				}
+			}
+			t.Run(name, func(t *testing.T) {
+				r := run(t, term, noColor, tc.args...)
+				if r.code != tc.code {
+					t.Fatalf("exit %d, want %d; stderr: %s", r.code, tc.code, r.err)
+				}
+				golden(t, name, scrub(t, r.out))
+			})
+		}
+	}
+}
+
+// TestPlainIsTSV: off a terminal every line has the same number of tab
+// separated fields and there is no header.
+func TestPlainIsTSV(t *testing.T) {
+	r := run(t, false, nil, "catalog", "list", "--source", testCatalog)
+	lines := strings.Split(strings.TrimSuffix(r.out, "\n"), "\n")
+	if len(lines) != 12 {
+		t.Fatalf("%d lines, want 12 (one per plugin, no header):\n%s", len(lines), r.out)
+	}
+	for _, l := range lines {
+		if n := strings.Count(l, "\t"); n != 5 {
+			t.Errorf("line %q has %d tabs, want 5", l, n)
+		}
+		if strings.HasPrefix(l, "NAME") || strings.Contains(l, "\x1b[") {
+			t.Errorf("plain output has a header or colour: %q", l)
+		}
+	}
+}
+
+func TestColour(t *testing.T) {
+	args := []string{"catalog", "list", "--source", testCatalog}
+	if r := run(t, true, nil, args...); !strings.HasPrefix(r.out, "\x1b[1mNAME") {
+		t.Errorf("terminal without NO_COLOR: want a bold header, got %q", firstLine(r.out))
+	}
+	if r := run(t, true, map[string]string{"NO_COLOR": "1"}, args...); strings.Contains(r.out+r.err, "\x1b[") {
+		t.Errorf("NO_COLOR set: output has escape codes")
+	}
+	if r := run(t, true, nil, append(args, "--no-color")...); strings.Contains(r.out+r.err, "\x1b[") {
+		t.Errorf("--no-color: output has escape codes")
+	}
+	if r := run(t, false, nil, args...); strings.Contains(r.out+r.err, "\x1b[") {
+		t.Errorf("not a terminal: output has escape codes")
+	}
+}
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
+// TestExitCodes: 0 ok, 1 findings, 2 usage, 3 unreadable plugin, file or
+// gateway; messages go to stderr, never stdout.
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		args    []string
+		code    int
+		errWant string
+	}{
+		{[]string{"catalog", "list"}, 0, ""},
+		{[]string{"catalog", "lint"}, 0, "no findings"},
+		{[]string{"version"}, 0, ""},
+		{[]string{"chain", "validate", chains + "valid.yaml", "--source", testCatalog}, 0, "no findings"},
+		{[]string{"chain", "validate", chains + "p7_late.yaml", "--source", testCatalog}, 1, "1 finding(s)"},
+		{[]string{"catalog", "lint", "--source", "file:../catalog/testdata/lint/broken.yaml"}, 1, "finding(s)"},
+		{[]string{"catalog", "list", "--bogus"}, 2, "unknown flag"},
+		{[]string{"catalog", "list", "-o", "xml"}, 2, `output format "xml"`},
+		{[]string{"catalog", "show"}, 2, "accepts 1 arg"},
+		{[]string{"catalog", "show", "nope"}, 2, `no plugin "nope"`},
+		{[]string{"catalog", "frobnicate"}, 2, "unknown command"},
+		{[]string{"catalog", "list", "--source", "ftp:x"}, 2, "want builtin, dir:PATH"},
+		{[]string{"catalog", "list", "--source", "file:does/not/exist.yaml"}, 3, "no such file"},
+		{[]string{"chain", "validate", "does/not/exist.yaml"}, 3, "no such file"},
+		{[]string{"catalog", "list", "--source", "url:http://127.0.0.1:1/plugins"}, 3, "fetch http://127.0.0.1:1/plugins"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := run(t, false, nil, tc.args...)
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d; stderr: %s", r.code, tc.code, r.err)
+			}
+			if !strings.Contains(r.err, tc.errWant) {
+				t.Errorf("stderr %q, want it to contain %q", r.err, tc.errWant)
+			}
+			if tc.code >= 2 && r.out != "" {
+				t.Errorf("stdout not empty on error: %q", r.out)
+			}
+		})
+	}
+}
+
+func TestChainFileDecodeError(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(p, []byte("inbound:\n  - name: a\n    onerror: observe\n"), 0o644)
+	r := run(t, false, nil, "chain", "validate", p)
+	if r.code != 3 || !strings.Contains(r.err, p+":3:5:") {
+		t.Errorf("exit %d, stderr %q; want 3 and file:line:column", r.code, r.err)
+	}
+}
+
+// TestBuiltinCatalog: the built-in catalog lists every example plugin with
+// description and capabilities, and lints clean (P1, P2, P5, ...).
+func TestBuiltinCatalog(t *testing.T) {
+	r := run(t, false, nil, "catalog", "list", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.err)
+	}
+	var got struct {
+		Plugins []struct {
+			Name         string          `json:"name"`
+			Description  string          `json:"description"`
+			Capabilities json.RawMessage `json:"capabilities"`
+			Origin       struct{ Kind string }
+		} `json:"plugins"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Plugins) != len(Builtins()) || len(got.Plugins) == 0 {
+		t.Fatalf("%d plugins, want %d", len(got.Plugins), len(Builtins()))
+	}
+	for _, p := range got.Plugins {
+		if p.Name == "" || p.Description == "" || len(p.Capabilities) == 0 || p.Origin.Kind != "builtin" {
+			t.Errorf("incomplete entry %+v", p)
+		}
+	}
+	if r := run(t, false, nil, "catalog", "lint"); r.code != 0 {
+		t.Errorf("built-in catalog lint: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	r := run(t, false, nil, "__complete", "catalog", "show", "--source", testCatalog, "")
+	for _, n := range []string{"mcp-parser\tParses MCP", "tool-allowlist\t"} {
+		if !strings.Contains(r.out, n) {
+			t.Errorf("completion output lacks %q:\n%s", n, r.out)
+		}
+	}
+	r = run(t, false, nil, "completion", "bash")
+	if r.code != 0 || !strings.Contains(r.out, "__start_abctl") {
+		t.Errorf("completion bash: exit %d", r.code)
+	}
+	r = run(t, false, nil, "__complete", "catalog", "list", "-o", "")
+	if !strings.Contains(r.out, "json") || !strings.Contains(r.out, "yaml") {
+		t.Errorf("-o completion: %q", r.out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := run(t, false, nil, "version", "-o", "json")
+	var v versionOutput
+	if err := json.Unmarshal([]byte(r.out), &v); err != nil || v.Version != "v0.0.0-test" || v.Go == "" {
+		t.Errorf("version = %+v, %v", v, err)
+	}
+}
+
+// TestDocsUpToDate fails when docs/cli no longer matches the commands; run
+// `go run ./internal/cli/gendocs` to regenerate.
+func TestDocsUpToDate(t *testing.T) {
+	tmp := t.TempDir()
+	if err := GenDocs(tmp); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.Glob(filepath.Join(tmp, "*.md"))
+	have, _ := filepath.Glob("../../docs/cli/abctl*.md")
+	if len(want) != len(have) {
+		t.Errorf("docs/cli has %d pages, the commands make %d; run go run ./internal/cli/gendocs", len(have), len(want))
+	}
+	for _, w := range want {
+		gen, _ := os.ReadFile(w)
+		cur, err := os.ReadFile(filepath.Join("../../docs/cli", filepath.Base(w)))
+		if err != nil || !bytes.Equal(gen, cur) {
+			t.Errorf("docs/cli/%s is out of date; run go run ./internal/cli/gendocs", filepath.Base(w))
+		}
+	}
+}
+
+// BenchmarkCatalogListBuiltin runs `abctl catalog list` on the built-in
+// source in-process, plain output.
+func BenchmarkCatalogListBuiltin(b *testing.B) {
+	var out bytes.Buffer
+	app := &App{Out: &out, Err: &out, Catalog: catalog.Options{Builtin: Builtins}}
+	for b.Loop() {
+		out.Reset()
+		if code := Main(context.Background(), app, []string{"catalog", "list"}); code != 0 {
+			b.Fatalf("exit %d: %s", code, out.String())
+		}
+	}
+}
