@@ -1,0 +1,142 @@
+// Package contexttrimmer is the context-trimmer example extension (family
+// D). At context.prepare it replaces the message list with its last N
+// messages (D8), keeping leading system messages and never starting the
+// kept window with an orphaned tool result. When nothing needs trimming it
+// answers continue, so the host keeps its own bytes (D11).
+package contexttrimmer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/intercept"
+)
+
+// Name is the extension's plugin ID.
+const Name = "context-trimmer"
+
+// Description is the one-line catalog description (P5).
+const Description = "Trims the agent's context to the last N messages before each turn"
+
+// DefaultKeep is how many messages the catalog build keeps.
+const DefaultKeep = 50
+
+// Config is the extension's configuration.
+type Config struct {
+	// Keep is how many messages (besides kept system messages) remain.
+	Keep int `json:"keep"`
+	// DropSystem drops leading system messages like any other; by default
+	// they are always kept.
+	DropSystem bool `json:"drop_system,omitempty"`
+}
+
+// Manifest joins the chain at context.prepare.
+func Manifest() intercept.Manifest {
+	return intercept.Manifest{PluginID: Name, Points: []intercept.Point{intercept.ContextPrepare}}
+}
+
+// Plugin bundles the extension, keeping DefaultKeep messages, for the
+// catalog.
+func Plugin() sdk.Plugin {
+	return sdk.Plugin{
+		Name:        Name,
+		Description: Description,
+		Extension: &sdk.Extension{
+			Manifest: Manifest(),
+			New:      func() (intercept.Extension, error) { return New(Config{Keep: DefaultKeep}) },
+		},
+	}
+}
+
+// Extension trims context; read-only after New, safe for concurrent calls.
+type Extension struct {
+	keep       int
+	keepSystem bool
+}
+
+var _ intercept.Extension = (*Extension)(nil)
+
+// New makes the extension.
+func New(c Config) (*Extension, error) {
+	if c.Keep < 1 {
+		return nil, fmt.Errorf("%s config: keep is %d; keep at least 1 message", Name, c.Keep)
+	}
+	return &Extension{keep: c.Keep, keepSystem: !c.DropSystem}, nil
+}
+
+// message holds what trimming needs to know of an opaque message.
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+func (m message) isToolResult() bool {
+	if m.Role == "tool" {
+		return true
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(m.Content, &blocks) != nil {
+		return false
+	}
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
+}
+
+// Call trims at context.prepare and continues everywhere else.
+func (e *Extension) Call(_ context.Context, point intercept.Point, payload json.RawMessage) (intercept.Answer, error) {
+	if point != intercept.ContextPrepare {
+		return intercept.Continue(), nil
+	}
+	var p intercept.ContextPayload
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return intercept.Answer{}, fmt.Errorf("%s: decode context payload: %w", Name, err)
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(p.Messages, &msgs); err != nil {
+		return intercept.Answer{}, fmt.Errorf("%s: messages is not an array: %w", Name, err)
+	}
+	kept := e.trim(msgs)
+	if len(kept) == len(msgs) {
+		return intercept.Continue(), nil
+	}
+	out, err := json.Marshal(kept)
+	if err != nil {
+		return intercept.Answer{}, fmt.Errorf("%s: encode messages: %w", Name, err)
+	}
+	// The whole payload is replaced (D8): guidance is carried over.
+	return intercept.Replace(intercept.ContextPayload{Messages: out, Guidance: p.Guidance})
+}
+
+// trim returns the leading system messages (unless dropped) and the last
+// keep others, minus tool results whose call was trimmed away.
+func (e *Extension) trim(msgs []json.RawMessage) []json.RawMessage {
+	parsed := make([]message, len(msgs))
+	for i, m := range msgs {
+		_ = json.Unmarshal(m, &parsed[i]) // an unreadable message is just a message
+	}
+	head := 0
+	if e.keepSystem {
+		for head < len(msgs) && (parsed[head].Role == "system" || parsed[head].Role == "developer") {
+			head++
+		}
+	}
+	if len(msgs)-head <= e.keep {
+		return msgs
+	}
+	start := len(msgs) - e.keep
+	for start < len(msgs) && parsed[start].isToolResult() {
+		start++
+	}
+	return append(append([]json.RawMessage(nil), msgs[:head]...), msgs[start:]...)
+}
+
+// Notify ignores events.
+func (*Extension) Notify(intercept.Point, json.RawMessage) error { return nil }
