@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
+	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -109,8 +111,10 @@ func probe(f *gateway.Factory) (gateway.Plugin, []ObservedInstance, error) {
 	}
 	configs := []json.RawMessage{nil}
 	if f.Config != nil {
-		if b, err := json.Marshal(defaults(f.Config.Fields)); err == nil {
-			configs = append(configs, b)
+		for _, m := range []map[string]any{defaults(f.Config.Fields), sample(f.Config.Fields)} {
+			if b, err := json.Marshal(m); err == nil {
+				configs = append(configs, b)
+			}
 		}
 	}
 	var firstErr error
@@ -157,6 +161,52 @@ func defaults(fields []gateway.Field) map[string]any {
 	return m
 }
 
+// sample builds a config object with every field set: its default, or else
+// a placeholder value of its type (the first enum value where there is
+// one). Capabilities are static (P2), so any config that makes an instance
+// tells the truth about them.
+func sample(fields []gateway.Field) map[string]any {
+	m := map[string]any{}
+	for _, f := range fields {
+		if f.Default != nil {
+			m[f.Name] = f.Default
+			continue
+		}
+		m[f.Name] = sampleValue(f)
+	}
+	return m
+}
+
+func sampleValue(f gateway.Field) any {
+	first := func(def any) any {
+		if len(f.Enum) > 0 {
+			return f.Enum[0]
+		}
+		return def
+	}
+	switch f.Type {
+	case "integer", "number":
+		if len(f.Enum) > 0 {
+			if n, err := strconv.ParseFloat(f.Enum[0], 64); err == nil {
+				return n
+			}
+		}
+		return 1
+	case "boolean":
+		return false
+	case "duration":
+		return first("1s")
+	case "object":
+		return sample(f.Fields)
+	case "array":
+		if len(f.Fields) > 0 {
+			return []any{sample(f.Fields)}
+		}
+		return []any{first("example")}
+	}
+	return first("example")
+}
+
 func behaviours(p gateway.Plugin) []string {
 	var out []string
 	if _, ok := p.(gateway.Initializer); ok {
@@ -175,4 +225,26 @@ func behaviours(p gateway.Plugin) []string {
 		out = append(out, BehaviourReady)
 	}
 	return out
+}
+
+// FromSDK returns the builtin form of an sdk plugin bundle: its factory,
+// its extension's manifest and the specs of its hooks.
+func FromSDK(p sdk.Plugin) Builtin {
+	b := Builtin{Name: p.Name, Description: p.Description, Version: p.Version, Pipeline: p.Pipeline}
+	if p.Extension != nil {
+		m := p.Extension.Manifest
+		b.Extension = &m
+	}
+	if hs := p.Hooks; hs != nil {
+		for _, h := range hs.Submit {
+			b.Hooks = append(b.Hooks, h.Spec())
+		}
+		for _, h := range hs.Parts {
+			b.Hooks = append(b.Hooks, h.Spec())
+		}
+		for _, h := range hs.Tools {
+			b.Hooks = append(b.Hooks, h.Spec())
+		}
+	}
+	return b
 }

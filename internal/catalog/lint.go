@@ -235,13 +235,19 @@ func lintFields(plugin, path string, fields []gateway.Field, add addFunc) {
 		if len(f.Fields) > 0 && f.Type != "object" && f.Type != "array" {
 			add(plugin, RuleSchema, "make the field an object or array, or drop its nested fields", "%s is of type %s but has nested fields; only object and array fields have them", where, f.Type)
 		}
+		// An enum lists the allowed values; on an array field, the allowed
+		// values of its items, which are then strings.
+		itemType := f.Type
+		if f.Type == "array" {
+			itemType = "string"
+		}
 		if len(f.Enum) > 0 {
-			if f.Type == "object" || f.Type == "array" || f.Type == "boolean" {
+			if f.Type == "object" || f.Type == "boolean" || (f.Type == "array" && len(f.Fields) > 0) {
 				add(plugin, RuleSchema, "drop the enum, or change the type", "%s has an enum, which %s field cannot have", where, article(f.Type))
 			} else {
 				seenEnum := map[string]bool{}
 				for _, v := range f.Enum {
-					if err := checkScalar(f.Type, v); err != nil {
+					if err := checkScalar(itemType, v); err != nil {
 						add(plugin, RuleSchema, "write enum values of the field's type", "%s enum value %q: %v", where, v, err)
 					}
 					if seenEnum[v] {
@@ -254,8 +260,12 @@ func lintFields(plugin, path string, fields []gateway.Field, add addFunc) {
 		if f.Default != nil {
 			if err := checkDefault(f.Type, f.Default); err != nil {
 				add(plugin, RuleSchema, "make the default a value of the field's type", "%s default %v: %v", where, f.Default, err)
-			} else if len(f.Enum) > 0 && !slices.Contains(f.Enum, scalarString(f.Default)) {
-				add(plugin, RuleSchema, "make the default one of the enum values", "%s default %v is not one of the enum values %v", where, f.Default, f.Enum)
+			} else if len(f.Enum) > 0 {
+				for _, v := range enumCandidates(f.Type, f.Default) {
+					if !slices.Contains(f.Enum, v) {
+						add(plugin, RuleSchema, "make the default one of the enum values", "%s default %v: %q is not one of the enum values %v", where, f.Default, v, f.Enum)
+					}
+				}
 			}
 		}
 		if len(f.Fields) > 0 {
@@ -324,6 +334,20 @@ func checkDefault(t string, v any) error {
 		return fmt.Errorf("not %s", article(t))
 	}
 	return nil
+}
+
+// enumCandidates returns the values of a default that must be enum values:
+// the default itself, or each item of an array default.
+func enumCandidates(t string, v any) []string {
+	if t != "array" {
+		return []string{scalarString(v)}
+	}
+	rv := reflect.ValueOf(v)
+	out := make([]string, 0, rv.Len())
+	for i := range rv.Len() {
+		out = append(out, scalarString(rv.Index(i).Interface()))
+	}
+	return out
 }
 
 // scalarString formats a scalar default the way enum values are written.

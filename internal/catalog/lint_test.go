@@ -41,8 +41,8 @@ func TestLintFindings(t *testing.T) {
 		{"needs-ghost", "P8"}:      1, // ghost
 		// strng type; 2.5 not integer; "two" not integer; default 3 not in
 		// enum; nested fields on boolean; "soon"; empty nested name; enum on
-		// array; count twice.
-		{"bad-schema", "C1"}:     9,
+		// object; count twice; array default item c not in the item enum.
+		{"bad-schema", "C1"}:     10,
 		{"bad-extension", "D1"}:  1,
 		{"bad-extension", "D3"}:  1,
 		{"bad-extension", "D4"}:  1,
