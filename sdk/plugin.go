@@ -6,6 +6,61 @@
 // The contract types themselves live in sdk/gateway (family P, the request
 // pipeline), sdk/intercept (family D, the intercept dispatcher) and
 // sdk/hooks (family H, the hook bus); abkit's runtimes use the same types.
+//
+// # A complete plugin binary
+//
+// The same bundle runs in-process (a host registers Pipeline directly) and
+// as its own binary, whose main calls [Serve] and nothing else:
+//
+//	package main
+//
+//	import (
+//		"context"
+//		"encoding/json"
+//
+//		"github.com/abkit/abkit/sdk"
+//		"github.com/abkit/abkit/sdk/gateway"
+//	)
+//
+//	type versionGate struct{}
+//
+//	func (versionGate) Name() string { return "version-gate" }
+//	func (versionGate) Capabilities() gateway.Capabilities {
+//		return gateway.Capabilities{Description: "Rejects requests without an X-Api-Version header"}
+//	}
+//	func (versionGate) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+//		if ex.Request.Header.Get("X-Api-Version") == "" {
+//			return gateway.Reject(400, "missing X-Api-Version")
+//		}
+//		return gateway.Continue()
+//	}
+//	func (versionGate) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+//		return gateway.Continue()
+//	}
+//
+//	func main() {
+//		sdk.Serve(sdk.Plugin{
+//			Name:        "version-gate",
+//			Description: "Rejects requests without an X-Api-Version header",
+//			Version:     "1.0.0",
+//			Pipeline: &gateway.Factory{
+//				Name: "version-gate",
+//				New:  func(json.RawMessage) (gateway.Plugin, error) { return versionGate{}, nil },
+//			},
+//		})
+//	}
+//
+// Build it with go build and point a host at the binary (for example a
+// catalog dir: source). Run directly, the binary prints go-plugin's "not
+// meant to be executed directly" notice and exits with status 1: only a
+// host that knows the handshake ([Handshake]) can start it.
+//
+// Across the boundary a plugin behaves as in-process: the host assigns each
+// exchange an ID and the SDK keeps the plugin-side exchange (its typed state,
+// P31) until the exchange's last call for the plugin; body writes are sent
+// back and applied, or refused (P17), by the host; extension values cross
+// as JSON, so read them back with a JSON round trip rather than a type
+// assertion.
 package sdk
 
 import (
