@@ -25,6 +25,7 @@ import (
 	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
 	"github.com/abkit/abkit/internal/redact"
+	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -96,8 +97,8 @@ const (
 	stateStopped
 )
 
-// Plugin is an audit-log instance, safe for concurrent exchanges.
-type Plugin struct {
+// Logger is an audit-log instance, safe for concurrent exchanges.
+type Logger struct {
 	ring  *Ring // nil when writing elsewhere
 	state atomic.Int32
 
@@ -109,11 +110,11 @@ type Plugin struct {
 
 // New makes an instance. w, when not nil, receives the lines instead of
 // the configured output.
-func New(c Config, w io.Writer) (*Plugin, error) {
+func New(c Config, w io.Writer) (*Logger, error) {
 	if c.Capacity < 0 {
 		return nil, fmt.Errorf("%s config: field \"capacity\": %d is negative", Name, c.Capacity)
 	}
-	p := &Plugin{w: w, now: time.Now}
+	p := &Logger{w: w, now: time.Now}
 	switch c.Output {
 	case "", OutputMemory:
 		if p.w == nil {
@@ -135,22 +136,22 @@ func New(c Config, w io.Writer) (*Plugin, error) {
 }
 
 var (
-	_ gateway.Initializer = (*Plugin)(nil)
-	_ gateway.Shutdowner  = (*Plugin)(nil)
-	_ gateway.Readier     = (*Plugin)(nil)
-	_ gateway.Finisher    = (*Plugin)(nil)
+	_ gateway.Initializer = (*Logger)(nil)
+	_ gateway.Shutdowner  = (*Logger)(nil)
+	_ gateway.Readier     = (*Logger)(nil)
+	_ gateway.Finisher    = (*Logger)(nil)
 )
 
 // Name returns "audit-log".
-func (*Plugin) Name() string { return Name }
+func (*Logger) Name() string { return Name }
 
 // Capabilities: none beyond the description; the plugin reads no bodies.
-func (*Plugin) Capabilities() gateway.Capabilities {
+func (*Logger) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{Description: Description}
 }
 
 // Init starts recording. It may be called once (P12).
-func (p *Plugin) Init(ctx context.Context) error {
+func (p *Logger) Init(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: init: %w", Name, err)
 	}
@@ -162,7 +163,7 @@ func (p *Plugin) Init(ctx context.Context) error {
 
 // Ready reports nil only between Init and Shutdown (P14); it is cheap and
 // safe for concurrent use.
-func (p *Plugin) Ready(context.Context) error {
+func (p *Logger) Ready(context.Context) error {
 	switch p.state.Load() {
 	case stateNew:
 		return errors.New("audit-log: not initialised yet")
@@ -173,7 +174,7 @@ func (p *Plugin) Ready(context.Context) error {
 }
 
 // Shutdown stops recording; later exchanges are not recorded (P13).
-func (p *Plugin) Shutdown(ctx context.Context) error {
+func (p *Logger) Shutdown(ctx context.Context) error {
 	p.state.Store(stateStopped)
 	// Wait for a write in progress, but not past the host's deadline.
 	done := make(chan struct{})
@@ -191,17 +192,17 @@ func (p *Plugin) Shutdown(ctx context.Context) error {
 }
 
 // OnRequest does nothing.
-func (*Plugin) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
+func (*Logger) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
 	return gateway.Continue()
 }
 
 // OnResponse does nothing.
-func (*Plugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+func (*Logger) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
 	return gateway.Continue()
 }
 
 // OnFinish writes the exchange's audit line.
-func (p *Plugin) OnFinish(_ context.Context, ex *gateway.Exchange) error {
+func (p *Logger) OnFinish(_ context.Context, ex *gateway.Exchange) error {
 	if p.state.Load() != stateRunning {
 		return fmt.Errorf("%s: not running (Init not called, or after Shutdown); exchange not recorded", Name)
 	}
@@ -248,7 +249,7 @@ func (p *Plugin) OnFinish(_ context.Context, ex *gateway.Exchange) error {
 
 // Lines returns the lines the in-memory ring holds, oldest first; nil when
 // the plugin writes elsewhere.
-func (p *Plugin) Lines() []string {
+func (p *Logger) Lines() []string {
 	if p.ring == nil {
 		return nil
 	}
@@ -310,4 +311,10 @@ func (r *Ring) Dropped() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.dropped
+}
+
+// Plugin bundles the factory for the catalog and for serving as a binary.
+func Plugin() sdk.Plugin {
+	f := Factory()
+	return sdk.Plugin{Name: Name, Description: Description, Pipeline: &f}
 }

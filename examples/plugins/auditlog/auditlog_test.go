@@ -21,7 +21,7 @@ import (
 // Shutdown; nothing is recorded outside that span; Init runs once.
 func TestLifecycle_P12_P13_P14(t *testing.T) {
 	ctx := context.Background()
-	p := plugintest.New(t, auditlog.Factory(), "").(*auditlog.Plugin)
+	p := plugintest.New(t, auditlog.Factory(), "").(*auditlog.Logger)
 	finish := func() error {
 		r := plugintest.NewRun("GET", "/x", nil)
 		return r.Finish(ctx, gateway.Outcome{Kind: gateway.OutcomeAllow, Status: 200}, p)[auditlog.Name]
@@ -99,7 +99,7 @@ func TestRecordsOutcome_P26_P29(t *testing.T) {
 // exchanges each get one line (-race).
 func TestRingBoundedConcurrent(t *testing.T) {
 	ctx := context.Background()
-	p := plugintest.New(t, auditlog.Factory(), `{"capacity":10}`).(*auditlog.Plugin)
+	p := plugintest.New(t, auditlog.Factory(), `{"capacity":10}`).(*auditlog.Logger)
 	if err := p.Init(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
 	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -89,9 +90,9 @@ type rule struct {
 	re    *regexp.Regexp
 }
 
-// Plugin is a guardrail instance; read-only after New, safe for concurrent
+// Guardrail is a guardrail instance; read-only after New, safe for concurrent
 // exchanges (per-exchange state lives on the exchange, P31).
-type Plugin struct {
+type Guardrail struct {
 	rules             []rule
 	status            int
 	window            int
@@ -100,11 +101,11 @@ type Plugin struct {
 }
 
 // New makes an instance from a decoded config.
-func New(c Config) (*Plugin, error) {
+func New(c Config) (*Guardrail, error) {
 	if len(c.Phrases) == 0 && len(c.Patterns) == 0 {
 		return nil, fmt.Errorf("%s config: no rules; give at least one entry in phrases or patterns", Name)
 	}
-	p := &Plugin{status: 403, window: DefaultWindow, key: gateway.NewKey[*state](Name)}
+	p := &Guardrail{status: 403, window: DefaultWindow, key: gateway.NewKey[*state](Name)}
 	if c.Status != 0 {
 		if c.Status < 400 || c.Status > 599 {
 			return nil, fmt.Errorf("%s config: field \"status\": %d is not a 4xx or 5xx status", Name, c.Status)
@@ -148,13 +149,13 @@ func New(c Config) (*Plugin, error) {
 	return p, nil
 }
 
-var _ gateway.StreamingResponder = (*Plugin)(nil)
+var _ gateway.StreamingResponder = (*Guardrail)(nil)
 
 // Name returns "guardrail".
-func (*Plugin) Name() string { return Name }
+func (*Guardrail) Name() string { return Name }
 
 // Capabilities: reads bodies, needs one of the parsers.
-func (*Plugin) Capabilities() gateway.Capabilities {
+func (*Guardrail) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{
 		ReadsBody:   true,
 		RequiresAny: []string{mcpparser.Name, a2aparser.Name, inferenceparser.Name},
@@ -163,7 +164,7 @@ func (*Plugin) Capabilities() gateway.Capabilities {
 }
 
 // match returns the label of the first rule that matches s.
-func (p *Plugin) match(s string) (string, bool) {
+func (p *Guardrail) match(s string) (string, bool) {
 	for _, r := range p.rules {
 		if r.re.MatchString(s) {
 			return r.label, true
@@ -173,7 +174,7 @@ func (p *Plugin) match(s string) (string, bool) {
 }
 
 // OnRequest checks the request text the parsers extracted.
-func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+func (p *Guardrail) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	if !p.request {
 		return gateway.Continue()
 	}
@@ -214,13 +215,13 @@ func requestTexts(ex *gateway.Exchange) []string {
 }
 
 // OnResponse is never called for a streaming plugin (P23).
-func (*Plugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+func (*Guardrail) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
 	return gateway.Continue()
 }
 
 // OnResponseFrame checks the frame's text with the text carried from
 // earlier frames and rejects at the first match (P25).
-func (p *Plugin) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+func (p *Guardrail) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
 	if !p.response {
 		return gateway.Continue()
 	}
@@ -240,7 +241,7 @@ func (p *Plugin) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame 
 }
 
 type state struct {
-	p      *Plugin
+	p      *Guardrail
 	reader bodystream.Reader
 	tail   string // the last runes of response text, up to p.window
 	hit    string // the rule that matched
@@ -336,4 +337,10 @@ func jsonTexts(data []byte, all bool) []string {
 	}
 	walk(v, "")
 	return out
+}
+
+// Plugin bundles the factory for the catalog and for serving as a binary.
+func Plugin() sdk.Plugin {
+	f := Factory()
+	return sdk.Plugin{Name: Name, Description: Description, Pipeline: &f}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/abkit/abkit/examples/plugins/internal/bodystream"
 	"github.com/abkit/abkit/examples/plugins/internal/extval"
 	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -120,30 +121,30 @@ func Factory() gateway.Factory {
 	return gateway.Factory{
 		Name: Name,
 		New: func(json.RawMessage) (gateway.Plugin, error) {
-			return &Plugin{key: gateway.NewKey[*state](Name)}, nil
+			return &Parser{key: gateway.NewKey[*state](Name)}, nil
 		},
 	}
 }
 
-// Plugin is an inference-parser instance; it is safe for concurrent
+// Parser is an inference-parser instance; it is safe for concurrent
 // exchanges because all per-exchange state lives on the exchange (P31).
-type Plugin struct {
+type Parser struct {
 	key gateway.Key[*state]
 }
 
-var _ gateway.StreamingResponder = (*Plugin)(nil)
+var _ gateway.StreamingResponder = (*Parser)(nil)
 
 // Name returns "inference-parser".
-func (*Plugin) Name() string { return Name }
+func (*Parser) Name() string { return Name }
 
 // Capabilities: reads bodies, streams.
-func (*Plugin) Capabilities() gateway.Capabilities {
+func (*Parser) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{ReadsBody: true, Description: Description}
 }
 
 // OnRequest records the request when the body looks like an inference
 // request.
-func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	st := &state{}
 	st.agg.res.Request = parseRequest(ex.RequestBody())
 	gateway.SetState(ex, p.key, st)
@@ -154,13 +155,13 @@ func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Acti
 }
 
 // OnResponse is never called for a streaming plugin (P23).
-func (*Plugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+func (*Parser) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
 	return gateway.Continue()
 }
 
 // OnResponseFrame aggregates one frame; at the last call it stores the
 // result.
-func (p *Plugin) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+func (p *Parser) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
 	st, ok := gateway.GetState(ex, p.key)
 	if !ok { // a host that skipped OnRequest: parse the response anyway
 		st = &state{}
@@ -665,4 +666,10 @@ func parseRequest(body []byte) *Request {
 		req.Tools = append(req.Tools, name)
 	}
 	return req
+}
+
+// Plugin bundles the factory for the catalog and for serving as a binary.
+func Plugin() sdk.Plugin {
+	f := Factory()
+	return sdk.Plugin{Name: Name, Description: Description, Pipeline: &f}
 }

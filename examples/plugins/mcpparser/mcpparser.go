@@ -19,6 +19,7 @@ import (
 	"github.com/abkit/abkit/examples/plugins/internal/extval"
 	"github.com/abkit/abkit/examples/plugins/internal/jsonrpc"
 	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -95,29 +96,29 @@ func Factory() gateway.Factory {
 	return gateway.Factory{
 		Name: Name,
 		New: func(json.RawMessage) (gateway.Plugin, error) {
-			return &Plugin{key: gateway.NewKey[*state](Name)}, nil
+			return &Parser{key: gateway.NewKey[*state](Name)}, nil
 		},
 	}
 }
 
-// Plugin is an mcp-parser instance, safe for concurrent exchanges: all
+// Parser is an mcp-parser instance, safe for concurrent exchanges: all
 // per-exchange state lives on the exchange (P31).
-type Plugin struct {
+type Parser struct {
 	key gateway.Key[*state]
 }
 
-var _ gateway.StreamingResponder = (*Plugin)(nil)
+var _ gateway.StreamingResponder = (*Parser)(nil)
 
 // Name returns "mcp-parser".
-func (*Plugin) Name() string { return Name }
+func (*Parser) Name() string { return Name }
 
 // Capabilities: reads bodies, streams.
-func (*Plugin) Capabilities() gateway.Capabilities {
+func (*Parser) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{ReadsBody: true, Description: Description}
 }
 
 // OnRequest records the request body's JSON-RPC calls.
-func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	st := &state{}
 	gateway.SetState(ex, p.key, st)
 	if body := ex.RequestBody(); len(body) > 0 {
@@ -137,12 +138,12 @@ func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Acti
 }
 
 // OnResponse is never called for a streaming plugin (P23).
-func (*Plugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+func (*Parser) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
 	return gateway.Continue()
 }
 
 // OnResponseFrame reads one frame; at the last call it stores the result.
-func (p *Plugin) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+func (p *Parser) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
 	st, ok := gateway.GetState(ex, p.key)
 	if !ok {
 		st = &state{}
@@ -222,4 +223,10 @@ func toCall(m jsonrpc.Message) Call {
 		c.Name, c.Arguments, c.URI = p.Name, p.Arguments, p.URI
 	}
 	return c
+}
+
+// Plugin bundles the factory for the catalog and for serving as a binary.
+func Plugin() sdk.Plugin {
+	f := Factory()
+	return sdk.Plugin{Name: Name, Description: Description, Pipeline: &f}
 }

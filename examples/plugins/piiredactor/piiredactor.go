@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
+	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -86,15 +87,15 @@ var (
 	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
 )
 
-// Plugin is a pii-redactor instance; read-only after New and safe for
+// Redactor is a pii-redactor instance; read-only after New and safe for
 // concurrent exchanges.
-type Plugin struct {
+type Redactor struct {
 	detectors []detector
 	repl      map[string][]byte
 }
 
 // New makes an instance from a decoded config.
-func New(c Config) (*Plugin, error) {
+func New(c Config) (*Redactor, error) {
 	kinds := c.Redact
 	if len(kinds) == 0 {
 		kinds = []string{KindEmail, KindPhone, KindCard}
@@ -106,7 +107,7 @@ func New(c Config) (*Plugin, error) {
 	if strings.ContainsAny(repl, "\"\\<>&") || strings.ContainsFunc(repl, func(r rune) bool { return r < 0x20 }) {
 		return nil, fmt.Errorf("%s config: field \"replacement\": %q has a character that is unsafe inside JSON or HTML (quote, backslash, <, >, & or a control character)", Name, repl)
 	}
-	p := &Plugin{repl: map[string][]byte{}}
+	p := &Redactor{repl: map[string][]byte{}}
 	// Cards before phones: a card number holds phone-shaped runs.
 	for _, kind := range []string{KindCard, KindPhone, KindEmail} {
 		if !slices.Contains(kinds, kind) {
@@ -131,21 +132,21 @@ func New(c Config) (*Plugin, error) {
 }
 
 // Name returns "pii-redactor".
-func (*Plugin) Name() string { return Name }
+func (*Redactor) Name() string { return Name }
 
 // Capabilities: writes the response body (which implies reading, P4).
-func (*Plugin) Capabilities() gateway.Capabilities {
+func (*Redactor) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{ReadsBody: true, WritesResponseBody: true, Description: Description}
 }
 
 // OnRequest does nothing.
-func (*Plugin) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
+func (*Redactor) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
 	return gateway.Continue()
 }
 
 // OnResponse redacts the buffered body of a textual response and records
 // the counts under the "pii-redactor" extension.
-func (p *Plugin) OnResponse(_ context.Context, ex *gateway.Exchange) gateway.Action {
+func (p *Redactor) OnResponse(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	body := ex.ResponseBody()
 	if len(body) == 0 || !textual(ex.Response.Header.Get("Content-Type")) {
 		return gateway.Continue()
@@ -159,7 +160,7 @@ func (p *Plugin) OnResponse(_ context.Context, ex *gateway.Exchange) gateway.Act
 
 // Redact returns body with every match replaced, and the number of
 // replacements by kind (nil when nothing matched; then out is body).
-func (p *Plugin) Redact(body []byte) (out []byte, counts map[string]int) {
+func (p *Redactor) Redact(body []byte) (out []byte, counts map[string]int) {
 	out = body
 	for _, d := range p.detectors {
 		locs := d.re.FindAllIndex(out, -1)
@@ -227,4 +228,10 @@ func luhn(b []byte) bool {
 		n++
 	}
 	return n >= 13 && n <= 19 && sum%10 == 0
+}
+
+// Plugin bundles the factory for the catalog and for serving as a binary.
+func Plugin() sdk.Plugin {
+	f := Factory()
+	return sdk.Plugin{Name: Name, Description: Description, Pipeline: &f}
 }

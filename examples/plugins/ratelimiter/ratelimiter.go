@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
+	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -61,8 +62,8 @@ func Factory() gateway.Factory {
 	}
 }
 
-// Plugin is a rate-limiter instance, safe for concurrent exchanges.
-type Plugin struct {
+// Limiter is a rate-limiter instance, safe for concurrent exchanges.
+type Limiter struct {
 	limit     int
 	window    time.Duration
 	keyHeader string
@@ -82,7 +83,7 @@ type reservation struct {
 }
 
 // New makes an instance. now is the clock; nil means time.Now.
-func New(c Config, now func() time.Time) (*Plugin, error) {
+func New(c Config, now func() time.Time) (*Limiter, error) {
 	if c.Limit < 1 {
 		return nil, fmt.Errorf("%s config: field \"limit\": %d is not a positive integer", Name, c.Limit)
 	}
@@ -93,24 +94,24 @@ func New(c Config, now func() time.Time) (*Plugin, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Plugin{
+	return &Limiter{
 		limit: c.Limit, window: window, keyHeader: c.KeyHeader, now: now,
 		key:      gateway.NewKey[*reservation](Name),
 		inflight: map[string]int{}, admitted: map[string][]time.Time{},
 	}, nil
 }
 
-var _ gateway.Finisher = (*Plugin)(nil)
+var _ gateway.Finisher = (*Limiter)(nil)
 
 // Name returns "rate-limiter".
-func (*Plugin) Name() string { return Name }
+func (*Limiter) Name() string { return Name }
 
 // Capabilities: none beyond the description.
-func (*Plugin) Capabilities() gateway.Capabilities {
+func (*Limiter) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{Description: Description}
 }
 
-func (p *Plugin) bucket(ex *gateway.Exchange) string {
+func (p *Limiter) bucket(ex *gateway.Exchange) string {
 	if p.keyHeader == "" {
 		return ""
 	}
@@ -118,7 +119,7 @@ func (p *Plugin) bucket(ex *gateway.Exchange) string {
 }
 
 // OnRequest reserves a slot or rejects with 429.
-func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+func (p *Limiter) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	b := p.bucket(ex)
 	now := p.now()
 	p.mu.Lock()
@@ -141,7 +142,7 @@ func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Acti
 	return gateway.Continue()
 }
 
-func (p *Plugin) forKey(b string) string {
+func (p *Limiter) forKey(b string) string {
 	if p.keyHeader == "" {
 		return ""
 	}
@@ -149,7 +150,7 @@ func (p *Plugin) forKey(b string) string {
 }
 
 // prune drops admissions older than the window; p.mu is held.
-func (p *Plugin) prune(b string, now time.Time) []time.Time {
+func (p *Limiter) prune(b string, now time.Time) []time.Time {
 	log := p.admitted[b]
 	i := 0
 	for i < len(log) && !log[i].After(now.Add(-p.window)) {
@@ -166,7 +167,7 @@ func (p *Plugin) prune(b string, now time.Time) []time.Time {
 
 // sweep prunes every bucket now and then so that clients that went away
 // do not keep memory; p.mu is held.
-func (p *Plugin) sweep(now time.Time) {
+func (p *Limiter) sweep(now time.Time) {
 	if p.sweeps++; p.sweeps%1024 != 0 {
 		return
 	}
@@ -176,13 +177,13 @@ func (p *Plugin) sweep(now time.Time) {
 }
 
 // OnResponse does nothing.
-func (*Plugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+func (*Limiter) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
 	return gateway.Continue()
 }
 
 // OnFinish releases the exchange's slot, if it took one. An exchange this
 // plugin rejected holds none.
-func (p *Plugin) OnFinish(_ context.Context, ex *gateway.Exchange) error {
+func (p *Limiter) OnFinish(_ context.Context, ex *gateway.Exchange) error {
 	r, ok := gateway.GetState(ex, p.key)
 	if !ok || r == nil {
 		return nil
@@ -212,11 +213,17 @@ func (p *Plugin) OnFinish(_ context.Context, ex *gateway.Exchange) error {
 
 // InFlight returns the slots in use for a bucket ("" without key_header):
 // exchanges in flight, or admissions in the current window.
-func (p *Plugin) InFlight(bucket string) int {
+func (p *Limiter) InFlight(bucket string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.window == 0 {
 		return p.inflight[bucket]
 	}
 	return len(p.prune(bucket, p.now()))
+}
+
+// Plugin bundles the factory for the catalog and for serving as a binary.
+func Plugin() sdk.Plugin {
+	f := Factory()
+	return sdk.Plugin{Name: Name, Description: Description, Pipeline: &f}
 }

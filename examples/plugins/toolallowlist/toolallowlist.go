@@ -13,6 +13,7 @@ import (
 
 	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
+	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -53,7 +54,7 @@ func Factory() gateway.Factory {
 }
 
 // New makes an instance from a decoded config.
-func New(c Config) (*Plugin, error) {
+func New(c Config) (*Allowlist, error) {
 	allow := make(map[string]bool, len(c.Allow))
 	for i, name := range c.Allow {
 		if strings.TrimSpace(name) == "" {
@@ -63,27 +64,27 @@ func New(c Config) (*Plugin, error) {
 	}
 	list := slices.Clone(c.Allow)
 	slices.Sort(list)
-	return &Plugin{allow: allow, list: strings.Join(slices.Compact(list), ", ")}, nil
+	return &Allowlist{allow: allow, list: strings.Join(slices.Compact(list), ", ")}, nil
 }
 
-// Plugin is a tool-allowlist instance; it is read-only after New and safe
+// Allowlist is a tool-allowlist instance; it is read-only after New and safe
 // for concurrent exchanges.
-type Plugin struct {
+type Allowlist struct {
 	allow map[string]bool
 	list  string
 }
 
 // Name returns "tool-allowlist".
-func (*Plugin) Name() string { return Name }
+func (*Allowlist) Name() string { return Name }
 
 // Capabilities: requires mcp-parser.
-func (*Plugin) Capabilities() gateway.Capabilities {
+func (*Allowlist) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{Requires: []string{mcpparser.Name}, Description: Description}
 }
 
 // OnRequest rejects the first tools/call of a tool outside the list.
 // Traffic that is not MCP passes.
-func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+func (p *Allowlist) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	res, ok := mcpparser.FromExchange(ex)
 	if !ok {
 		return gateway.Continue()
@@ -101,6 +102,12 @@ func (p *Plugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Acti
 }
 
 // OnResponse does nothing.
-func (*Plugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+func (*Allowlist) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
 	return gateway.Continue()
+}
+
+// Plugin bundles the factory for the catalog and for serving as a binary.
+func Plugin() sdk.Plugin {
+	f := Factory()
+	return sdk.Plugin{Name: Name, Description: Description, Pipeline: &f}
 }
