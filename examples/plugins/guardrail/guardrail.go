@@ -86,14 +86,16 @@ func Factory() gateway.Factory {
 }
 
 type rule struct {
-	label string // phrases[0] ("drop table")
-	re    *regexp.Regexp
+	label  string // phrases[0] ("drop table")
+	phrase string // a phrase, lower-cased unless case-sensitive; "" for a pattern
+	re     *regexp.Regexp
 }
 
 // Guardrail is a guardrail instance; read-only after New, safe for concurrent
 // exchanges (per-exchange state lives on the exchange, P31).
 type Guardrail struct {
 	rules             []rule
+	fold              bool // phrases are matched case-insensitively
 	status            int
 	window            int
 	request, response bool
@@ -131,11 +133,17 @@ func New(c Config) (*Guardrail, error) {
 	if c.CaseSensitive {
 		flags = ""
 	}
+	p.fold = !c.CaseSensitive
 	for i, ph := range c.Phrases {
 		if ph == "" {
 			return nil, fmt.Errorf("%s config: phrases[%d] is empty", Name, i)
 		}
-		p.rules = append(p.rules, rule{label: fmt.Sprintf("phrases[%d] (%q)", i, ph), re: regexp.MustCompile(flags + regexp.QuoteMeta(ph))})
+		// Phrases are plain substring checks: much cheaper than (?i) regexps
+		// on the per-frame hot path.
+		if !c.CaseSensitive {
+			ph = strings.ToLower(ph)
+		}
+		p.rules = append(p.rules, rule{label: fmt.Sprintf("phrases[%d] (%q)", i, c.Phrases[i]), phrase: ph})
 		// A phrase split across frames must fit in the carried text.
 		p.window = max(p.window, utf8.RuneCountInString(ph))
 	}
@@ -165,8 +173,16 @@ func (*Guardrail) Capabilities() gateway.Capabilities {
 
 // match returns the label of the first rule that matches s.
 func (p *Guardrail) match(s string) (string, bool) {
+	folded := s
+	if p.fold {
+		folded = strings.ToLower(s)
+	}
 	for _, r := range p.rules {
-		if r.re.MatchString(s) {
+		if r.phrase != "" {
+			if strings.Contains(folded, r.phrase) {
+				return r.label, true
+			}
+		} else if r.re.MatchString(s) {
 			return r.label, true
 		}
 	}
