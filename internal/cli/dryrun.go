@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/abkit/abkit/examples/plugins/auditlog"
+	"github.com/abkit/abkit/examples/plugins/guardrail"
+	"github.com/abkit/abkit/examples/plugins/piiredactor"
+	"github.com/abkit/abkit/examples/plugins/ratelimiter"
+	"github.com/abkit/abkit/examples/plugins/toolallowlist"
+	"github.com/abkit/abkit/internal/replay"
+	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/spf13/cobra"
+)
+
+// PipelineFactories returns the in-process pipeline plugins dryrun and
+// replay can run: the builtin catalog's plus the other example plugins.
+func PipelineFactories() []gateway.Factory {
+	var out []gateway.Factory
+	seen := map[string]bool{}
+	add := func(f gateway.Factory) {
+		if !seen[f.Name] {
+			seen[f.Name] = true
+			out = append(out, f)
+		}
+	}
+	for _, b := range Builtins() {
+		if b.Pipeline != nil {
+			add(*b.Pipeline)
+		}
+	}
+	for _, f := range []gateway.Factory{guardrail.Factory(), piiredactor.Factory(), toolallowlist.Factory(), ratelimiter.Factory(), auditlog.Factory()} {
+		add(f)
+	}
+	return out
+}
+
+// readErr marks a file abctl could not read or decode (exit 3).
+func readErr(err error) error { return &ExitError{Code: ExitRead, Err: err} }
+
+type dryrunOpts struct {
+	chain, sse, json, request, direction, pluginDir string
+}
+
+func newDryrunCmd(o *globalOpts) *cobra.Command {
+	d := &dryrunOpts{}
+	c := &cobra.Command{
+		Use:   "dryrun --chain CHAIN.yaml (FIXTURE | --sse BODY | --json BODY)",
+		Short: "Run one recorded exchange through a chain and print the trace",
+		Long: `Run one exchange through a chain on the reference runtime, without any
+network, and print the trace: one event per hook call, the outcome and the
+warnings (such as an unterminated final SSE event). The exchange is a
+fixture file (docs/fixtures.md) or a captured body: --sse for a
+text/event-stream body such as 'curl -N' output, --json for a JSON body,
+optionally with --request for the request that produced it.
+
+Built-in plugins run in-process. -o json prints the report documented in
+docs/replay.md (events with seq, hook, plugin, frame, last, action, reason,
+status, mutated, duration_ns; outcome; warnings). The exit code is 0 when
+the exchange ran, whatever the chain decided; 3 when a file cannot be
+read; 2 for usage errors.`,
+		Example: "  abctl dryrun --chain fixtures/inference/chain.yaml fixtures/inference/chat-stream.fixture\n" +
+			"  abctl dryrun --chain chain.yaml --sse body.sse -o json",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr(fmt.Errorf("want at most one FIXTURE, got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDryrun(cmd.Context(), o, d, args)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&d.chain, "chain", "", "chain file (docs/chains.md); required")
+	f.StringVar(&d.sse, "sse", "", "captured text/event-stream body to run instead of a fixture")
+	f.StringVar(&d.json, "json", "", "captured JSON body to run instead of a fixture")
+	f.StringVar(&d.request, "request", "", "request for --sse/--json: HTTP/1.1 text (METHOD URL, headers, blank line, body)")
+	f.StringVar(&d.direction, "direction", "", "chain direction: inbound or outbound (default: the fixture's, else outbound)")
+	f.StringVar(&d.pluginDir, "plugin-dir", "", "directory of plugin binaries (not supported yet: only built-in plugins run)")
+	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
+	_ = c.RegisterFlagCompletionFunc("direction", cobra.FixedCompletions([]cobra.Completion{"inbound", "outbound"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+// loadExchange reads the exchange a command names: a fixture file or a
+// captured --sse / --json body with an optional --request.
+func loadExchange(args []string, sse, jsonBody, request string) (*fixture.Fixture, error) {
+	n := len(args)
+	if sse != "" {
+		n++
+	}
+	if jsonBody != "" {
+		n++
+	}
+	if n != 1 {
+		return nil, usageErr(errors.New("give exactly one of FIXTURE, --sse BODY or --json BODY"))
+	}
+	if len(args) == 1 {
+		if request != "" {
+			return nil, usageErr(errors.New("--request goes with --sse or --json, not a fixture"))
+		}
+		f, err := fixture.ReadFile(args[0])
+		if err != nil {
+			return nil, readErr(err)
+		}
+		return f, nil
+	}
+	var req *fixture.Request
+	if request != "" {
+		data, err := fixture.ReadBody(request)
+		if err != nil {
+			return nil, readErr(err)
+		}
+		r, err := fixture.ParseRequest(request, data)
+		if err != nil {
+			return nil, readErr(err)
+		}
+		req = &r
+	}
+	path, from := sse, fixture.FromSSE
+	if jsonBody != "" {
+		path, from = jsonBody, fixture.FromJSON
+	}
+	body, err := fixture.ReadBody(path)
+	if err != nil {
+		return nil, readErr(err)
+	}
+	f, err := from("import "+path, body, req)
+	if err != nil {
+		return nil, readErr(fmt.Errorf("%s: %w", path, err))
+	}
+	return f, nil
+}
+
+func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string) error {
+	format := o.output
+	switch format {
+	case "table", "text":
+		format = "text"
+	case "json", "yaml":
+	default:
+		return usageErr(fmt.Errorf("output format %q: want text, json or yaml", o.output))
+	}
+	if d.chain == "" {
+		return usageErr(errors.New("--chain is required"))
+	}
+	if d.pluginDir != "" {
+		return usageErr(errors.New("--plugin-dir: plugin binaries are not supported by dryrun yet; use built-in plugins"))
+	}
+	f, err := loadExchange(args, d.sse, d.json, d.request)
+	if err != nil {
+		return err
+	}
+	dirName := d.direction
+	if dirName == "" {
+		dirName = f.Direction
+	}
+	dir, err := replay.ParseDirection(dirName)
+	if err != nil {
+		return usageErr(err)
+	}
+	ch, err := replay.LoadChain(ctx, d.chain, dir, PipelineFactories())
+	if err != nil {
+		return readErr(err)
+	}
+	defer ch.Close(context.Background())
+	rep := replay.Run(ctx, ch.Chain, f, replay.AsRecorded)
+	if format != "text" {
+		if rep.Events == nil {
+			rep.Events = []trace.Event{}
+		}
+		return writeOut(writeData(o.app.Out, format, rep))
+	}
+	return writeOut(printReport(o, rep))
+}
+
+func printReport(o *globalOpts, rep replay.Report) error {
+	p := outPainter(o.app, o.noColor)
+	rows := make([][]string, 0, len(rep.Events))
+	for _, e := range rep.Events {
+		frame := ""
+		if e.Frame != nil {
+			frame = strconv.Itoa(*e.Frame)
+			if e.Last {
+				frame += " last"
+			}
+		}
+		action := e.Action
+		if action != "continue" {
+			action = p.red(action)
+		}
+		detail := e.Reason
+		if e.Status != 0 {
+			detail = fmt.Sprintf("%d %s", e.Status, detail)
+		}
+		if e.Mutated != "" {
+			detail = joinNonEmpty(detail, "mutated "+e.Mutated)
+		}
+		if e.Shadow {
+			detail = joinNonEmpty(detail, "shadow")
+		}
+		if e.Error != "" {
+			detail = joinNonEmpty(detail, "error: "+e.Error)
+		}
+		rows = append(rows, []string{strconv.Itoa(e.Seq), e.Hook, e.Plugin, frame, action, detail, strconv.FormatInt(e.DurationNS/1000, 10)})
+	}
+	w := o.app.Out
+	if err := writeTable(w, o.app.OutTerminal, p, []string{"SEQ", "HOOK", "PLUGIN", "FRAME", "ACTION", "DETAIL", "µS"}, rows); err != nil {
+		return err
+	}
+	oc := rep.Outcome
+	line := fmt.Sprintf("outcome: %s %d", oc.Kind, oc.Status)
+	if oc.DeniedBy != "" {
+		line += " by " + oc.DeniedBy
+	}
+	if oc.Reason != "" {
+		line += ": " + oc.Reason
+	}
+	fmt.Fprintf(w, "\n%s (streamed=%t frames=%d relayed=%d bytes)\n", line, oc.Streamed, oc.Frames, oc.Relayed)
+	for _, wn := range rep.Warnings {
+		fmt.Fprintf(w, "%s %s\n", p.yellow("warning:"), wn)
+	}
+	return nil
+}
+
+func joinNonEmpty(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/spf13/cobra"
+)
+
+func newFixtureCmd(o *globalOpts) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "fixture",
+		Short: "Create and check recorded-exchange fixtures",
+		Long: `Work with fixture files: one recorded exchange per file, in the text format
+of docs/fixtures.md. Fixtures are redacted when they are created:
+credential headers, API-key query parameters and well-known key prefixes
+in bodies are replaced by markers such as [REDACTED:authorization].`,
+		Example: "  abctl fixture import --sse body.sse --out chat.fixture\n  abctl fixture import --har session.har --out fixtures/web\n  abctl fixture check fixtures/inference/*.fixture",
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = groupRunE
+	c.AddCommand(newFixtureImportCmd(o), newFixtureCheckCmd(o))
+	return c
+}
+
+func newFixtureImportCmd(o *globalOpts) *cobra.Command {
+	var sse, jsonBody, har, request, out, direction string
+	var status int
+	c := &cobra.Command{
+		Use:   "import (--sse BODY | --json BODY [--request REQ] | --har FILE) [--out PATH]",
+		Short: "Make fixtures from a captured body or a HAR export",
+		Long: `Make fixtures from captured traffic, redacted:
+
+  --sse BODY    a text/event-stream body, such as 'curl -N' output; one chunk
+                per event, all at offset 0 (a capture has no timing)
+  --json BODY   a JSON response body
+  --request REQ the request that produced the body, as HTTP/1.1 text:
+                "METHOD URL [HTTP/1.1]", header lines, a blank line, the body
+                (default: POST http://upstream.invalid/)
+  --har FILE    a browser or proxy HAR export: one fixture per entry
+
+--out is the fixture file for --sse/--json (default: BODY with the
+extension .fixture) and the directory for --har (default: the current
+directory; files are NNN-METHOD-PATH.fixture). Every input is checked
+before anything is written, and each file is written atomically, so a bad
+input leaves nothing behind. Bodies over 32 MiB are refused.`,
+		Example: "  curl -sN https://api.example.com/v1/chat/completions ... > body.sse\n  abctl fixture import --sse body.sse --request req.http --out chat.fixture",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if direction != "" && direction != "inbound" && direction != "outbound" {
+				return usageErr(fmt.Errorf("--direction %q: want inbound or outbound", direction))
+			}
+			if har != "" {
+				if sse != "" || jsonBody != "" || request != "" {
+					return usageErr(errors.New("--har goes alone: not with --sse, --json or --request"))
+				}
+				return importHAR(o, har, out, direction)
+			}
+			f, err := loadExchange(nil, sse, jsonBody, request)
+			if err != nil {
+				return err
+			}
+			f.Direction = direction
+			if status != 0 {
+				if status < 100 || status > 999 {
+					return usageErr(fmt.Errorf("--status %d: want 100-999", status))
+				}
+				f.Response.Status = status
+			}
+			if out == "" {
+				in := sse + jsonBody
+				out = strings.TrimSuffix(filepath.Base(in), filepath.Ext(in)) + fixture.Ext
+			}
+			if err := fixture.WriteFile(out, f); err != nil {
+				return readErr(err)
+			}
+			fmt.Fprintln(o.app.Out, out)
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&sse, "sse", "", "captured text/event-stream body")
+	fl.StringVar(&jsonBody, "json", "", "captured JSON response body")
+	fl.StringVar(&har, "har", "", "HAR export: one fixture per entry")
+	fl.StringVar(&request, "request", "", "request for --sse/--json as HTTP/1.1 text")
+	fl.StringVar(&out, "out", "", "output fixture file (--sse/--json) or directory (--har)")
+	fl.IntVar(&status, "status", 0, "response status for --sse/--json (default 200)")
+	fl.StringVar(&direction, "direction", "", "chain direction to record in the fixture: inbound or outbound (default outbound)")
+	return c
+}
+
+func importHAR(o *globalOpts, har, out, direction string) error {
+	data, err := os.ReadFile(har)
+	if err != nil {
+		return readErr(err)
+	}
+	fs, err := fixture.FromHAR(har, data)
+	if err != nil {
+		return readErr(err)
+	}
+	if out == "" {
+		out = "."
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return readErr(err)
+	}
+	// Encode all first so that a bad entry writes nothing.
+	type file struct {
+		path string
+		data []byte
+	}
+	var files []file
+	for i, f := range fs {
+		f.Direction = direction
+		b, err := fixture.Marshal(f)
+		if err != nil {
+			return readErr(fmt.Errorf("%s: log.entries[%d]: %w", har, i, err))
+		}
+		files = append(files, file{filepath.Join(out, harName(i, f)), b})
+	}
+	for _, f := range files {
+		if err := fixture.WriteAtomic(f.path, f.data); err != nil {
+			return readErr(err)
+		}
+		fmt.Fprintln(o.app.Out, f.path)
+	}
+	return nil
+}
+
+func harName(i int, f *fixture.Fixture) string {
+	path := f.Request.URL
+	if j := strings.Index(path, "://"); j >= 0 {
+		path = path[j+3:]
+	}
+	if j := strings.IndexAny(path, "?#"); j >= 0 {
+		path = path[:j]
+	}
+	if j := strings.Index(path, "/"); j >= 0 {
+		path = path[j+1:]
+	} else {
+		path = ""
+	}
+	slug := strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' {
+			return c
+		}
+		return '-'
+	}, strings.Trim(path, "/"))
+	if len(slug) > 60 {
+		slug = slug[:60]
+	}
+	if slug == "" {
+		slug = "root"
+	}
+	return fmt.Sprintf("%03d-%s-%s%s", i+1, strings.ToLower(f.Request.Method), slug, fixture.Ext)
+}
+
+func newFixtureCheckCmd(o *globalOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check FIXTURE...",
+		Short: "Parse fixture files and report the first error of each",
+		Long: `Parse fixture files strictly. Each error names the file, line and field. The
+exit code is 3 when any file is malformed.`,
+		Example: "  abctl fixture check fixtures/*/*.fixture",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr(errors.New("give at least one FIXTURE"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bad := 0
+			for _, a := range args {
+				if _, err := fixture.ReadFile(a); err != nil {
+					fmt.Fprintf(o.app.Err, "%v\n", err)
+					bad++
+					continue
+				}
+				fmt.Fprintf(o.app.Out, "%s: ok\n", a)
+			}
+			if bad > 0 {
+				return &ExitError{Code: ExitRead}
+			}
+			return nil
+		},
+	}
+}

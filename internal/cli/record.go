@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/abkit/abkit/internal/replay/record"
+	"github.com/spf13/cobra"
+)
+
+func newRecordCmd(o *globalOpts) *cobra.Command {
+	var upstream, listen, out string
+	c := &cobra.Command{
+		Use:   "record --upstream URL --listen 127.0.0.1:PORT --out DIR",
+		Short: "Record live exchanges through a reverse proxy into fixtures",
+		Long: `Run a reverse proxy on --listen that forwards every request to --upstream and
+relays each response as it arrives: every chunk read from the upstream is
+written and flushed to the client at once, so an SSE event reaches the
+client before the upstream sends the next one. Each finished exchange is
+written to --out as a redacted fixture (docs/fixtures.md), atomically.
+
+Stop with Ctrl-C (SIGINT): every finished exchange is kept; exchanges in
+flight get up to 2 s to finish and are otherwise dropped, and no partial
+file is left behind. The proxy asks the upstream for uncompressed bodies.`,
+		Example: "  abctl record --upstream https://api.openai.com --listen 127.0.0.1:8089 --out fixtures/new\n  OPENAI_BASE_URL=http://127.0.0.1:8089/v1 my-agent",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if upstream == "" || listen == "" || out == "" {
+				return usageErr(errors.New("--upstream, --listen and --out are all required"))
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return readErr(err)
+			}
+			log := slog.New(slog.NewTextHandler(o.app.Err, nil))
+			p, err := record.New(upstream, out, log)
+			if err != nil {
+				return usageErr(err)
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return readErr(fmt.Errorf("listen %s: %w", listen, err))
+			}
+			return serveRecord(cmd.Context(), o, p, ln)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&upstream, "upstream", "", "upstream base URL, such as https://api.example.com")
+	f.StringVar(&listen, "listen", "127.0.0.1:8089", "address to listen on")
+	f.StringVar(&out, "out", "", "directory for the fixtures")
+	return c
+}
+
+// serveRecord serves p on ln until ctx ends (SIGINT), then drains.
+func serveRecord(ctx context.Context, o *globalOpts, p *record.Proxy, ln net.Listener) error {
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(o.app.Err, "recording on http://%s; Ctrl-C to stop\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return readErr(fmt.Errorf("serve: %w", err))
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		// In-flight exchanges overran the grace period: cut them; they are
+		// not written.
+		_ = srv.Close()
+	}
+	fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) recorded\n", len(p.Written()))
+	return nil
+}

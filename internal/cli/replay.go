@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/abkit/abkit/internal/replay"
+	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/spf13/cobra"
+)
+
+func newReplayCmd(o *globalOpts) *cobra.Command {
+	var chain, fixtures, golden, junit, shard string
+	var update, rechunk bool
+	var parallel int
+	c := &cobra.Command{
+		Use:   "replay (--chain CHAIN.yaml --fixtures DIR --golden DIR | SUITE...)",
+		Short: "Replay recorded fixtures through a chain and compare with golden traces",
+		Long: `Replay every fixture of a corpus through a chain on the reference runtime
+and compare each report (trace with durations zeroed, outcome, warnings)
+with its golden file; differences are shown as go-cmp diffs (-golden
++got). The exit code is 1 on any difference or unusable fixture.
+
+A SUITE is a directory holding chain.yaml, the *.fixture files and a
+golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
+--golden SUITE/golden.
+
+  --update     rewrite the golden files (atomically) instead of comparing
+  --rechunk    also replay each streamed body in 1-byte and 2-byte chunks
+               and cut at every CR/LF; fail when any trace differs
+  --shard I/N  replay only the fixtures whose name hashes to shard I of N,
+               so a CI matrix can spread the corpus over machines
+  --junit FILE write JUnit XML for CI
+  -p N         replay N fixtures at once; each is read from disk when its
+               turn comes, so memory is bounded by N, not the corpus`,
+		Example: "  abctl replay fixtures/*/\n  abctl replay --chain chain.yaml --fixtures recorded --golden golden --update\n  abctl replay --rechunk --shard 2/4 --junit replay.xml fixtures/*/",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var suites []replay.SuiteOptions
+			base := replay.SuiteOptions{Factories: PipelineFactories(), Update: update, Rechunk: rechunk, Parallel: parallel}
+			if shard != "" {
+				i, n, err := parseShard(shard)
+				if err != nil {
+					return usageErr(err)
+				}
+				base.Shard, base.Shards = i, n
+			}
+			if chain != "" || fixtures != "" || golden != "" {
+				if chain == "" || fixtures == "" || golden == "" || len(args) > 0 {
+					return usageErr(errors.New("give --chain, --fixtures and --golden together, or SUITE directories"))
+				}
+				s := base
+				s.Chain, s.Fixtures, s.Golden = chain, fixtures, golden
+				suites = append(suites, s)
+			}
+			for _, a := range args {
+				s := base
+				s.Chain, s.Fixtures, s.Golden = filepath.Join(a, "chain.yaml"), a, filepath.Join(a, "golden")
+				suites = append(suites, s)
+			}
+			if len(suites) == 0 {
+				return usageErr(errors.New("nothing to replay: give SUITE directories or --chain, --fixtures and --golden"))
+			}
+			if update {
+				for _, s := range suites {
+					if err := os.MkdirAll(s.Golden, 0o755); err != nil {
+						return readErr(err)
+					}
+				}
+			}
+			p := outPainter(o.app, o.noColor)
+			var all []replay.Suite
+			failed, total := 0, 0
+			for _, s := range suites {
+				res, err := replay.RunSuite(cmd.Context(), s)
+				if err != nil {
+					return readErr(fmt.Errorf("%s: %w", s.Fixtures, err))
+				}
+				all = append(all, replay.Suite{Name: filepath.Clean(s.Fixtures), Results: res})
+				for _, r := range res {
+					total++
+					name := filepath.Join(filepath.Clean(s.Fixtures), r.Name+fixture.Ext)
+					switch {
+					case r.Err != nil:
+						failed++
+						fmt.Fprintf(o.app.Out, "%s %s\n  %v\n", p.red("ERROR"), name, r.Err)
+					case r.Diff != "":
+						failed++
+						fmt.Fprintf(o.app.Out, "%s %s\n%s\n", p.red("FAIL"), name, indent(r.Diff))
+					case r.Updated:
+						fmt.Fprintf(o.app.Out, "%s %s\n", p.yellow("updated"), name)
+					default:
+						fmt.Fprintf(o.app.Out, "%s %s\n", p.green("ok"), name)
+					}
+				}
+			}
+			if junit != "" {
+				b, err := replay.JUnit(all)
+				if err == nil {
+					err = fixture.WriteAtomic(junit, b)
+				}
+				if err != nil {
+					return readErr(fmt.Errorf("junit: %w", err))
+				}
+			}
+			fmt.Fprintf(o.app.Out, "%d fixture(s), %d failed\n", total, failed)
+			if failed > 0 {
+				return &ExitError{Code: ExitFindings}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&chain, "chain", "", "chain file")
+	f.StringVar(&fixtures, "fixtures", "", "directory of *.fixture files")
+	f.StringVar(&golden, "golden", "", "directory of golden reports (NAME.json per NAME.fixture)")
+	f.BoolVar(&update, "update", false, "rewrite golden files instead of comparing")
+	f.BoolVar(&rechunk, "rechunk", false, "also replay streamed bodies in 1- and 2-byte chunks and cut at CR/LF")
+	f.StringVar(&junit, "junit", "", "write JUnit XML to FILE")
+	f.StringVar(&shard, "shard", "", "replay only shard I of N (I/N, 1-based)")
+	f.IntVarP(&parallel, "parallel", "p", 4, "fixtures replayed at once")
+	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
+	return c
+}
+
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("--shard %q: want I/N with 1 <= I <= N, such as 2/4", s)
+	}
+	return i, n, nil
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}

@@ -1,0 +1,196 @@
+// Package record is a recording reverse proxy: it relays each exchange to
+// an upstream, passing every response chunk to the client as it arrives
+// (flushing per read), and writes each finished exchange as a redacted
+// fixture, atomically. An exchange that does not finish (client gone,
+// upstream failed, proxy stopped) is not written, so the output directory
+// never holds a partial fixture.
+package record
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/abkit/abkit/internal/redact"
+	"github.com/abkit/abkit/internal/replay/fixture"
+)
+
+// Proxy is an http.Handler that records exchanges.
+type Proxy struct {
+	upstream *url.URL
+	out      string
+	client   *http.Client
+	log      *slog.Logger
+	now      func() time.Time
+	seq      atomic.Int64
+	mu       sync.Mutex
+	written  []string
+}
+
+// New returns a proxy to upstream that writes fixtures into dir. A nil
+// logger discards messages.
+func New(upstream, dir string, log *slog.Logger) (*Proxy, error) {
+	u, err := url.Parse(upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("upstream %q: want an http:// or https:// URL with a host", upstream)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// Ask for identity bodies so fixtures hold readable text.
+	tr.DisableCompression = true
+	return &Proxy{upstream: u, out: dir, log: log, now: time.Now,
+		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
+}
+
+// Written returns the fixture files written so far.
+func (p *Proxy) Written() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.written...)
+}
+
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Te", "Trailer", "Upgrade", "Accept-Encoding", "Content-Length"}
+
+func stripHop(h http.Header) http.Header {
+	h = h.Clone()
+	for _, k := range hopHeaders {
+		h.Del(k)
+	}
+	return h
+}
+
+// ServeHTTP relays one exchange and records it.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reqBody, err := io.ReadAll(io.LimitReader(r.Body, fixture.MaxBody+1))
+	if err != nil {
+		http.Error(w, "abctl record: reading request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(reqBody) > fixture.MaxBody {
+		http.Error(w, "abctl record: "+(&fixture.TooLargeError{What: "request body", Size: int64(len(reqBody))}).Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	target := *p.upstream
+	target.Path = strings.TrimSuffix(p.upstream.Path, "/") + r.URL.Path
+	target.RawQuery = r.URL.RawQuery
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), bytes.NewReader(reqBody))
+	if err != nil {
+		http.Error(w, "abctl record: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	out.Header = stripHop(r.Header)
+	out.Host = p.upstream.Host
+	started := p.now()
+	resp, err := p.client.Do(out)
+	if err != nil {
+		p.log.Warn("upstream failed; exchange not recorded", "method", r.Method, "path", r.URL.Path, "err", redact.String(err.Error()))
+		http.Error(w, "abctl record: upstream: "+redact.String(err.Error()), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	respHeader := stripHop(resp.Header)
+	for k, vs := range respHeader {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	t0 := p.now()
+	var chunks []fixture.Chunk
+	size := 0
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := resp.Body.Read(buf)
+		if n > 0 {
+			// Relay first: the client must not wait for the recording.
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				p.log.Warn("client went away; exchange not recorded", "path", r.URL.Path, "err", werr)
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+			size += n
+			if size <= fixture.MaxBody {
+				chunks = append(chunks, fixture.Chunk{At: p.now().Sub(t0), Data: bytes.Clone(buf[:n])})
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			p.log.Warn("upstream body failed; exchange not recorded", "path", r.URL.Path, "err", redact.String(rerr.Error()))
+			return
+		}
+	}
+	if size > fixture.MaxBody {
+		p.log.Warn("exchange not recorded", "path", r.URL.Path, "err", (&fixture.TooLargeError{What: "response body", Size: int64(size)}).Error())
+		return
+	}
+	if r.Context().Err() != nil {
+		return
+	}
+	f := &fixture.Fixture{
+		Recorded: started.UTC(),
+		Source:   "abctl record --upstream " + redact.URL(p.upstream.String()),
+		Request:  fixture.Request{Method: r.Method, URL: target.String(), Header: stripHop(r.Header)},
+		Response: fixture.Response{Status: resp.StatusCode, Header: respHeader},
+	}
+	if len(reqBody) > 0 {
+		f.Request.Body = reqBody
+	}
+	if isEventStream(respHeader) && len(chunks) > 0 {
+		f.Response.Chunks = chunks
+	} else {
+		body := []byte{}
+		for _, c := range chunks {
+			body = append(body, c.Data...)
+		}
+		f.Response.Body = body
+	}
+	fixture.Redact(f)
+	name := p.fileName(r)
+	if err := fixture.WriteFile(name, f); err != nil {
+		p.log.Error("exchange not recorded", "err", err)
+		return
+	}
+	p.mu.Lock()
+	p.written = append(p.written, name)
+	p.mu.Unlock()
+	p.log.Info("recorded", "file", name, "status", resp.StatusCode, "bytes", size)
+}
+
+func isEventStream(h http.Header) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(h.Get("Content-Type"))), "text/event-stream")
+}
+
+// fileName is NNNN-METHOD-path.fixture: ordered by arrival, readable.
+func (p *Proxy) fileName(r *http.Request) string {
+	n := p.seq.Add(1)
+	slug := strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' {
+			return c
+		}
+		return '-'
+	}, strings.Trim(r.URL.Path, "/"))
+	if len(slug) > 60 {
+		slug = slug[:60]
+	}
+	if slug == "" {
+		slug = "root"
+	}
+	return filepath.Join(p.out, fmt.Sprintf("%s-%04d-%s-%s%s", p.now().UTC().Format("20060102T150405"), n, strings.ToLower(r.Method), slug, fixture.Ext))
+}

@@ -1,0 +1,279 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/google/go-cmp/cmp"
+)
+
+// SuiteOptions configure a corpus replay.
+type SuiteOptions struct {
+	// Chain is the chain file; Fixtures the directory of *.fixture files;
+	// Golden the directory of golden reports (NAME.json for NAME.fixture).
+	Chain, Fixtures, Golden string
+	// Factories are the in-process plugins the chain may name.
+	Factories []gateway.Factory
+	// Update rewrites every golden file (atomically) instead of comparing.
+	Update bool
+	// Rechunk also replays each streamed body in 1-byte and 2-byte chunks
+	// and cut at every CR/LF, and fails when any trace differs from the
+	// recorded chunking's.
+	Rechunk bool
+	// Parallel is the number of fixtures replayed at once; 0 means 1.
+	Parallel int
+	// Shard and Shards select the fixtures whose name hashes to shard
+	// Shard of Shards (1-based); Shards 0 means all.
+	Shard, Shards int
+}
+
+// CaseResult is one fixture's replay.
+type CaseResult struct {
+	Name string
+	// Diff is the go-cmp difference (-golden +got), empty when equal.
+	Diff string
+	// Err is a fixture, chain or golden file that could not be used.
+	Err      error
+	Updated  bool
+	Duration time.Duration
+}
+
+// Failed reports whether the case fails the run.
+func (c CaseResult) Failed() bool { return c.Err != nil || c.Diff != "" }
+
+// List returns the fixture files in dir, sorted, restricted to a shard.
+// Hidden files (such as temporary files of an interrupted write) are
+// skipped.
+func List(dir string, shard, shards int) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || strings.HasPrefix(n, ".") || !strings.HasSuffix(n, fixture.Ext) {
+			continue
+		}
+		if shards > 0 && !InShard(n, shard, shards) {
+			continue
+		}
+		out = append(out, filepath.Join(dir, n))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// InShard reports whether the fixture named name belongs to shard i of n
+// (1-based): an FNV-1a hash of the name modulo n, so a file stays in its
+// shard when others are added.
+func InShard(name string, i, n int) bool {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32()%uint32(n)) == i-1
+}
+
+// GoldenPath returns the golden file of a fixture.
+func GoldenPath(goldenDir, fixturePath string) string {
+	return filepath.Join(goldenDir, strings.TrimSuffix(filepath.Base(fixturePath), fixture.Ext)+".json")
+}
+
+// chains builds each direction's chain once, on first use.
+type chains struct {
+	ctx  context.Context
+	opts *SuiteOptions
+	mu   sync.Mutex
+	m    map[gateway.Direction]*Chain
+	errs map[gateway.Direction]error
+}
+
+func (c *chains) get(dir gateway.Direction) (*Chain, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.m[dir]; ok {
+		return ch, c.errs[dir]
+	}
+	ch, err := LoadChain(c.ctx, c.opts.Chain, dir, c.opts.Factories)
+	c.m[dir], c.errs[dir] = ch, err
+	return ch, err
+}
+
+func (c *chains) close() {
+	for _, ch := range c.m {
+		if ch != nil {
+			_ = ch.Close(context.Background())
+		}
+	}
+}
+
+// RunSuite replays every fixture in opts.Fixtures through opts.Chain,
+// opts.Parallel at a time. Each worker reads one fixture from disk, replays
+// it and drops it, so memory is bounded by the fixtures in flight, not the
+// corpus. Results are in fixture-name order.
+func RunSuite(ctx context.Context, opts SuiteOptions) ([]CaseResult, error) {
+	if opts.Shards < 0 || (opts.Shards > 0 && (opts.Shard < 1 || opts.Shard > opts.Shards)) {
+		return nil, fmt.Errorf("shard %d/%d: want I/N with 1 <= I <= N", opts.Shard, opts.Shards)
+	}
+	files, err := List(opts.Fixtures, opts.Shard, opts.Shards)
+	if err != nil {
+		return nil, fmt.Errorf("fixtures: %w", err)
+	}
+	p := max(opts.Parallel, 1)
+	cs := &chains{ctx: ctx, opts: &opts, m: map[gateway.Direction]*Chain{}, errs: map[gateway.Direction]error{}}
+	defer cs.close()
+	results := make([]CaseResult, len(files))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range p {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				results[i] = runCase(ctx, cs, &opts, files[i])
+			}
+		}()
+	}
+	for i := range files {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return results, nil
+}
+
+func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string) CaseResult {
+	start := time.Now()
+	cr := CaseResult{Name: strings.TrimSuffix(filepath.Base(path), fixture.Ext)}
+	defer func() { cr.Duration = time.Since(start) }()
+	f, err := fixture.ReadFile(path)
+	if err != nil {
+		cr.Err = err
+		return cr
+	}
+	dir, err := ParseDirection(f.Direction)
+	if err != nil {
+		cr.Err = fmt.Errorf("%s: %w", path, err)
+		return cr
+	}
+	ch, err := cs.get(dir)
+	if err != nil {
+		cr.Err = err
+		return cr
+	}
+	got := Run(ctx, ch.Chain, f, AsRecorded).WithoutDurations()
+	var diffs []string
+	if opts.Rechunk && f.Response.Streamed() {
+		for _, c := range []Chunking{Bytes1, Bytes2, AtLineEnds} {
+			alt := Run(ctx, ch.Chain, f, c).WithoutDurations()
+			if d := cmp.Diff(got, alt); d != "" {
+				diffs = append(diffs, fmt.Sprintf("replayed in %s (-recorded chunks +%s):\n%s", c, c, d))
+			}
+		}
+	}
+	gp := GoldenPath(opts.Golden, path)
+	if opts.Update {
+		b, err := got.MarshalIndent()
+		if err == nil {
+			err = fixture.WriteAtomic(gp, b)
+		}
+		cr.Err, cr.Updated = err, err == nil
+		cr.Diff = strings.Join(diffs, "\n")
+		return cr
+	}
+	data, err := os.ReadFile(gp)
+	if err != nil {
+		cr.Err = fmt.Errorf("golden %s: %w (run with --update to create it)", gp, err)
+		return cr
+	}
+	var want Report
+	if err := json.Unmarshal(data, &want); err != nil {
+		cr.Err = fmt.Errorf("golden %s: %w", gp, err)
+		return cr
+	}
+	if d := cmp.Diff(want.WithoutDurations(), got); d != "" {
+		diffs = append([]string{fmt.Sprintf("trace differs from %s (-golden +got):\n%s", gp, d)}, diffs...)
+	}
+	cr.Diff = strings.Join(diffs, "\n")
+	return cr
+}
+
+// JUnit XML, the subset CI systems read.
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Time     string      `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Body    string `xml:",chardata"`
+}
+
+// Suite is one named set of results for JUnit output.
+type Suite struct {
+	Name    string
+	Results []CaseResult
+}
+
+// JUnit encodes suites as JUnit XML.
+func JUnit(suites []Suite) ([]byte, error) {
+	var js junitSuites
+	for _, s := range suites {
+		su := junitSuite{Name: s.Name, Tests: len(s.Results)}
+		var total time.Duration
+		for _, r := range s.Results {
+			total += r.Duration
+			c := junitCase{Name: r.Name, Classname: s.Name, Time: secs(r.Duration)}
+			switch {
+			case r.Err != nil:
+				su.Errors++
+				c.Error = &junitMessage{Message: firstLine(r.Err.Error()), Body: r.Err.Error()}
+			case r.Diff != "":
+				su.Failures++
+				c.Failure = &junitMessage{Message: firstLine(r.Diff), Body: r.Diff}
+			}
+			su.Cases = append(su.Cases, c)
+		}
+		su.Time = secs(total)
+		js.Suites = append(js.Suites, su)
+	}
+	b, err := xml.MarshalIndent(js, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
