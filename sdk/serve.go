@@ -401,12 +401,16 @@ func (s *Server) Ready(ctx context.Context, r *abkitv1.InstanceRequest) (*abkitv
 }
 
 // state returns the exchange's plugin-side state, making it on first use.
-func (in *instance) state(id uint64, req *abkitv1.HTTPRequest) *exState {
+func (in *instance) state(id uint64, dir string, req *abkitv1.HTTPRequest) *exState {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	st := in.exs[id]
 	if st == nil {
-		ex, ctl := gateway.NewExchange(in.dir, gateway.Request{})
+		d, err := gateway.ParseDirection(dir)
+		if err != nil {
+			d = in.dir
+		}
+		ex, ctl := gateway.NewExchange(d, gateway.Request{})
 		st = &exState{ex: ex, ctl: ctl, ext: make(map[string][]byte)}
 		in.exs[id] = st
 		if req != nil && req.GetHasBody() {
@@ -434,13 +438,14 @@ func (st *exState) apply(req *abkitv1.HTTPRequest, resp *abkitv1.HTTPResponse, e
 	if req != nil {
 		st.ex.Request.Method, st.ex.Request.URL = req.GetMethod(), req.GetUrl()
 		st.ex.Request.Header = abkitv1.HeaderFromProto(req.GetHeader())
+		if req.GetHasBody() {
+			st.ctl.SetRequestBody(nonNil(req.GetBody()))
+		}
 	}
 	if resp != nil {
 		st.ctl.SetResponse(gateway.Response{Status: int(resp.GetStatus()), Header: abkitv1.HeaderFromProto(resp.GetHeader())})
 		if resp.GetHasBody() {
 			st.ctl.SetResponseBody(nonNil(resp.GetBody()))
-		} else {
-			st.ctl.SetResponseBody(nil)
 		}
 	}
 	for _, e := range ext {
@@ -461,7 +466,7 @@ func (st *exState) apply(req *abkitv1.HTTPRequest, resp *abkitv1.HTTPResponse, e
 func (st *exState) collect() ([]*abkitv1.BodyWrite, []*abkitv1.ExtensionValue) {
 	var writes []*abkitv1.BodyWrite
 	for _, w := range st.ctl.TakeWrites() {
-		bw := &abkitv1.BodyWrite{Response: w.Response}
+		bw := &abkitv1.BodyWrite{Response: w.Response, Applied: w.Applied}
 		if w.Applied {
 			if w.Response {
 				bw.Body = st.ex.ResponseBody()
@@ -492,7 +497,7 @@ func (s *Server) hook(ctx context.Context, r *abkitv1.HookRequest, phase gateway
 	if err != nil {
 		return nil, err
 	}
-	st := in.state(r.GetExchange(), r.GetRequest())
+	st := in.state(r.GetExchange(), r.GetDirection(), r.GetRequest())
 	if r.GetFinal() {
 		defer in.drop(r.GetExchange())
 	}
@@ -602,7 +607,7 @@ func (s *Server) Frames(fs abkitv1.Plugin_FramesServer) error {
 				return status.Errorf(codes.FailedPrecondition, "plugin %q does not stream responses", in.name)
 			}
 			id = r.GetExchange()
-			st = in.state(id, nil)
+			st = in.state(id, "", nil)
 		}
 		st.apply(nil, r.GetResponse(), r.GetExtensions())
 		st.ctl.Enter(in.name, gateway.PhaseFrame, in.wReq, in.wResp)

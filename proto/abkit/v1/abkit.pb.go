@@ -1148,9 +1148,12 @@ func (x *Action) GetReason() string {
 // repeats it through its own exchange, which applies or refuses it (P17);
 // body is the plugin's body after the call when the write applied plugin-side.
 type BodyWrite struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Response      bool                   `protobuf:"varint,1,opt,name=response,proto3" json:"response,omitempty"`
-	Body          []byte                 `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Response bool                   `protobuf:"varint,1,opt,name=response,proto3" json:"response,omitempty"`
+	Body     []byte                 `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	// Whether the write applied plugin-side (the rules are the host's; the
+	// host still decides).
+	Applied       bool `protobuf:"varint,3,opt,name=applied,proto3" json:"applied,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1197,6 +1200,13 @@ func (x *BodyWrite) GetBody() []byte {
 		return x.Body
 	}
 	return nil
+}
+
+func (x *BodyWrite) GetApplied() bool {
+	if x != nil {
+		return x.Applied
+	}
+	return false
 }
 
 type HookResponse struct {
@@ -2312,10 +2322,11 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\x06Action\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\";\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"U\n" +
 	"\tBodyWrite\x12\x1a\n" +
 	"\bresponse\x18\x01 \x01(\bR\bresponse\x12\x12\n" +
-	"\x04body\x18\x02 \x01(\fR\x04body\"\xd1\x01\n" +
+	"\x04body\x18\x02 \x01(\fR\x04body\x12\x18\n" +
+	"\aapplied\x18\x03 \x01(\bR\aapplied\"\xd1\x01\n" +
 	"\fHookResponse\x12(\n" +
 	"\x06action\x18\x01 \x01(\v2\x10.abkit.v1.ActionR\x06action\x12+\n" +
 	"\x06writes\x18\x02 \x03(\v2\x13.abkit.v1.BodyWriteR\x06writes\x128\n" +

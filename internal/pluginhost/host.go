@@ -1,0 +1,416 @@
+// Package pluginhost loads abkit plugin binaries through hashicorp/go-plugin
+// and makes them look like in-process plugins: to the pipeline runtime a
+// gateway.Factory whose instances have exactly the optional behaviours the
+// binary declares, to the intercept dispatcher an intercept.Extension, and to
+// the hook bus ordinary hooks. It also describes binaries for the catalog.
+//
+// Every load and call is bounded: starting waits at most
+// Options.StartTimeout for the handshake, every call at most
+// Options.CallTimeout (or the caller's earlier deadline), and Close kills and
+// reaps the process within a bounded wait. A binary's stderr is attributed to
+// it; a panic printed there is reported with its stack when a call fails.
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+	"github.com/abkit/abkit/sdk"
+)
+
+// Defaults of Options.
+const (
+	DefaultStartTimeout = 5 * time.Second
+	DefaultCallTimeout  = 10 * time.Second
+)
+
+// Options tune how plugins are started and called. The zero value is ready
+// to use.
+type Options struct {
+	// StartTimeout bounds the handshake. Zero means 5 s.
+	StartTimeout time.Duration
+	// CallTimeout bounds every call whose context has no earlier deadline.
+	// Zero means 10 s.
+	CallTimeout time.Duration
+	// Stderr receives the plugin's stderr, each line prefixed with
+	// "[name] ". Nil discards it (the last lines are still kept for errors).
+	Stderr io.Writer
+	// Args are passed to the binary.
+	Args []string
+}
+
+func (o Options) withDefaults() Options {
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	return o
+}
+
+// LoadError is a binary that could not be started as an abkit plugin: no
+// handshake within the bound, a wrong cookie or protocol version, or
+// something else on stdout. Its process is gone when Load returns.
+type LoadError struct {
+	Path string
+	// Pid is the process that was started and is now reaped; 0 if none.
+	Pid int
+	Err error
+	// Stderr is the tail of what the binary wrote to stderr.
+	Stderr string
+}
+
+func (e *LoadError) Error() string {
+	s := fmt.Sprintf("%s is not a working abkit plugin: %v", e.Path, e.Err)
+	if e.Stderr != "" {
+		s += "\nits stderr ended with:\n" + e.Stderr
+	}
+	return s
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// ErrNotPlugin is wrapped by LoadError when the binary did not complete the
+// abkit handshake.
+var ErrNotPlugin = errors.New("the binary did not complete the abkit plugin handshake (protocol v1)")
+
+// CallError is a call that failed across the boundary: the process died, the
+// call timed out, or the transport failed. It names the plugin and the call.
+type CallError struct {
+	Plugin string
+	Call   string
+	// Exited reports that the plugin process is gone.
+	Exited bool
+	// Panic is the panic the process printed on stderr before it died, with
+	// its stack, if any.
+	Panic string
+	Err   error
+}
+
+func (e *CallError) Error() string {
+	s := fmt.Sprintf("plugin %q: %s: %v", e.Plugin, e.Call, e.Err)
+	if e.Panic != "" {
+		s += "\n" + e.Panic
+	}
+	return s
+}
+
+func (e *CallError) Unwrap() error { return e.Err }
+
+// ErrExited is wrapped by CallError when the plugin process is gone.
+var ErrExited = errors.New("plugin process exited")
+
+// Plugin is one running plugin binary.
+type Plugin struct {
+	path   string
+	name   string
+	opts   Options
+	client *plugin.Client
+	cmd    *exec.Cmd
+	rpc    abkitv1.PluginClient
+	diag   abkitv1.DiagnosticsClient
+	desc   *abkitv1.DescribeResponse
+	log    *stderrLog
+
+	nextEx    atomic.Uint64
+	closeOnce sync.Once
+}
+
+// grpcClient is the host side of sdk.GRPCPlugin.
+type grpcClient struct {
+	plugin.NetRPCUnsupportedPlugin
+}
+
+type clients struct {
+	rpc  abkitv1.PluginClient
+	diag abkitv1.DiagnosticsClient
+}
+
+func (grpcClient) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
+	return errors.New("pluginhost: the host does not serve plugins")
+}
+
+func (grpcClient) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
+	return clients{rpc: abkitv1.NewPluginClient(cc), diag: abkitv1.NewDiagnosticsClient(cc)}, nil
+}
+
+// Versions is the protocol versions this host speaks. Version 2 will be
+// added beside 1, so that v1 binaries keep working.
+func Versions() map[int]plugin.PluginSet {
+	return map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: grpcClient{}}}
+}
+
+// Load starts the binary at path, completes the handshake within
+// opts.StartTimeout (or ctx's deadline) and asks what it serves. On error
+// the process is killed and reaped; the error is a *LoadError.
+func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &LoadError{Path: path, Err: err}
+	}
+	base := filepath.Base(abs)
+	log := newStderrLog(base, opts.Stderr)
+	cmd := exec.Command(abs, opts.Args...)
+	start := opts.StartTimeout
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < start {
+		start = max(time.Until(d), time.Millisecond)
+	}
+	hs := sdk.Handshake()
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  hs,
+		VersionedPlugins: Versions(),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		StartTimeout:     start,
+		Stderr:           log,
+		Logger:           hclog.New(&hclog.LoggerOptions{Name: base, Output: io.Discard, Level: hclog.Off}),
+	})
+	fail := func(err error) (*Plugin, error) {
+		client.Kill() // kills and reaps; a no-op when nothing started
+		le := &LoadError{Path: abs, Err: err, Stderr: log.tail()}
+		if cmd.Process != nil {
+			le.Pid = cmd.Process.Pid
+		}
+		return nil, le
+	}
+	cp, err := client.Client()
+	if err != nil {
+		return fail(fmt.Errorf("%w: %v", ErrNotPlugin, err))
+	}
+	raw, err := cp.Dispense(sdk.PluginSetName)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %v", ErrNotPlugin, err))
+	}
+	cl := raw.(clients)
+	p := &Plugin{path: abs, name: base, opts: opts, client: client, cmd: cmd, rpc: cl.rpc, diag: cl.diag, log: log}
+	dctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	d, err := p.rpc.Describe(dctx, &abkitv1.DescribeRequest{})
+	if err != nil {
+		return fail(p.callErr("describe", err))
+	}
+	if d.GetName() == "" {
+		return fail(errors.New("describe answered with an empty name"))
+	}
+	p.desc, p.name = d, d.GetName()
+	log.setName(p.name)
+	return p, nil
+}
+
+// Name is the plugin's name as it described itself.
+func (p *Plugin) Name() string { return p.name }
+
+// Path is the binary's absolute path.
+func (p *Plugin) Path() string { return p.path }
+
+// Pid is the plugin process's ID.
+func (p *Plugin) Pid() int {
+	if p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Description is what the binary said about itself.
+func (p *Plugin) Description() *abkitv1.DescribeResponse { return p.desc }
+
+// Exited reports whether the plugin process is gone.
+func (p *Plugin) Exited() bool { return p.client.Exited() }
+
+// Stderr returns the last lines the plugin wrote to stderr.
+func (p *Plugin) Stderr() string { return p.log.tail() }
+
+// Close kills the plugin process and reaps it. It asks the process to exit
+// first and waits at most 2 s (go-plugin's graceful wait) before killing it.
+// Close is safe to call more than once.
+func (p *Plugin) Close() error {
+	p.closeOnce.Do(p.client.Kill)
+	return nil
+}
+
+// callCtx bounds a call by the call timeout.
+func (p *Plugin) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, p.opts.CallTimeout)
+}
+
+// callErr turns a transport failure into a *CallError naming the plugin and
+// the call, with the panic the process printed if it died.
+func (p *Plugin) callErr(call string, err error) error {
+	ce := &CallError{Plugin: p.name, Call: call, Err: err}
+	code := status.Code(err)
+	switch code {
+	case codes.DeadlineExceeded:
+		ce.Err = fmt.Errorf("no answer within the deadline (call timeout %s): %w", p.opts.CallTimeout, context.DeadlineExceeded)
+	case codes.Canceled:
+		ce.Err = fmt.Errorf("call cancelled: %w", context.Canceled)
+	}
+	if code == codes.Unavailable || code == codes.Canceled || code == codes.Internal || code == codes.Unknown {
+		// A dying process first shows up as a broken connection; give the
+		// reaper a moment to notice the exit so the error says why.
+		deadline := time.Now().Add(500 * time.Millisecond)
+		for !p.client.Exited() && time.Now().Before(deadline) && code == codes.Unavailable {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if p.client.Exited() {
+		ce.Exited = true
+		ce.Err = fmt.Errorf("%w (%s)", ErrExited, exitStatus(p.cmd))
+		ce.Panic = p.log.panicText()
+	}
+	return ce
+}
+
+func exitStatus(cmd *exec.Cmd) string {
+	if cmd.ProcessState == nil {
+		return "status unknown"
+	}
+	return cmd.ProcessState.String()
+}
+
+// Echo is the Diagnostics unary echo: the raw cost of one call over this
+// plugin's connection.
+func (p *Plugin) Echo(ctx context.Context, b []byte) ([]byte, error) {
+	ctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	m, err := p.diag.Echo(ctx, &abkitv1.EchoMessage{Payload: b})
+	if err != nil {
+		return nil, p.callErr("echo", err)
+	}
+	return m.GetPayload(), nil
+}
+
+// EchoStream opens the Diagnostics bidirectional echo stream.
+func (p *Plugin) EchoStream(ctx context.Context) (abkitv1.Diagnostics_EchoStreamClient, error) {
+	return p.diag.EchoStream(ctx)
+}
+
+// stderrLog keeps the tail of a plugin's stderr and, from a line starting
+// with "panic:" or "fatal error:", the panic and its stack. It forwards
+// every line, prefixed with the plugin's name, to out.
+type stderrLog struct {
+	mu      sync.Mutex
+	name    string
+	out     io.Writer
+	partial []byte
+	lines   []string
+	panicAt int // index in lines of the panic's first line; -1 if none
+}
+
+const stderrKeep = 400
+
+func newStderrLog(name string, out io.Writer) *stderrLog {
+	return &stderrLog{name: name, out: out, panicAt: -1}
+}
+
+func (l *stderrLog) setName(n string) {
+	l.mu.Lock()
+	l.name = n
+	l.mu.Unlock()
+}
+
+// Write receives go-plugin's copy of the raw stderr (a line, then its
+// newline, in separate writes).
+func (l *stderrLog) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, b...)
+	for {
+		i := strings.IndexByte(string(l.partial), '\n')
+		if i < 0 {
+			break
+		}
+		line := string(l.partial[:i])
+		l.partial = l.partial[i+1:]
+		if l.out != nil {
+			fmt.Fprintf(l.out, "[%s] %s\n", l.name, line)
+		}
+		if l.panicAt < 0 && (strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")) {
+			l.panicAt = len(l.lines)
+		}
+		switch {
+		case len(l.lines) < stderrKeep:
+			l.lines = append(l.lines, line)
+		case l.panicAt != 0:
+			// Drop the oldest line, but never a panic's first line.
+			l.lines = append(l.lines[1:], line)
+			if l.panicAt > 0 {
+				l.panicAt--
+			}
+		case len(l.lines) < 4*stderrKeep:
+			l.lines = append(l.lines, line) // a long stack: keep more of it
+		}
+	}
+	return len(b), nil
+}
+
+func (l *stderrLog) tail() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := max(0, len(l.lines)-20)
+	return strings.Join(l.lines[n:], "\n")
+}
+
+func (l *stderrLog) panicText() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.panicAt < 0 {
+		return ""
+	}
+	return strings.Join(l.lines[l.panicAt:], "\n")
+}
+
+// Host tracks the plugins it loaded so that they can all be closed at once,
+// in particular when the host process is told to stop.
+type Host struct {
+	opts Options
+	mu   sync.Mutex
+	ps   []*Plugin
+}
+
+// NewHost returns a host that loads plugins with opts.
+func NewHost(opts Options) *Host { return &Host{opts: opts} }
+
+// Load loads a plugin and tracks it.
+func (h *Host) Load(ctx context.Context, path string) (*Plugin, error) {
+	p, err := Load(ctx, path, h.opts)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.ps = append(h.ps, p)
+	h.mu.Unlock()
+	return p, nil
+}
+
+// Close closes every plugin the host loaded, concurrently, and waits until
+// all are reaped.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	ps := h.ps
+	h.ps = nil
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Go(func() { p.Close() })
+	}
+	wg.Wait()
+	return nil
+}

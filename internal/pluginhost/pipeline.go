@@ -1,0 +1,383 @@
+package pluginhost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"google.golang.org/grpc"
+
+	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// RemotePanic is a hook panic inside the plugin process. The adapter
+// re-raises it in the host, so the pipeline runtime reports it exactly as it
+// reports an in-process panic (its text is the panic value); Stack is the
+// plugin-side stack.
+type RemotePanic struct {
+	Plugin string
+	Value  string
+	Stack  string
+}
+
+func (p *RemotePanic) Error() string { return p.Value }
+
+func splitPanic(plugin, text string) *RemotePanic {
+	v, st, _ := stringsCut(text, "\n\n")
+	return &RemotePanic{Plugin: plugin, Value: v, Stack: st}
+}
+
+func stringsCut(s, sep string) (string, string, bool) {
+	if i := bytes.Index([]byte(s), []byte(sep)); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
+}
+
+// Factory returns the plugin's family P factory: its instances are made in
+// the plugin process and appear to the pipeline runtime as ordinary plugins
+// with exactly the optional behaviours the plugin declares. ok is false when
+// the plugin serves no pipeline.
+//
+// A failed call (the process died, the call timed out) inside OnRequest,
+// OnResponse, OnResponseFrame or OnFinish panics with a *CallError, which
+// the runtime turns into an error outcome naming the plugin (status 500).
+func (p *Plugin) Factory() (f gateway.Factory, ok bool) {
+	info := p.desc.GetPipeline()
+	if info == nil {
+		return gateway.Factory{}, false
+	}
+	f.Name = p.name
+	if b := info.GetConfigSchemaJson(); len(b) > 0 {
+		var cs gateway.ConfigSchema
+		if err := json.Unmarshal(b, &cs); err == nil {
+			f.Config = &cs
+		}
+	}
+	f.New = p.newInstance
+	return f, true
+}
+
+func (p *Plugin) newInstance(config json.RawMessage) (gateway.Plugin, error) {
+	ctx, cancel := p.callCtx(context.Background())
+	defer cancel()
+	resp, err := p.rpc.NewInstance(ctx, &abkitv1.NewInstanceRequest{ConfigJson: config})
+	if err != nil {
+		return nil, p.callErr("new instance", err)
+	}
+	if resp.GetError() != "" {
+		return nil, errors.New(resp.GetError())
+	}
+	r := &remote{p: p, id: resp.GetInstance(), name: resp.GetCapabilities().GetName(),
+		caps: resp.GetCapabilities().Gateway()}
+	r.key = gateway.NewKey[*hostEx]("pluginhost:" + p.name)
+	var mask behaviour
+	for _, b := range resp.GetBehaviours() {
+		switch b {
+		case abkitv1.BehaviourInit:
+			mask |= bInit
+		case abkitv1.BehaviourShutdown:
+			mask |= bShutdown
+		case abkitv1.BehaviourFinish:
+			mask |= bFinish
+		case abkitv1.BehaviourStream:
+			mask |= bStream
+		case abkitv1.BehaviourReady:
+			mask |= bReady
+		}
+	}
+	r.finishes = mask&bFinish != 0
+	return wrap(r, mask), nil
+}
+
+// behaviour is a bit set of the optional behaviours of family P.
+type behaviour uint8
+
+const (
+	bInit behaviour = 1 << iota
+	bShutdown
+	bFinish
+	bStream
+	bReady
+)
+
+// remote is the host side of one plugin instance in the plugin process.
+type remote struct {
+	p        *Plugin
+	id       uint64
+	name     string
+	caps     gateway.Capabilities
+	key      gateway.Key[*hostEx]
+	finishes bool
+}
+
+// hostEx is what the host remembers about one exchange of one instance.
+type hostEx struct {
+	id uint64
+	// sent holds each extension's JSON as the plugin last saw it.
+	sent     map[string][]byte
+	reqBody  []byte // the request body the plugin has
+	respBody []byte
+	final    atomic.Bool
+
+	fs       abkitv1.Plugin_FramesClient
+	fsCancel context.CancelFunc
+	fsTimed  atomic.Bool
+}
+
+func (r *remote) Name() string                       { return r.name }
+func (r *remote) Capabilities() gateway.Capabilities { return r.caps }
+
+func (r *remote) state(ex *gateway.Exchange) *hostEx {
+	hx, ok := gateway.GetState(ex, r.key)
+	if ok {
+		return hx
+	}
+	hx = &hostEx{id: r.p.nextEx.Add(1), sent: make(map[string][]byte)}
+	gateway.SetState(ex, r.key, hx)
+	if !r.finishes {
+		// Without OnFinish the plugin may never learn that an exchange
+		// ended (a later plugin denied it, the upstream failed): release
+		// its state when the exchange is collected.
+		runtime.AddCleanup(ex, r.release, hx)
+	}
+	return hx
+}
+
+func (r *remote) release(hx *hostEx) {
+	if hx.final.Load() || r.p.Exited() {
+		return
+	}
+	go func() {
+		ctx, cancel := r.p.callCtx(context.Background())
+		defer cancel()
+		_, _ = r.p.rpc.Release(ctx, &abkitv1.ReleaseRequest{Instance: r.id, Exchanges: []uint64{hx.id}})
+	}()
+}
+
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (a == nil) == (b == nil) && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
+// extensionsOut returns the extensions that changed since the plugin last
+// saw them.
+func (hx *hostEx) extensionsOut(ex *gateway.Exchange) []*abkitv1.ExtensionValue {
+	var out []*abkitv1.ExtensionValue
+	for k, v := range ex.Extensions() {
+		b, err := json.Marshal(v)
+		if err != nil {
+			continue // SetExtension requires JSON values; the in-process path has the value
+		}
+		if old, ok := hx.sent[k]; ok && bytes.Equal(old, b) {
+			continue
+		}
+		hx.sent[k] = b
+		out = append(out, &abkitv1.ExtensionValue{Key: k, Json: b})
+	}
+	return out
+}
+
+// extensionsIn stores the plugin's changed extensions on the host exchange.
+func (hx *hostEx) extensionsIn(ex *gateway.Exchange, vals []*abkitv1.ExtensionValue) {
+	for _, e := range vals {
+		var v any
+		if err := json.Unmarshal(e.GetJson(), &v); err != nil {
+			continue
+		}
+		ex.SetExtension(e.GetKey(), v)
+		b, _ := json.Marshal(v)
+		hx.sent[e.GetKey()] = b
+	}
+}
+
+func (hx *hostEx) request(ex *gateway.Exchange) *abkitv1.HTTPRequest {
+	req := &abkitv1.HTTPRequest{Method: ex.Request.Method, Url: ex.Request.URL, Header: abkitv1.HeaderToProto(ex.Request.Header)}
+	if b := ex.RequestBody(); b != nil && !sameSlice(b, hx.reqBody) {
+		req.HasBody, req.Body, hx.reqBody = true, b, b
+	}
+	return req
+}
+
+func (hx *hostEx) response(ex *gateway.Exchange) *abkitv1.HTTPResponse {
+	if ex.Response.Status == 0 {
+		return nil
+	}
+	resp := &abkitv1.HTTPResponse{Status: int32(ex.Response.Status), Header: abkitv1.HeaderToProto(ex.Response.Header)}
+	if b := ex.ResponseBody(); b != nil && !sameSlice(b, hx.respBody) {
+		resp.HasBody, resp.Body, hx.respBody = true, b, b
+	}
+	return resp
+}
+
+// applyWrites repeats the plugin's body writes on the host exchange, which
+// applies or refuses each (P17).
+func (hx *hostEx) applyWrites(ex *gateway.Exchange, ws []*abkitv1.BodyWrite) {
+	for _, w := range ws {
+		var b []byte
+		if w.GetApplied() {
+			b = nonNil(w.GetBody())
+		} else if w.GetResponse() {
+			b = ex.ResponseBody()
+		} else {
+			b = ex.RequestBody()
+		}
+		if w.GetResponse() {
+			if ex.SetResponseBody(b) {
+				hx.respBody = b
+			}
+		} else if ex.SetRequestBody(b) {
+			hx.reqBody = b
+		}
+	}
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+func outcomeToProto(o gateway.Outcome) *abkitv1.Outcome {
+	k := ""
+	switch o.Kind {
+	case gateway.OutcomeAllow, gateway.OutcomeDeny, gateway.OutcomeError:
+		k = o.Kind.String()
+	}
+	return &abkitv1.Outcome{Kind: k, Status: int32(o.Status), DeniedBy: o.DeniedBy, Reason: o.Reason, DurationNs: int64(o.Duration)}
+}
+
+type grpcCallOption = grpc.CallOption
+
+type unaryHook func(context.Context, *abkitv1.HookRequest, ...grpcCallOption) (*abkitv1.HookResponse, error)
+
+func (r *remote) call(ctx context.Context, ex *gateway.Exchange, name string, final bool, f unaryHook) *abkitv1.HookResponse {
+	hx := r.state(ex)
+	req := &abkitv1.HookRequest{Instance: r.id, Exchange: hx.id, Direction: ex.Direction.String(),
+		Request: hx.request(ex), Response: hx.response(ex), Extensions: hx.extensionsOut(ex), Final: final}
+	if o, ok := ex.Outcome(); ok {
+		req.Outcome = outcomeToProto(o)
+	}
+	cctx, cancel := r.p.callCtx(ctx)
+	resp, err := f(cctx, req)
+	cancel()
+	if final {
+		hx.final.Store(true)
+	}
+	if err != nil {
+		panic(r.p.callErr(name, err))
+	}
+	hx.applyWrites(ex, resp.GetWrites())
+	hx.extensionsIn(ex, resp.GetExtensions())
+	if resp.GetPanicked() {
+		panic(splitPanic(r.name, resp.GetError()))
+	}
+	return resp
+}
+
+// OnRequest implements gateway.Plugin (P15).
+func (r *remote) OnRequest(ctx context.Context, ex *gateway.Exchange) gateway.Action {
+	a := r.call(ctx, ex, "on_request", false, r.p.rpc.OnRequest).GetAction().Gateway()
+	if !a.IsContinue() && !r.finishes {
+		// Without OnFinish, a rejection is this instance's last call (P16,
+		// P26): drop the plugin-side state now.
+		hx := r.state(ex)
+		r.release(hx)
+		hx.final.Store(true)
+	}
+	return a
+}
+
+// OnResponse implements gateway.Plugin (P16).
+func (r *remote) OnResponse(ctx context.Context, ex *gateway.Exchange) gateway.Action {
+	return r.call(ctx, ex, "on_response", !r.finishes, r.p.rpc.OnResponse).GetAction().Gateway()
+}
+
+func (r *remote) onFinish(ctx context.Context, ex *gateway.Exchange) error {
+	resp := r.call(ctx, ex, "on_finish", true, r.p.rpc.Finish)
+	if e := resp.GetError(); e != "" {
+		return errors.New(e)
+	}
+	return nil
+}
+
+func (r *remote) status(ctx context.Context, name string, f func(context.Context, *abkitv1.InstanceRequest, ...grpcCallOption) (*abkitv1.Status, error)) error {
+	cctx, cancel := r.p.callCtx(ctx)
+	defer cancel()
+	st, err := f(cctx, &abkitv1.InstanceRequest{Instance: r.id})
+	if err != nil {
+		return r.p.callErr(name, err)
+	}
+	if e := st.GetError(); e != "" {
+		return errors.New(e)
+	}
+	return nil
+}
+
+func (r *remote) init(ctx context.Context) error { return r.status(ctx, "init", r.p.rpc.Init) }
+func (r *remote) shutdown(ctx context.Context) error {
+	return r.status(ctx, "shutdown", r.p.rpc.Shutdown)
+}
+func (r *remote) ready(ctx context.Context) error { return r.status(ctx, "ready", r.p.rpc.Ready) }
+
+// frame sends one frame over the exchange's stream and waits for the answer
+// (P20: the runtime calls the next plugin, or sends the next frame, only
+// after this returns).
+func (r *remote) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	hx := r.state(ex)
+	final := last && !r.finishes
+	req := &abkitv1.FrameRequest{Frame: frame, Last: last, Extensions: hx.extensionsOut(ex), Final: final}
+	if hx.fs == nil {
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		fs, err := r.p.rpc.Frames(sctx)
+		if err != nil {
+			cancel()
+			panic(r.p.callErr("on_response_frame", err))
+		}
+		hx.fs, hx.fsCancel = fs, cancel
+		req.Instance, req.Exchange, req.Response = r.id, hx.id, hx.response(ex)
+	} else if b := ex.ResponseBody(); b != nil && !sameSlice(b, hx.respBody) {
+		req.Response = hx.response(ex)
+	}
+	// Bound the answer by the call timeout and the caller's context: either
+	// ends the stream.
+	timer := time.AfterFunc(r.p.opts.CallTimeout, func() { hx.fsTimed.Store(true); hx.fsCancel() })
+	stop := context.AfterFunc(ctx, hx.fsCancel)
+	err := hx.fs.Send(req)
+	var resp *abkitv1.FrameResponse
+	if err == nil {
+		resp, err = hx.fs.Recv()
+	}
+	timer.Stop()
+	stop()
+	if last || err != nil {
+		if err == nil {
+			_ = hx.fs.CloseSend()
+		}
+		hx.fsCancel()
+		hx.fs = nil
+	}
+	if final {
+		hx.final.Store(true)
+	}
+	if err != nil {
+		if hx.fsTimed.Load() {
+			panic(&CallError{Plugin: r.p.name, Call: "on_response_frame",
+				Err: fmt.Errorf("no answer within the call timeout %s: %w", r.p.opts.CallTimeout, context.DeadlineExceeded)})
+		}
+		panic(r.p.callErr("on_response_frame", err))
+	}
+	hx.applyWrites(ex, resp.GetWrites())
+	hx.extensionsIn(ex, resp.GetExtensions())
+	if resp.GetPanicked() {
+		panic(splitPanic(r.name, resp.GetError()))
+	}
+	return resp.GetAction().Gateway()
+}
