@@ -291,3 +291,22 @@ func BenchmarkCatalogListBuiltin(b *testing.B) {
 		}
 	}
 }
+
+// TestBuiltinChain: a realistic chain over the built-in plugins validates
+// clean (P6–P11), and waypoint mode turns the response writer into a P10
+// finding.
+func TestBuiltinChain(t *testing.T) {
+	if r := run(t, false, nil, "chain", "validate", "testdata/gateway.yaml"); r.code != 0 {
+		t.Fatalf("exit %d:\n%s%s", r.code, r.out, r.err)
+	}
+	src, err := os.ReadFile("testdata/gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "waypoint.yaml")
+	os.WriteFile(p, bytes.Replace(src, []byte("mode: proxy"), []byte("mode: waypoint"), 1), 0o644)
+	r := run(t, false, nil, "chain", "validate", p)
+	if r.code != 1 || !strings.Contains(r.out, p+":14\tP10\tpii-redactor\t") {
+		t.Errorf("exit %d, out:\n%s", r.code, r.out)
+	}
+}
