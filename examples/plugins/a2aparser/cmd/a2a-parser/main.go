@@ -1,0 +1,12 @@
+// Command a2a-parser serves the a2a-parser example plugin as its own go-plugin
+// binary, from the same code abkit runs in-process. Run directly it prints
+// go-plugin's "not meant to be executed directly" notice and exits non-zero;
+// a host (abctl, the conformance suite) starts it.
+package main
+
+import (
+	"github.com/abkit/abkit/examples/plugins/a2aparser"
+	"github.com/abkit/abkit/sdk"
+)
+
+func main() { sdk.Serve(a2aparser.Plugin()) }

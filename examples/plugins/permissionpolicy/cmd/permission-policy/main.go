@@ -1,0 +1,12 @@
+// Command permission-policy serves the permission-policy example plugin as its own go-plugin
+// binary, from the same code abkit runs in-process. Run directly it prints
+// go-plugin's "not meant to be executed directly" notice and exits non-zero;
+// a host (abctl, the conformance suite) starts it.
+package main
+
+import (
+	"github.com/abkit/abkit/examples/plugins/permissionpolicy"
+	"github.com/abkit/abkit/sdk"
+)
+
+func main() { sdk.Serve(permissionpolicy.Plugin()) }
