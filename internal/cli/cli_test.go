@@ -213,7 +213,10 @@ func TestBuiltinCatalog(t *testing.T) {
 		Plugins []struct {
 			Name         string          `json:"name"`
 			Description  string          `json:"description"`
+			Families     []string        `json:"families"`
 			Capabilities json.RawMessage `json:"capabilities"`
+			Extension    json.RawMessage `json:"extension"`
+			Hooks        json.RawMessage `json:"hooks"`
 			Origin       struct{ Kind string }
 		} `json:"plugins"`
 	}
@@ -224,8 +227,16 @@ func TestBuiltinCatalog(t *testing.T) {
 		t.Fatalf("%d plugins, want %d", len(got.Plugins), len(Builtins()))
 	}
 	for _, p := range got.Plugins {
-		if p.Name == "" || p.Description == "" || len(p.Capabilities) == 0 || p.Origin.Kind != "builtin" {
+		if p.Name == "" || p.Description == "" || len(p.Families) == 0 || p.Origin.Kind != "builtin" {
 			t.Errorf("incomplete entry %+v", p)
+		}
+		// Each family's part is present: capabilities (P), manifest (D),
+		// hook specs (H).
+		for _, f := range p.Families {
+			part := map[string]json.RawMessage{"P": p.Capabilities, "D": p.Extension, "H": p.Hooks}[f]
+			if len(part) == 0 {
+				t.Errorf("%s is in family %s but has no %s part", p.Name, f, f)
+			}
 		}
 	}
 	if r := run(t, false, nil, "catalog", "lint"); r.code != 0 {
