@@ -2,7 +2,7 @@
 GO ?= go
 BENCHTIME ?= 1s
 
-.PHONY: all build test bench lint proto run fmt
+.PHONY: all build test bench lint proto run fmt replay
 
 all: build test
 
@@ -32,6 +32,9 @@ proto:
 		--go_out=. --go_opt=module=github.com/abkit/abkit \
 		--go-grpc_out=. --go-grpc_opt=module=github.com/abkit/abkit \
 		proto/abkit/v1/*.proto
+
+replay:
+	$(GO) run ./cmd/abctl replay --rechunk fixtures/*/
 
 run:
 	$(GO) run ./cmd/abctl

@@ -135,6 +135,7 @@ not be read.`,
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 
 	root.AddCommand(newCatalogCmd(o), newChainCmd(o), newVersionCmd(o))
+	root.AddCommand(newDryrunCmd(o), newFixtureCmd(o), newRecordCmd(o), newReplayCmd(o))
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {

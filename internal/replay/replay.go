@@ -5,6 +5,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,17 +45,46 @@ type Outcome struct {
 	Relayed  int64 `json:"relayed_bytes"`
 }
 
-// MarshalIndent is the canonical golden form: two-space indent, newline at
-// the end.
+// MarshalIndent is the canonical golden form: one event per line, so a
+// golden diff shows exactly the calls that changed, and a newline at the
+// end.
 func (r Report) MarshalIndent() ([]byte, error) {
-	if r.Events == nil {
-		r.Events = []trace.Event{}
+	var b bytes.Buffer
+	b.WriteString("{\n  \"events\": [")
+	for i, e := range r.Events {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		b.Write(line)
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
+	if len(r.Events) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("],\n  \"outcome\": ")
+	oc, err := json.Marshal(r.Outcome)
 	if err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	b.Write(oc)
+	if len(r.Warnings) > 0 {
+		b.WriteString(",\n  \"warnings\": [")
+		for i, w := range r.Warnings {
+			ws, _ := json.Marshal(w)
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("\n    ")
+			b.Write(ws)
+		}
+		b.WriteString("\n  ]")
+	}
+	b.WriteString("\n}\n")
+	return b.Bytes(), nil
 }
 
 // WithoutDurations returns r with every event duration zeroed, for golden

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abkit/abkit/internal/replay"
+)
+
+// dryrun --sse -o json: one on_response_frame event per SSE event for each
+// streaming plugin, plus exactly one last call each (P19, P21).
+func TestDryrunSSEJSON(t *testing.T) {
+	code, out, errOut := runAbctl(t, "dryrun", "--chain", "../../fixtures/inference/chain.yaml",
+		"--sse", "../../fixtures/inference/captures/messages-stream.sse", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep replay.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := os.ReadFile("../../fixtures/inference/captures/messages-stream.sse")
+	events := strings.Count("\n"+string(body), "\ndata: ")
+	frames := map[string]int{}
+	last := map[string]int{}
+	for _, e := range rep.Events {
+		if e.Hook != "on_response_frame" {
+			continue
+		}
+		if e.Last {
+			last[e.Plugin]++
+		} else {
+			frames[e.Plugin]++
+		}
+	}
+	for _, p := range []string{"inference-parser", "guardrail"} {
+		if frames[p] != events || last[p] != 1 {
+			t.Errorf("%s: %d frame calls and %d last calls, want %d and 1", p, frames[p], last[p], events)
+		}
+	}
+	if rep.Outcome.Kind != "allow" || rep.Outcome.Frames != events {
+		t.Errorf("outcome %+v", rep.Outcome)
+	}
+	for _, k := range []string{`"seq"`, `"hook"`, `"plugin"`, `"frame"`, `"last"`, `"action"`, `"duration_ns"`, `"outcome"`} {
+		if !strings.Contains(out, k) {
+			t.Errorf("JSON lacks %s", k)
+		}
+	}
+}
+
+func TestDryrunWarningsAndErrors(t *testing.T) {
+	code, out, _ := runAbctl(t, "dryrun", "--chain", "../../fixtures/inference/chain.yaml", "../../fixtures/inference/cut-mid-event.fixture", "-o", "json")
+	if code != 0 || !strings.Contains(out, "unterminated final SSE block") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	code, out, _ = runAbctl(t, "dryrun", "--chain", "../../fixtures/inference/chain.yaml", "../../fixtures/inference/cut-mid-event.fixture")
+	if code != 0 || !strings.Contains(out, "warning:") || !strings.Contains(out, "outcome: allow 200") {
+		t.Fatalf("text: exit %d\n%s", code, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.fixture")
+	os.WriteFile(bad, []byte("abkit-fixture 9\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"dryrun", "--chain", "../../fixtures/inference/chain.yaml", bad}, ExitRead, "bad.fixture:1: version"},
+		{[]string{"dryrun", "../../fixtures/inference/chat-stream.fixture"}, ExitUsage, "--chain is required"},
+		{[]string{"dryrun", "--chain", "../../fixtures/inference/chain.yaml"}, ExitUsage, "exactly one of"},
+		{[]string{"dryrun", "--chain", "../../fixtures/inference/chain.yaml", "--direction", "inbound", "../../fixtures/inference/chat-stream.fixture"}, ExitRead, "no inbound chain entries"},
+	} {
+		code, _, errOut := runAbctl(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+}
