@@ -52,6 +52,12 @@ type Options struct {
 	Stderr io.Writer
 	// Args are passed to the binary.
 	Args []string
+	// KillGrace is how long Close waits for the process to exit on its own
+	// before killing it. Zero means 500 ms.
+	KillGrace time.Duration
+	// Env is added to the binary's environment (which also holds the
+	// host's).
+	Env []string
 }
 
 func (o Options) withDefaults() Options {
@@ -60,6 +66,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.KillGrace <= 0 {
+		o.KillGrace = 500 * time.Millisecond
 	}
 	return o
 }
@@ -168,6 +177,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	base := filepath.Base(abs)
 	log := newStderrLog(base, opts.Stderr)
 	cmd := exec.Command(abs, opts.Args...)
+	cmd.Env = append(cmd.Env, opts.Env...)
 	start := opts.StartTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < start {
 		start = max(time.Until(d), time.Millisecond)
@@ -238,11 +248,23 @@ func (p *Plugin) Exited() bool { return p.client.Exited() }
 // Stderr returns the last lines the plugin wrote to stderr.
 func (p *Plugin) Stderr() string { return p.log.tail() }
 
-// Close kills the plugin process and reaps it. It asks the process to exit
-// first and waits at most 2 s (go-plugin's graceful wait) before killing it.
-// Close is safe to call more than once.
+// Close stops the plugin process and reaps it: it asks the process to exit
+// (go-plugin closes the connection), waits at most Options.KillGrace, then
+// kills it. Close is safe to call more than once.
 func (p *Plugin) Close() error {
-	p.closeOnce.Do(p.client.Kill)
+	p.closeOnce.Do(func() {
+		done := make(chan struct{})
+		go func() { p.client.Kill(); close(done) }()
+		select {
+		case <-done:
+			return
+		case <-time.After(p.opts.KillGrace):
+		}
+		if p.cmd.Process != nil {
+			_ = p.cmd.Process.Kill()
+		}
+		<-done // go-plugin reaps the process once it is dead
+	})
 	return nil
 }
 

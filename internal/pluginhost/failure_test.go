@@ -1,0 +1,196 @@
+package pluginhost_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/abkit/abkit/internal/pipeline"
+	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// gone reports whether pid no longer exists (exited and reaped).
+func gone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+func helperOpts(mode string) pluginhost.Options {
+	return pluginhost.Options{StartTimeout: 2 * time.Second, CallTimeout: 500 * time.Millisecond,
+		Env: []string{helperEnv + "=" + mode}}
+}
+
+// A binary that is not an abkit plugin gives a *LoadError wrapping
+// ErrNotPlugin within the start bound, and its process is reaped.
+func TestLoadNotAPlugin(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		mode, want string
+		bound      time.Duration
+	}{
+		{"no-handshake", "timeout while waiting for plugin to start", 4 * time.Second},
+		{"garbage", "Unrecognized remote plugin message: hello, I am not a plugin", 2 * time.Second},
+		{"wrong-cookie", "These are not meant to be executed directly", 2 * time.Second},
+		{"wrong-version", "incompatible API version with plugin. Plugin version: 7, Client versions: [1]", 2 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			t.Parallel()
+			t0 := time.Now()
+			p, err := pluginhost.Load(context.Background(), self, helperOpts(c.mode))
+			took := time.Since(t0)
+			if err == nil {
+				p.Close()
+				t.Fatal("loaded a binary that is not an abkit plugin")
+			}
+			var le *pluginhost.LoadError
+			if !errors.As(err, &le) || !errors.Is(err, pluginhost.ErrNotPlugin) {
+				t.Fatalf("error %T %v: want a *LoadError wrapping ErrNotPlugin", err, err)
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "is not a working abkit plugin") {
+				t.Fatalf("error %q does not say %q", err, c.want)
+			}
+			if took > c.bound {
+				t.Fatalf("took %v, bound %v", took, c.bound)
+			}
+			if le.Pid == 0 || !gone(le.Pid) {
+				t.Fatalf("process %d is still there", le.Pid)
+			}
+		})
+	}
+}
+
+func loadHelper(t *testing.T, mode string) (*pluginhost.Plugin, *pipeline.Chain) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pluginhost.Load(context.Background(), self, helperOpts(mode))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	f, ok := p.Factory()
+	if !ok {
+		t.Fatal("no pipeline")
+	}
+	c, err := pipeline.Build(pipeline.Spec{Entries: []pipeline.Entry{{Plugin: f.Name}}}, []gateway.Factory{f}, pipeline.Options{})
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return p, c
+}
+
+// callError digs the adapter's *CallError out of the runtime's panic error:
+// a failed call inside a hook panics with it (see Plugin.Factory).
+func callError(err error) *pluginhost.CallError {
+	var pe *pipeline.PanicError
+	if errors.As(err, &pe) {
+		ce, _ := pe.Value.(*pluginhost.CallError)
+		return ce
+	}
+	return nil
+}
+
+// A plugin that dies mid-stream gives an error outcome naming the plugin,
+// the call and the panic with its stack; the process is reaped.
+func TestCrashMidStream(t *testing.T) {
+	p, c := loadHelper(t, "crash-mid-stream")
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	body := "data: one\n\ndata: two\n\ndata: three\n\n"
+	res := c.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"},
+		pipeline.Upstream{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(body)},
+		pipeline.ExchangeOptions{})
+	ce := callError(res.Err)
+	if res.Outcome.Kind != gateway.OutcomeError || ce == nil {
+		t.Fatalf("outcome %+v err %v: want an error outcome from a *CallError", res.Outcome, res.Err)
+	}
+	msg := res.Err.Error()
+	for _, want := range []string{`plugin "misbehaving"`, "on_response_frame", "plugin process exited", "panic: boom mid-stream", "goroutine "} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if res.Frames != 2 {
+		t.Errorf("frames dispatched %d, want 2 (the crash was at the second)", res.Frames)
+	}
+	p.Close()
+	if !gone(p.Pid()) {
+		t.Fatalf("process %d left behind", p.Pid())
+	}
+}
+
+// A hook that hangs is abandoned at the call timeout with an error naming
+// the plugin and the call.
+func TestHangPastTimeout(t *testing.T) {
+	p, c := loadHelper(t, "hang")
+	t0 := time.Now()
+	res := c.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
+	took := time.Since(t0)
+	ce := callError(res.Err)
+	if ce == nil || !errors.Is(ce, context.DeadlineExceeded) || ce.Call != "on_request" || ce.Plugin != "misbehaving" {
+		t.Fatalf("err %v: want a deadline *CallError for on_request", res.Err)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("took %v with a 500ms call timeout", took)
+	}
+	pid := p.Pid()
+	t0 = time.Now()
+	p.Close()
+	if time.Since(t0) > 4*time.Second || !gone(pid) {
+		t.Fatalf("close took %v; process gone: %v", time.Since(t0), gone(pid))
+	}
+}
+
+// A plugin that exits in Init fails start-up with an error naming it
+// (P12) and the exit.
+func TestExitDuringInit_P12(t *testing.T) {
+	p, c := loadHelper(t, "exit-in-init")
+	err := c.Start(context.Background())
+	var ce *pluginhost.CallError
+	if err == nil || !errors.As(err, &ce) || !ce.Exited {
+		t.Fatalf("start: %v: want a *CallError for an exited process", err)
+	}
+	for _, want := range []string{"P12", `plugin "misbehaving"`, "init", "plugin process exited", "exit status 4"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if !gone(p.Pid()) {
+		p.Close()
+		if !gone(p.Pid()) {
+			t.Fatalf("process %d left behind", p.Pid())
+		}
+	}
+}
+
+// Close kills and reaps a healthy plugin within its bound.
+func TestCloseReaps(t *testing.T) {
+	p, err := pluginhost.Load(context.Background(), bin("mcp-parser"), pluginhost.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.Pid()
+	if gone(pid) {
+		t.Fatal("no process")
+	}
+	t0 := time.Now()
+	p.Close()
+	if d := time.Since(t0); d > 3*time.Second {
+		t.Fatalf("close took %v", d)
+	}
+	if !gone(pid) {
+		t.Fatalf("process %d left behind", pid)
+	}
+}

@@ -1,0 +1,126 @@
+package pluginhost_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// binDir holds the example plugin binaries, built once in TestMain.
+var binDir string
+
+const helperEnv = "ABKIT_PLUGINHOST_HELPER"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		runHelper(mode)
+		return
+	}
+	dir, err := os.MkdirTemp("", "abkit-plugins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	root, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "go env GOMOD:", err)
+		os.Exit(1)
+	}
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./examples/plugins/...")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(root)))
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func bin(name string) string { return filepath.Join(binDir, name) }
+
+// helperPlugin is a family P plugin whose hooks misbehave on demand.
+type helperPlugin struct{ mode string }
+
+func (helperPlugin) Name() string { return "misbehaving" }
+func (helperPlugin) Capabilities() gateway.Capabilities {
+	return gateway.Capabilities{Description: "Misbehaves on purpose for the host's failure tests"}
+}
+
+func (h helperPlugin) Init(context.Context) error {
+	if h.mode == "exit-in-init" {
+		fmt.Fprintln(os.Stderr, "exiting during init on purpose")
+		os.Exit(4)
+	}
+	return nil
+}
+
+func (h helperPlugin) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
+	if h.mode == "hang" {
+		select {}
+	}
+	return gateway.Continue()
+}
+
+func (helperPlugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+
+func (h helperPlugin) OnResponseFrame(_ context.Context, _ *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	if h.mode == "crash-mid-stream" && strings.Contains(string(frame), "two") {
+		// A panic on another goroutine cannot be recovered: the process dies
+		// mid-call, as a real bug would kill it.
+		done := make(chan struct{})
+		go func() { panic("boom mid-stream") }()
+		<-done
+	}
+	return gateway.Continue()
+}
+
+func helperBundle(mode string) sdk.Plugin {
+	return sdk.Plugin{
+		Name:        "misbehaving",
+		Description: "Misbehaves on purpose for the host's failure tests",
+		Pipeline: &gateway.Factory{Name: "misbehaving", New: func(json.RawMessage) (gateway.Plugin, error) {
+			return helperPlugin{mode: mode}, nil
+		}},
+	}
+}
+
+// runHelper is the test binary re-executed as a (misbehaving) plugin.
+func runHelper(mode string) {
+	switch mode {
+	case "no-handshake":
+		time.Sleep(time.Minute)
+	case "garbage":
+		fmt.Println("hello, I am not a plugin")
+		time.Sleep(time.Minute)
+	case "wrong-cookie":
+		hs := sdk.Handshake()
+		hs.MagicCookieKey, hs.MagicCookieValue = "SOME_OTHER_PLUGIN", "other"
+		srv, _ := sdk.NewServer(helperBundle(mode))
+		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs,
+			VersionedPlugins: map[int]plugin.PluginSet{1: {sdk.PluginSetName: sdk.GRPCPlugin{Impl: srv}}},
+			GRPCServer:       plugin.DefaultGRPCServer})
+	case "wrong-version":
+		srv, _ := sdk.NewServer(helperBundle(mode))
+		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: sdk.Handshake(),
+			VersionedPlugins: map[int]plugin.PluginSet{7: {sdk.PluginSetName: sdk.GRPCPlugin{Impl: srv}}},
+			GRPCServer:       plugin.DefaultGRPCServer})
+	default:
+		sdk.Serve(helperBundle(mode))
+	}
+	os.Exit(0)
+}
