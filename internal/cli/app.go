@@ -136,6 +136,8 @@ not be read.`,
 
 	root.AddCommand(newCatalogCmd(o), newChainCmd(o), newVersionCmd(o))
 	root.AddCommand(newDryrunCmd(o), newFixtureCmd(o), newRecordCmd(o), newReplayCmd(o))
+	root.AddCommand(newUICmd(o))
+	root.RunE = runRoot(o) // ui.go: a terminal opens the TUI
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {

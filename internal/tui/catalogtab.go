@@ -1,0 +1,359 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// catalogTab is the Catalog tab: a filterable list and a detail pane.
+type catalogTab struct {
+	c          *catalog.Catalog
+	badges     []string // per plugin, computed once
+	search     []string // lower-case name and description, per plugin
+	requiredBy map[string][]string
+	inChain    map[string]int // plugin name → first active position in the loaded chain
+
+	filter    string
+	filtering bool
+	rows      []int // indices into c.Plugins that pass the filter
+	cursor    int
+	off       int
+	detail    bool // focus on the detail pane
+	detailOff int
+}
+
+func (t *catalogTab) setCatalog(c *catalog.Catalog) {
+	t.c = c
+	t.badges = make([]string, len(c.Plugins))
+	t.search = make([]string, len(c.Plugins))
+	t.requiredBy = map[string][]string{}
+	for i := range c.Plugins {
+		d := &c.Plugins[i]
+		t.badges[i] = badges(d)
+		t.search[i] = strings.ToLower(d.Name + " " + d.Description)
+		if d.Capabilities != nil {
+			for _, r := range append(slices.Clone(d.Capabilities.Requires), d.Capabilities.RequiresAny...) {
+				if !slices.Contains(t.requiredBy[r], d.Name) {
+					t.requiredBy[r] = append(t.requiredBy[r], d.Name)
+				}
+			}
+		}
+	}
+	t.applyFilter()
+}
+
+// badges is the compact capability column: families, body access,
+// behaviours; docs/keys.md has the legend.
+func badges(d *catalog.Descriptor) string {
+	flag := func(on bool, c string) string {
+		if on {
+			return c
+		}
+		return "·"
+	}
+	var b strings.Builder
+	b.WriteString(flag(d.HasFamily(catalog.FamilyPipeline), "P"))
+	b.WriteString(flag(d.HasFamily(catalog.FamilyIntercept), "D"))
+	b.WriteString(flag(d.HasFamily(catalog.FamilyHook), "H"))
+	b.WriteByte(' ')
+	c := d.Capabilities
+	b.WriteString(flag(c != nil && c.ReadsBody, "r"))
+	b.WriteString(flag(c != nil && c.WritesRequestBody, "q"))
+	b.WriteString(flag(c != nil && c.WritesResponseBody, "s"))
+	b.WriteByte(' ')
+	has := func(x string) bool { return slices.Contains(d.Behaviours, x) }
+	b.WriteString(flag(has(catalog.BehaviourStream), "S"))
+	b.WriteString(flag(has(catalog.BehaviourFinish), "F"))
+	b.WriteString(flag(has(catalog.BehaviourInit), "I"))
+	b.WriteString(flag(has(catalog.BehaviourReady), "Y"))
+	return b.String()
+}
+
+func (t *catalogTab) applyFilter() {
+	t.rows = t.rows[:0]
+	if t.c == nil {
+		return
+	}
+	f := strings.ToLower(t.filter)
+	for i := range t.c.Plugins {
+		if f == "" || strings.Contains(t.search[i], f) {
+			t.rows = append(t.rows, i)
+		}
+	}
+	t.cursor = clamp(t.cursor, len(t.rows))
+	t.detailOff = 0
+}
+
+func (t *catalogTab) selected() *catalog.Descriptor {
+	if t.c == nil || len(t.rows) == 0 {
+		return nil
+	}
+	return &t.c.Plugins[t.rows[t.cursor]]
+}
+
+// selectName clears the filter and moves the cursor to the plugin.
+func (t *catalogTab) selectName(name string) bool {
+	if t.c == nil {
+		return false
+	}
+	t.filter, t.filtering = "", false
+	t.applyFilter()
+	for i, p := range t.rows {
+		if t.c.Plugins[p].Name == name {
+			t.cursor, t.detailOff = i, 0
+			return true
+		}
+	}
+	return false
+}
+
+func (t *catalogTab) filterKey(msg tea.KeyPressMsg, k KeyMap) {
+	switch {
+	case key.Matches(msg, k.Back):
+		t.filter, t.filtering = "", false
+	case key.Matches(msg, k.Enter):
+		t.filtering = false
+		return
+	case msg.Code == tea.KeyBackspace:
+		if r := []rune(t.filter); len(r) > 0 {
+			t.filter = string(r[:len(r)-1])
+		}
+	case key.Matches(msg, k.Up, k.Down) && msg.Text == "":
+		t.cursor = moveCursor(msg, k, t.cursor, len(t.rows), 0)
+		return
+	case msg.Text != "":
+		t.filter += msg.Text
+	default:
+		return
+	}
+	t.applyFilter()
+}
+
+func (t *catalogTab) key(msg tea.KeyPressMsg, k KeyMap, h int) {
+	switch {
+	case key.Matches(msg, k.Filter):
+		t.filtering, t.detail = true, false
+		return
+	case key.Matches(msg, k.Enter):
+		t.detail = t.selected() != nil
+		return
+	case key.Matches(msg, k.Back):
+		if t.detail {
+			t.detail = false
+		} else if t.filter != "" {
+			t.filter = ""
+			t.applyFilter()
+		}
+		return
+	}
+	if t.detail {
+		// The detail pane scrolls; its length is only known at render
+		// time, so View clamps detailOff.
+		t.detailOff = max(moveCursor(msg, k, t.detailOff, 1<<20, h), 0)
+		if key.Matches(msg, k.Bottom) {
+			t.detailOff = 1 << 20
+		}
+		return
+	}
+	prev := t.cursor
+	t.cursor = moveCursor(msg, k, t.cursor, len(t.rows), h)
+	if t.cursor != prev {
+		t.detailOff = 0
+	}
+}
+
+// view renders the tab into h lines of w cells.
+func (t *catalogTab) view(w, h int, th theme) []string {
+	if t.c == nil {
+		return []string{"", "  no catalog loaded"}
+	}
+	if w >= wideWidth {
+		lw := w * 45 / 100
+		rw := w - lw - 3
+		return sideBySide(t.listView(lw, h, th), t.detailView(rw, h, th), lw, rw, " │ ")
+	}
+	lh := max(h/2, 3)
+	dh := h - lh - 1
+	out := t.listView(w, lh, th)
+	out = append(out, th.dim.Render(strings.Repeat("─", w)))
+	return append(out, t.detailView(w, dh, th)...)
+}
+
+func (t *catalogTab) listView(w, h int, th theme) []string {
+	out := make([]string, 0, h)
+	head := "  " + fit("NAME", 20) + " " + fit("CAPS", 12) + " DESCRIPTION"
+	out = append(out, th.title.Render(fit(head, w)))
+	rows := h - 1
+	t.off = window(t.cursor, t.off, rows, len(t.rows))
+	if len(t.rows) == 0 {
+		out = append(out, fit("  no plugin matches "+strconv.Quote(t.filter)+" (esc clears the filter)", w))
+	}
+	for i := t.off; i < len(t.rows) && i < t.off+rows; i++ {
+		d := &t.c.Plugins[t.rows[i]]
+		mark := "  "
+		if i == t.cursor {
+			mark = "> "
+		}
+		line := fit(mark+fit(d.Name, 20)+" "+t.badges[t.rows[i]]+" "+d.Description, w)
+		if i == t.cursor {
+			line = th.sel.Render(line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func (t *catalogTab) detailView(w, h int, th theme) []string {
+	d := t.selected()
+	if d == nil {
+		return nil
+	}
+	lines := t.detailLines(d, w, th)
+	t.detailOff = min(t.detailOff, max(len(lines)-h, 0))
+	end := min(t.detailOff+h, len(lines))
+	return lines[t.detailOff:end]
+}
+
+// detailLines is everything the catalog knows about d, wrapped to w.
+func (t *catalogTab) detailLines(d *catalog.Descriptor, w int, th theme) []string {
+	var out []string
+	add := func(label, value string) {
+		s := th.dim.Render(fit(label, 13)) + value
+		if value == "" {
+			s = th.dim.Render(label)
+		}
+		out = append(out, wrap(s, w, 13)...)
+	}
+	title := th.accent.Render(d.Name)
+	if d.Version != "" {
+		title += " " + d.Version
+	}
+	if t.detail {
+		title += th.dim.Render("  (detail: j/k scroll, esc back)")
+	}
+	out = append(out, title)
+	add("description", d.Description)
+	add("families", strings.Join(d.Families, ", "))
+	add("origin", originText(d.Origin))
+	if c := d.Capabilities; c != nil {
+		var caps []string
+		if c.ReadsBody {
+			caps = append(caps, "reads body")
+		}
+		if c.WritesRequestBody {
+			caps = append(caps, "writes request body")
+		}
+		if c.WritesResponseBody {
+			caps = append(caps, "writes response body")
+		}
+		add("body", orNone(strings.Join(caps, ", ")))
+		add("behaviours", orNone(strings.Join(d.Behaviours, ", ")))
+		add("requires", t.depText(c.Requires, th))
+		if len(c.RequiresAny) > 0 {
+			add("requires any", t.depText(c.RequiresAny, th))
+		}
+	}
+	add("required by", orNone(strings.Join(t.requiredBy[d.Name], ", ")))
+	if pos, ok := t.inChain[d.Name]; ok {
+		add("in chain", "position "+strconv.Itoa(pos))
+	} else if t.inChain != nil {
+		add("in chain", "no")
+	}
+	if d.Config != nil {
+		add("config", "")
+		for _, f := range schemaLines("", d.Config.Fields) {
+			out = append(out, wrap("  "+f, w, 4)...)
+		}
+	} else if d.HasFamily(catalog.FamilyPipeline) {
+		add("config", "none (takes no configuration)")
+	}
+	if e := d.Extension; e != nil {
+		add("points", orNone(strings.Join(e.Points, ", ")))
+		add("slots", orNone(strings.Join(e.Slots, ", ")))
+		add("priority", strconv.Itoa(e.Priority))
+		add("required", strconv.FormatBool(e.Required))
+		if e.Timeout != "" {
+			add("timeout", e.Timeout)
+		}
+	}
+	for _, hk := range d.Hooks {
+		add("hook", fmt.Sprintf("%s kind=%s order=%d policy=%s", hk.ID, hk.Kind, hk.Order, cmpOr(string(hk.Policy), "unspecified")))
+	}
+	for _, l := range d.Live {
+		add("live", fmt.Sprintf("%s #%d", l.Direction, l.Position))
+	}
+	return out
+}
+
+// depText marks each dependency as satisfied or not by the loaded chain.
+func (t *catalogTab) depText(names []string, th theme) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		switch _, ok := t.inChain[n]; {
+		case t.inChain == nil:
+			parts[i] = n
+		case ok:
+			parts[i] = n + " " + th.good.Render("✓ in chain")
+		default:
+			parts[i] = n + " " + th.bad.Render("✗ not in chain")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func originText(o catalog.Origin) string {
+	s := o.Kind
+	if o.String() != o.Kind {
+		s += " " + o.String()
+	}
+	if o.Source != "" && o.Source != o.Kind {
+		s += " (source " + o.Source + ")"
+	}
+	if o.SHA256 != "" {
+		s += " sha256:" + o.SHA256[:min(12, len(o.SHA256))]
+	}
+	return s
+}
+
+func schemaLines(prefix string, fields []gateway.Field) []string {
+	var out []string
+	for _, f := range fields {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s%s %s", prefix, f.Name, f.Type)
+		if f.Required {
+			b.WriteString(" required")
+		}
+		if f.Default != nil {
+			fmt.Fprintf(&b, " default=%v", f.Default)
+		}
+		if len(f.Enum) > 0 {
+			fmt.Fprintf(&b, " enum=%s", strings.Join(f.Enum, "|"))
+		}
+		if f.Description != "" {
+			fmt.Fprintf(&b, " — %s", f.Description)
+		}
+		out = append(out, b.String())
+		out = append(out, schemaLines(prefix+f.Name+".", f.Fields)...)
+	}
+	return out
+}
+
+func orNone(s string) string { return cmpOr(s, "none") }
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

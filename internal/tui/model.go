@@ -1,0 +1,425 @@
+// Package tui is abctl's terminal UI: a Bubble Tea program with three tabs
+// (Catalog, Chain, Trace) over a plugin catalog, a chain file and dry-runs
+// of recorded exchanges through the real pipeline runtime.
+//
+// [New] builds the model from [Options]; abctl's ui command runs it with
+// tea.NewProgram. Everything slow (loading the catalog, dry-runs, the
+// editor) runs in tea.Cmds, so Update and View stay cheap, and View renders
+// only the rows that fit on screen.
+package tui
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// Minimum terminal size; below it the TUI says how big it needs to be.
+const (
+	MinWidth  = 60
+	MinHeight = 20
+	// wideWidth is the width from which detail panes sit beside lists.
+	wideWidth = 100
+)
+
+// Options configure the TUI.
+type Options struct {
+	// LoadCatalog loads the catalog; it runs in a command, with a spinner.
+	LoadCatalog func(context.Context) (*catalog.Catalog, error)
+	// Sources are the catalog source specs, for the status bar.
+	Sources []string
+	// ChainPath is the chain file; empty loads the built-in example chain.
+	ChainPath string
+	// Factories make instances for dry-runs (the built-in plugins).
+	Factories []gateway.Factory
+	// Fixtures are the exchanges the Trace tab offers.
+	Fixtures []Exchange
+	// Colour enables colour; false follows NO_COLOR.
+	Colour bool
+	// Getenv reads $EDITOR; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+type tab int
+
+const (
+	tabCatalog tab = iota
+	tabChain
+	tabTrace
+	nTabs
+)
+
+var tabNames = [nTabs]string{"Catalog", "Chain", "Trace"}
+
+// Model is the TUI's Bubble Tea model.
+type Model struct {
+	opts Options
+	keys KeyMap
+	th   theme
+	dark bool
+	w, h int
+
+	tab      tab
+	help     bool
+	status   string
+	statusOK bool
+	busy     string // what is running, shown with the spinner
+	spin     spinner.Model
+
+	cat   catalogTab
+	chain chainTab
+	tr    traceTab
+}
+
+// New returns the model. Call Init (tea.NewProgram does) to load the
+// catalog.
+func New(opts Options) *Model {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	m := &Model{opts: opts, keys: DefaultKeyMap(), dark: true, w: 80, h: 24}
+	m.th = newTheme(opts.Colour, m.dark)
+	m.spin = spinner.New(spinner.WithSpinner(spinner.Line))
+	m.tr.fixtures = opts.Fixtures
+	m.busy = "loading catalog"
+	return m
+}
+
+// Messages of the commands.
+type (
+	catalogMsg struct {
+		cat *catalog.Catalog
+		err error
+	}
+	chainMsg struct {
+		cf  *catalog.ChainFile
+		err error
+	}
+	runMsg struct {
+		run *Run
+		err error
+	}
+	editedMsg struct{ err error }
+	playMsg   struct{ id int }
+)
+
+// Init loads the catalog and asks the terminal for its background colour.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.loadCatalog(), m.spin.Tick, tea.RequestBackgroundColor)
+}
+
+func (m *Model) loadCatalog() tea.Cmd {
+	load := m.opts.LoadCatalog
+	return func() tea.Msg {
+		if load == nil {
+			return catalogMsg{err: errNoCatalog}
+		}
+		c, err := load(context.Background())
+		return catalogMsg{cat: c, err: err}
+	}
+}
+
+type constErr string
+
+func (e constErr) Error() string { return string(e) }
+
+const errNoCatalog = constErr("no catalog source configured")
+
+func (m *Model) loadChain() tea.Cmd {
+	path := m.opts.ChainPath
+	return func() tea.Msg {
+		if path == "" {
+			return chainMsg{cf: ExampleChain()}
+		}
+		cf, err := catalog.ReadChainFile(path)
+		return chainMsg{cf: cf, err: err}
+	}
+}
+
+func (m *Model) setErr(err error) {
+	m.status, m.statusOK = oneLine(err.Error()), false
+}
+
+func (m *Model) setInfo(s string) { m.status, m.statusOK = s, true }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Update handles a message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		return m, nil
+	case tea.BackgroundColorMsg:
+		m.dark = msg.IsDark()
+		m.th = newTheme(m.opts.Colour, m.dark)
+		return m, nil
+	case spinner.TickMsg:
+		if m.busy == "" {
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return m, cmd
+	case catalogMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return m, nil
+		}
+		m.cat.setCatalog(msg.cat)
+		m.setInfo("catalog loaded")
+		return m, m.loadChain()
+	case chainMsg:
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return m, nil
+		}
+		m.chain.set(msg.cf, m.cat.c)
+		m.cat.inChain = m.chain.positions()
+		if n := len(m.chain.findings); n > 0 {
+			m.setInfo("chain " + msg.cf.Path + ": " + plural(n, "finding"))
+		} else {
+			m.setInfo("chain " + msg.cf.Path + ": valid")
+		}
+		return m, nil
+	case editedMsg:
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return m, nil
+		}
+		return m, m.loadChain()
+	case runMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return m, nil
+		}
+		m.tr.setRun(msg.run)
+		m.setInfo("dry-run of " + msg.run.Fixture + ": " + msg.run.Outcome.Kind.String())
+		return m, nil
+	case playMsg:
+		if !m.tr.playing || msg.id != m.tr.playID {
+			return m, nil
+		}
+		if !m.tr.step(1) {
+			m.tr.playing = false
+			return m, nil
+		}
+		return m, m.playTick()
+	case tea.MouseWheelMsg:
+		return m, m.wheel(msg)
+	case tea.MouseClickMsg:
+		return m, m.click(msg)
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) playTick() tea.Cmd {
+	id := m.tr.playID
+	return tea.Tick(150*time.Millisecond, func(time.Time) tea.Msg { return playMsg{id: id} })
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	if key.Matches(msg, k.Force) {
+		return tea.Quit
+	}
+	if m.cat.filtering {
+		m.cat.filterKey(msg, k)
+		return nil
+	}
+	if m.help {
+		if key.Matches(msg, k.Help, k.Back, k.Quit) {
+			m.help = false
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		m.help = true
+		return nil
+	case key.Matches(msg, k.NextTab):
+		m.tab = (m.tab + 1) % nTabs
+		return nil
+	case key.Matches(msg, k.PrevTab):
+		m.tab = (m.tab + nTabs - 1) % nTabs
+		return nil
+	case key.Matches(msg, k.Tab1):
+		m.tab = tabCatalog
+		return nil
+	case key.Matches(msg, k.Tab2):
+		m.tab = tabChain
+		return nil
+	case key.Matches(msg, k.Tab3):
+		m.tab = tabTrace
+		return nil
+	}
+	switch m.tab {
+	case tabCatalog:
+		m.cat.key(msg, k, m.bodyHeight())
+	case tabChain:
+		return m.chainKey(msg)
+	case tabTrace:
+		return m.traceKey(msg)
+	}
+	return nil
+}
+
+func (m *Model) chainKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Edit):
+		return m.edit()
+	case key.Matches(msg, k.Enter):
+		if name := m.chain.selectedPlugin(); name != "" {
+			if m.cat.selectName(name) {
+				m.tab = tabCatalog
+				m.cat.detail = true
+			}
+		}
+		return nil
+	}
+	m.chain.move(msg, k, m.bodyHeight())
+	return nil
+}
+
+// edit opens the chain file in $EDITOR and revalidates on return. The
+// built-in example chain is first written to a temporary file, which is
+// then the chain file.
+func (m *Model) edit() tea.Cmd {
+	editor := m.opts.Getenv("VISUAL")
+	if editor == "" {
+		editor = m.opts.Getenv("EDITOR")
+	}
+	if editor == "" {
+		m.setErr(constErr("set $EDITOR (or $VISUAL) to edit the chain file, e.g. EDITOR=vi"))
+		return nil
+	}
+	if m.opts.ChainPath == "" {
+		f, err := os.CreateTemp("", "abctl-chain-*.yaml")
+		if err != nil {
+			m.setErr(err)
+			return nil
+		}
+		_, err = f.Write(ExampleChainYAML())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			m.setErr(err)
+			return nil
+		}
+		m.opts.ChainPath = f.Name()
+	}
+	args := strings.Fields(editor)
+	c := exec.Command(args[0], append(args[1:], m.opts.ChainPath)...)
+	return tea.ExecProcess(c, func(err error) tea.Msg { return editedMsg{err: err} })
+}
+
+func (m *Model) traceKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	t := &m.tr
+	if t.run == nil || t.picking {
+		switch {
+		case key.Matches(msg, k.Enter):
+			return m.dryRun()
+		case key.Matches(msg, k.Back):
+			if t.run != nil {
+				t.picking = false
+			}
+		default:
+			t.pick = moveCursor(msg, k, t.pick, len(t.fixtures), m.bodyHeight())
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Back):
+		t.picking, t.playing = true, false
+	case key.Matches(msg, k.Enter):
+		return m.dryRun()
+	case key.Matches(msg, k.Play):
+		t.playing = !t.playing
+		t.playID++
+		if t.playing {
+			if t.cursor == len(t.run.Events)-1 {
+				t.cursor = 0
+			}
+			return m.playTick()
+		}
+	case key.Matches(msg, k.NextStep):
+		t.step(1)
+	case key.Matches(msg, k.PrevStep):
+		t.step(-1)
+	case key.Matches(msg, k.NextFrame):
+		t.seek(func(i int) bool { return t.run.Events[i].Frame != nil })
+	case key.Matches(msg, k.NextRej):
+		if !t.seek(func(i int) bool { a := t.run.Events[i].Action; return a == "reject" || a == "error" }) {
+			m.setInfo("no reject after this step")
+		}
+	case key.Matches(msg, k.End):
+		t.cursor = len(t.run.Events) - 1
+	default:
+		t.cursor = moveCursor(msg, k, t.cursor, len(t.run.Events), m.bodyHeight())
+	}
+	return nil
+}
+
+func (m *Model) dryRun() tea.Cmd {
+	t := &m.tr
+	if len(t.fixtures) == 0 {
+		m.setErr(constErr("no fixtures: start abctl ui with --fixtures DIR"))
+		return nil
+	}
+	if m.busy != "" {
+		return nil
+	}
+	x := t.fixtures[clamp(t.pick, len(t.fixtures))]
+	cf, fs := m.chain.cf, m.opts.Factories
+	m.busy = "dry-run " + x.Name
+	run := func() tea.Msg {
+		r, err := DryRun(context.Background(), cf, fs, x)
+		return runMsg{run: r, err: err}
+	}
+	return tea.Batch(run, m.spin.Tick)
+}
+
+// moveCursor applies the list movement keys to cursor in a list of n rows
+// shown h rows at a time.
+func moveCursor(msg tea.KeyPressMsg, k KeyMap, cursor, n, h int) int {
+	switch {
+	case key.Matches(msg, k.Up):
+		cursor--
+	case key.Matches(msg, k.Down):
+		cursor++
+	case key.Matches(msg, k.PageUp):
+		cursor -= max(h-1, 1)
+	case key.Matches(msg, k.PageDown):
+		cursor += max(h-1, 1)
+	case key.Matches(msg, k.Top):
+		cursor = 0
+	case key.Matches(msg, k.Bottom):
+		cursor = n - 1
+	}
+	return clamp(cursor, n)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return itoa(n) + " " + word + "s"
+}

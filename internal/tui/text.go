@@ -1,0 +1,86 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// fit truncates s to w cells (with an ellipsis) and pads it with spaces to
+// exactly w cells, so every rendered line has the width of the screen.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := ansi.StringWidth(s)
+	if n > w {
+		s = ansi.Truncate(s, w, "…")
+		n = ansi.StringWidth(s)
+	}
+	if n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// wrap breaks s into lines of at most w cells, indenting continuation lines
+// by indent spaces.
+func wrap(s string, w, indent int) []string {
+	if w <= indent+4 {
+		return []string{s}
+	}
+	out := strings.Split(ansi.Wrap(s, w, " ,|/"), "\n")
+	if len(out) <= 1 || indent == 0 {
+		return out
+	}
+	rest := strings.Split(ansi.Wrap(strings.Join(out[1:], " "), w-indent, " ,|/"), "\n")
+	pad := strings.Repeat(" ", indent)
+	for i := range rest {
+		rest[i] = pad + rest[i]
+	}
+	return append(out[:1], rest...)
+}
+
+// window returns the first row to show so that cursor is visible in a
+// viewport of h rows that showed from off before.
+func window(cursor, off, h, n int) int {
+	if h <= 0 {
+		return 0
+	}
+	if cursor < off {
+		off = cursor
+	}
+	if cursor >= off+h {
+		off = cursor - h + 1
+	}
+	if off > n-h {
+		off = n - h
+	}
+	return max(off, 0)
+}
+
+// clamp bounds i to [0, n-1], or 0 when n is 0.
+func clamp(i, n int) int {
+	if i >= n {
+		i = n - 1
+	}
+	return max(i, 0)
+}
+
+// sideBySide joins two blocks of lines column-wise: left lines are lw
+// cells, right lines rw cells, with a separator between.
+func sideBySide(left, right []string, lw, rw int, sep string) []string {
+	n := max(len(left), len(right))
+	out := make([]string, n)
+	for i := range n {
+		var l, r string
+		if i < len(left) {
+			l = left[i]
+		}
+		if i < len(right) {
+			r = right[i]
+		}
+		out[i] = fit(l, lw) + sep + fit(r, rw)
+	}
+	return out
+}

@@ -1,0 +1,284 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/internal/trace"
+)
+
+// traceTab is the Trace tab: pick a fixture, dry-run it, step through the
+// timeline of hook calls.
+type traceTab struct {
+	fixtures []Exchange
+	pick     int
+	pickOff  int
+
+	run     *Run
+	picking bool // showing the fixture list over a finished run
+	cursor  int
+	off     int
+	playing bool
+	playID  int
+}
+
+func (t *traceTab) setRun(r *Run) {
+	t.run, t.picking, t.cursor, t.off, t.playing = r, false, 0, 0, false
+}
+
+// step moves the cursor by d and reports whether it moved.
+func (t *traceTab) step(d int) bool {
+	if t.run == nil {
+		return false
+	}
+	n := clamp(t.cursor+d, len(t.run.Events))
+	moved := n != t.cursor
+	t.cursor = n
+	return moved
+}
+
+// seek moves to the first step after the cursor that ok accepts.
+func (t *traceTab) seek(ok func(int) bool) bool {
+	for i := t.cursor + 1; i < len(t.run.Events); i++ {
+		if ok(i) {
+			t.cursor = i
+			return true
+		}
+	}
+	return false
+}
+
+func (t *traceTab) view(w, h int, th theme) []string {
+	if t.run == nil || t.picking {
+		return t.pickView(w, h, th)
+	}
+	if w >= wideWidth {
+		lw := w * 45 / 100
+		rw := w - lw - 3
+		return sideBySide(t.timelineView(lw, h, th), t.eventView(rw, h, th), lw, rw, " │ ")
+	}
+	lh := max(h/2, 3)
+	out := t.timelineView(w, lh, th)
+	out = append(out, th.dim.Render(strings.Repeat("─", w)))
+	return append(out, t.eventView(w, h-lh-1, th)...)
+}
+
+func (t *traceTab) pickView(w, h int, th theme) []string {
+	out := []string{th.title.Render(fit("  Choose a fixture; enter dry-runs it through the loaded chain", w))}
+	if len(t.fixtures) == 0 {
+		return append(out, fit("  no fixtures: start abctl ui with --fixtures DIR", w))
+	}
+	t.pick = clamp(t.pick, len(t.fixtures))
+	t.pickOff = window(t.pick, t.pickOff, h-1, len(t.fixtures))
+	for i := t.pickOff; i < len(t.fixtures) && i < t.pickOff+h-1; i++ {
+		x := &t.fixtures[i]
+		mark := "  "
+		if i == t.pick {
+			mark = "> "
+		}
+		line := fit(mark+fit(x.Name, 24)+" "+fit(x.direction().String(), 9)+" "+x.Note, w)
+		if i == t.pick {
+			line = th.sel.Render(line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// timelineView renders only the rows that fit: its cost does not depend on
+// the trace's length.
+func (t *traceTab) timelineView(w, h int, th theme) []string {
+	evs := t.run.Events
+	out := make([]string, 0, h)
+	out = append(out, th.title.Render(fit(fmt.Sprintf("  %s  %d calls  %s", t.run.Fixture, len(evs), t.playState()), w)))
+	rows := h - 1
+	t.off = window(t.cursor, t.off, rows, len(evs))
+	for i := t.off; i < len(evs) && i < t.off+rows; i++ {
+		e := &evs[i]
+		mark := "  "
+		if i == t.cursor {
+			mark = "> "
+		}
+		frame := ""
+		if e.Frame != nil {
+			frame = "f" + strconv.Itoa(*e.Frame)
+			if e.Last {
+				frame += " last"
+			}
+		}
+		line := fit(fmt.Sprintf("%s%4d %-17s %-16s %-7s %s", mark, e.Seq, e.Hook, e.Plugin, frame, e.Action), w)
+		switch {
+		case i == t.cursor:
+			line = th.sel.Render(line)
+		case e.Action == "reject" || e.Action == "error":
+			line = th.bad.Render(line)
+		case e.Mutated != "":
+			line = th.warn.Render(line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func (t *traceTab) playState() string {
+	if t.playing {
+		return "▶ playing"
+	}
+	return "⏸ paused"
+}
+
+// eventView shows the event under the cursor: its fields, the frame's raw
+// bytes and parsed SSE fields, a body diff where it changed a body, and the
+// exchange's outcome.
+func (t *traceTab) eventView(w, h int, th theme) []string {
+	if len(t.run.Events) == 0 {
+		return []string{"no hook calls were recorded"}
+	}
+	e := &t.run.Events[t.cursor]
+	var out []string
+	add := func(label, value string) {
+		if value != "" {
+			out = append(out, wrap(th.dim.Render(fit(label, 9))+value, w, 9)...)
+		}
+	}
+	out = append(out, th.accent.Render(fmt.Sprintf("step %d/%d", t.cursor+1, len(t.run.Events)))+" "+e.Hook+" "+e.Plugin)
+	action := e.Action
+	if e.Action == "reject" || e.Action == "error" {
+		action = th.bad.Render(action)
+	}
+	add("action", action)
+	add("family", string(e.Family)+" "+e.Direction)
+	if e.Status != 0 {
+		add("status", strconv.Itoa(e.Status))
+	}
+	add("reason", e.Reason)
+	add("error", e.Error)
+	if e.Shadow {
+		add("shadow", "yes (on_error: observe, the chain went on)")
+	}
+	add("mutated", e.Mutated)
+	if e.DurationNS > 0 {
+		add("took", time.Duration(e.DurationNS).String())
+	}
+	if e.Frame != nil {
+		out = append(out, t.frameLines(e, w, th)...)
+	}
+	switch e.Mutated {
+	case trace.MutatedRequestBody:
+		out = append(out, diffLines("request body", t.run.ReqBefore, t.run.ReqAfter, w, th)...)
+	case trace.MutatedResponseBody:
+		out = append(out, diffLines("response body", t.run.RespBefore, t.run.RespAfter, w, th)...)
+	}
+	o := t.run.Outcome
+	res := th.good.Render(o.Kind.String())
+	if o.Kind.String() != "allow" {
+		res = th.bad.Render(o.Kind.String())
+	}
+	if o.DeniedBy != "" {
+		res += " by " + o.DeniedBy
+	}
+	res += fmt.Sprintf(", client status %d", t.run.Status)
+	if o.Reason != "" {
+		res += ": " + o.Reason
+	}
+	tail := wrap(th.dim.Render(fit("outcome", 9))+res, w, 9)
+	for _, wn := range t.run.Warnings {
+		tail = append(tail, wrap(th.warn.Render("warning: ")+wn, w, 9)...)
+	}
+	// The outcome stays visible at the bottom however long the frame is.
+	room := max(h-len(tail), 1)
+	if len(out) > room {
+		out = out[:room]
+	}
+	for len(out) < room {
+		out = append(out, "")
+	}
+	out = append(out, tail...)
+	if len(out) > h {
+		out = out[:h]
+	}
+	return out
+}
+
+func (t *traceTab) frameLines(e *trace.Event, w int, th theme) []string {
+	var raw []byte
+	i := *e.Frame
+	switch {
+	case t.run.Frames == nil:
+		raw = t.run.RespBefore
+		out := []string{th.dim.Render("frame    ") + "whole body (buffered response, one call)"}
+		return append(out, quoted(raw, w, 3)...)
+	case i < len(t.run.Frames):
+		raw = t.run.Frames[i]
+	default:
+		return []string{th.dim.Render("frame    ") + "closing call (last=true, no bytes)"}
+	}
+	out := []string{th.dim.Render("frame    ") + fmt.Sprintf("%d, %d bytes", i, len(raw))}
+	out = append(out, quoted(raw, w, 4)...)
+	ev := sse.Parse(raw)
+	if ev.Event != "" {
+		out = append(out, th.dim.Render("  event  ")+ev.Event)
+	}
+	if ev.HasID {
+		out = append(out, th.dim.Render("  id     ")+ev.ID)
+	}
+	if ev.HasRetry {
+		out = append(out, th.dim.Render("  retry  ")+strconv.Itoa(ev.Retry))
+	}
+	if ev.HasData {
+		out = append(out, wrap(th.dim.Render("  data   ")+ev.Data, w, 9)...)
+	}
+	for _, c := range ev.Comments {
+		out = append(out, th.dim.Render("  :      ")+c)
+	}
+	return out
+}
+
+// quoted shows raw bytes Go-quoted, one line per line of the input, at
+// most n lines.
+func quoted(raw []byte, w, n int) []string {
+	var out []string
+	for _, l := range strings.SplitAfter(string(raw), "\n") {
+		if l == "" {
+			continue
+		}
+		if len(out) == n {
+			out = append(out, "  …")
+			break
+		}
+		out = append(out, fit("  "+strconv.Quote(l), w))
+	}
+	return out
+}
+
+// diffLines shows what changed between before and after: the differing
+// middle with some context, after trimming the common prefix and suffix.
+// It is cumulative over the whole chain, not per plugin.
+func diffLines(what string, before, after []byte, w int, th theme) []string {
+	p := 0
+	for p < len(before) && p < len(after) && before[p] == after[p] {
+		p++
+	}
+	s := 0
+	for s < len(before)-p && s < len(after)-p && before[len(before)-1-s] == after[len(after)-1-s] {
+		s++
+	}
+	const ctx = 16
+	cut := func(b []byte) string {
+		from, to := max(p-ctx, 0), min(len(b)-s+ctx, len(b))
+		str := string(b[from:to])
+		if from > 0 {
+			str = "…" + str
+		}
+		if to < len(b) {
+			str += "…"
+		}
+		return str
+	}
+	out := []string{th.dim.Render("diff     ") + what + " (whole chain)"}
+	out = append(out, wrap(th.bad.Render("  - ")+cut(before), w, 4)...)
+	return append(out, wrap(th.good.Render("  + ")+cut(after), w, 4)...)
+}

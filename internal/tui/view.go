@@ -1,0 +1,276 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// bodyHeight is the rows between the tab bar and the status bar.
+func (m *Model) bodyHeight() int { return max(m.h-3, 1) }
+
+// View renders the screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "abctl"
+	return v
+}
+
+// Render returns the screen's text: exactly one line per terminal row, each
+// as wide as the terminal.
+func (m *Model) Render() string {
+	w, h := m.w, m.h
+	if w < MinWidth || h < MinHeight {
+		return m.tooSmall()
+	}
+	lines := make([]string, 0, h)
+	lines = append(lines, m.tabBar(w))
+	var body []string
+	bh := m.bodyHeight()
+	switch {
+	case m.help:
+		body = m.helpView(w, bh)
+	case m.tab == tabCatalog:
+		body = m.cat.view(w, bh, m.th)
+	case m.tab == tabChain:
+		body = m.chain.view(w, bh, m.th)
+	case m.tab == tabTrace:
+		body = m.tr.view(w, bh, m.th)
+	}
+	for i := range bh {
+		l := ""
+		if i < len(body) {
+			l = body[i]
+		}
+		lines = append(lines, fit(l, w))
+	}
+	lines = append(lines, m.statusBar(w), m.footer(w))
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) tooSmall() string {
+	msg := []string{
+		"abctl: the terminal is too small",
+		fmt.Sprintf("it is %d×%d; the TUI needs at least %d×%d", m.w, m.h, MinWidth, MinHeight),
+		"enlarge the window, or press q to quit",
+	}
+	return strings.Join(msg, "\n")
+}
+
+// tabX are the columns where each tab's label starts and ends, for clicks.
+func tabLabel(i tab) string { return " " + strconv.Itoa(int(i)+1) + " " + tabNames[i] + " " }
+
+func (m *Model) tabBar(w int) string {
+	var b strings.Builder
+	for i := range nTabs {
+		l := tabLabel(i)
+		if i == m.tab && !m.help {
+			b.WriteString(m.th.tabOn.Render(l))
+		} else {
+			b.WriteString(m.th.tabOff.Render(l))
+		}
+		b.WriteString(" ")
+	}
+	right := "abctl"
+	if m.help {
+		right = "keys (? or esc closes)"
+	}
+	used := tabBarWidth()
+	return b.String() + fit("", max(w-used-len(right)-1, 0)) + m.th.dim.Render(right) + " "
+}
+
+func tabBarWidth() int {
+	n := 0
+	for i := range nTabs {
+		n += len(tabLabel(i)) + 1
+	}
+	return n
+}
+
+func (m *Model) statusBar(w int) string {
+	var parts []string
+	if m.cat.c != nil {
+		parts = append(parts, fmt.Sprintf("%d/%d plugins", len(m.cat.rows), len(m.cat.c.Plugins)))
+	}
+	if m.cat.filtering {
+		parts = append(parts, "filter: "+m.cat.filter+"▏")
+	} else if m.cat.filter != "" {
+		parts = append(parts, "filter: "+m.cat.filter)
+	}
+	src := "builtin"
+	if len(m.opts.Sources) > 0 {
+		src = strings.Join(m.opts.Sources, ",")
+	}
+	parts = append(parts, "source "+src)
+	if m.chain.cf != nil {
+		parts = append(parts, "chain "+plural(len(m.chain.findings), "finding"))
+	}
+	if r := m.tr.run; r != nil && len(r.Events) > 0 {
+		parts = append(parts, fmt.Sprintf("step %d/%d", m.tr.cursor+1, len(r.Events)))
+	}
+	left := " " + strings.Join(parts, " │ ")
+	var right string
+	switch {
+	case m.busy != "":
+		right = m.spin.View() + " " + m.busy + "… "
+	case m.status != "" && !m.statusOK:
+		right = "error: " + m.status + " "
+	case m.status != "":
+		right = m.status + " "
+	}
+	// The counts keep their room; a message gets the rest, at least a third.
+	rw := min(len([]rune(right)), max(w-len([]rune(left)), w/3))
+	st := m.th.bar
+	if m.status != "" && !m.statusOK && m.busy == "" {
+		st = m.th.bad
+	}
+	return m.th.bar.Render(fit(left, w-rw)) + st.Render(fit(right, rw))
+}
+
+// hints are the footer's keys for the current context.
+func (m *Model) hints() []key.Binding {
+	k := m.keys
+	switch {
+	case m.cat.filtering:
+		return []key.Binding{withHelp(k.Enter, "enter", "keep filter"), withHelp(k.Back, "esc", "clear"), k.Force}
+	case m.help:
+		return []key.Binding{withHelp(k.Back, "esc", "close")}
+	case m.tab == tabCatalog && m.cat.detail:
+		return []key.Binding{withHelp(k.Down, "j/k", "scroll"), k.Back, k.NextTab, k.Help, k.Quit}
+	case m.tab == tabCatalog:
+		return []key.Binding{k.Filter, withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "details"), k.NextTab, k.Help, k.Quit}
+	case m.tab == tabChain:
+		return []key.Binding{withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "open plugin"), withHelp(k.Edit, "e", "edit"), k.NextTab, k.Help, k.Quit}
+	case m.tr.run == nil || m.tr.picking:
+		return []key.Binding{withHelp(k.Down, "j/k", "choose"), withHelp(k.Enter, "enter", "dry-run"), k.NextTab, k.Help, k.Quit}
+	}
+	return []key.Binding{withHelp(k.NextStep, "n/p", "step"), withHelp(k.NextFrame, "f", "frame"), withHelp(k.NextRej, "x", "reject"), withHelp(k.End, "G", "end"), withHelp(k.Play, "space", "play"), withHelp(k.Back, "esc", "fixtures"), k.Help, k.Quit}
+}
+
+func withHelp(b key.Binding, keys, desc string) key.Binding {
+	b.SetHelp(keys, desc)
+	return b
+}
+
+func (m *Model) footer(w int) string {
+	var b strings.Builder
+	for i, kb := range m.hints() {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		b.WriteString(m.th.accent.Render(kb.Help().Key) + " " + m.th.dim.Render(shortDesc(kb.Help().Desc)))
+	}
+	return fit(" "+b.String(), w)
+}
+
+// shortDesc keeps the footer to one line: the first words of a help text.
+func shortDesc(s string) string {
+	if i := strings.Index(s, " ("); i > 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func (m *Model) helpView(w, h int) []string {
+	var out []string
+	for _, g := range m.keys.Groups() {
+		out = append(out, m.th.title.Render(g.Title))
+		for _, kb := range g.Bindings {
+			out = append(out, "  "+m.th.accent.Render(fit(kb.Help().Key, 14))+" "+kb.Help().Desc)
+		}
+	}
+	out = append(out, m.th.title.Render("Mouse"), "  wheel moves the list, click selects a tab or a row",
+		m.th.title.Render("Badges"), "  P D H families; r reads body, q writes request, s writes response;",
+		"  S streams, F finishes, I init, Y ready")
+	if len(out) <= h {
+		return out
+	}
+	// Two columns when one does not fit.
+	half := (len(out) + 1) / 2
+	cw := w / 2
+	return sideBySide(out[:half], out[half:], cw-1, w-cw, " ")
+}
+
+// wheel moves the cursor of the list on screen.
+func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
+	d := 0
+	switch msg.Button {
+	case tea.MouseWheelUp:
+		d = -1
+	case tea.MouseWheelDown:
+		d = 1
+	default:
+		return nil
+	}
+	if m.help || m.cat.filtering {
+		return nil
+	}
+	switch m.tab {
+	case tabCatalog:
+		if m.cat.detail {
+			m.cat.detailOff = max(m.cat.detailOff+d, 0)
+		} else {
+			m.cat.cursor = clamp(m.cat.cursor+d, len(m.cat.rows))
+		}
+	case tabChain:
+		m.chain.cursor = clamp(m.chain.cursor+d, len(m.chain.lines))
+	case tabTrace:
+		if m.tr.run == nil || m.tr.picking {
+			m.tr.pick = clamp(m.tr.pick+d, len(m.tr.fixtures))
+		} else {
+			m.tr.step(d)
+		}
+	}
+	return nil
+}
+
+// click switches tabs (row 0) or selects the list row under the pointer.
+func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
+	if msg.Button != tea.MouseLeft || m.help {
+		return nil
+	}
+	if msg.Y == 0 {
+		x := 0
+		for i := range nTabs {
+			n := len(tabLabel(i)) + 1
+			if msg.X >= x && msg.X < x+n {
+				m.tab = i
+				return nil
+			}
+			x += n
+		}
+		return nil
+	}
+	row := msg.Y - 1 // body row
+	wide := m.w >= wideWidth
+	inList := func(listRows int) bool { return row >= 1 && row <= listRows && (!wide || msg.X < m.w*45/100) }
+	listRows := m.bodyHeight() - 1
+	if !wide {
+		listRows = max(m.bodyHeight()/2, 3) - 1
+	}
+	switch m.tab {
+	case tabCatalog:
+		if inList(listRows) {
+			m.cat.cursor = clamp(m.cat.off+row-1, len(m.cat.rows))
+			m.cat.detail = false
+		}
+	case tabChain:
+		m.chain.cursor = clamp(m.chain.off+row, len(m.chain.lines))
+	case tabTrace:
+		if m.tr.run == nil || m.tr.picking {
+			if row >= 1 {
+				m.tr.pick = clamp(m.tr.pickOff+row-1, len(m.tr.fixtures))
+			}
+		} else if inList(listRows) {
+			m.tr.cursor = clamp(m.tr.off+row-1, len(m.tr.run.Events))
+		}
+	}
+	return nil
+}
