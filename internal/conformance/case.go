@@ -1,0 +1,222 @@
+// Package conformance checks, rule by rule, whether a plugin honours the
+// abkit contracts (shared/spec/contracts.md). The runner plays the host with
+// the reference runtimes (internal/pipeline, internal/dispatch,
+// internal/hookbus) and drives the plugin under test, in-process or as a
+// plugin process, through a registry of cases. Each case names the rule IDs
+// it checks; a case that does not apply to the plugin's descriptor is
+// skipped with the reason.
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/abkit/abkit/internal/trace"
+	"github.com/google/go-cmp/cmp"
+)
+
+// Case is one conformance check.
+type Case struct {
+	// ID names the case: rule/topic/variant, for example
+	// "P21/last-exactly-once/zero-frames".
+	ID string `json:"id"`
+	// Rules are the contract rule IDs the case checks.
+	Rules []string `json:"rules"`
+	// Summary is one line.
+	Summary string `json:"summary"`
+	// Explain says what the case does, what a failure usually means and how
+	// to fix it.
+	Explain string `json:"explain"`
+	// Applies returns "" when the case applies to d, or the reason it is
+	// skipped.
+	Applies func(d *Descriptor) string `json:"-"`
+	// Run performs the check.
+	Run func(t *T) `json:"-"`
+}
+
+// Failure is one thing a case found wrong.
+type Failure struct {
+	// Rule is the rule the plugin broke.
+	Rule string `json:"rule"`
+	// Message says what was expected and what was observed.
+	Message string `json:"message"`
+	// Diff is a go-cmp diff (-want +got), when the failure compares values.
+	Diff string `json:"diff,omitempty"`
+}
+
+func (f Failure) String() string {
+	s := f.Rule + ": " + f.Message
+	if f.Diff != "" {
+		s += "\n" + f.Diff
+	}
+	return s
+}
+
+// T is a running case: it hands the case its subject and collects failures
+// and the trace.
+type T struct {
+	ctx      context.Context
+	subject  Subject
+	launcher Launcher
+	rec      *trace.Recorder
+	poison   bool
+
+	mu       sync.Mutex
+	failures []Failure
+	logs     []string
+	extra    []Subject // launched by the case; closed when it ends
+	start    time.Time
+}
+
+// Context is cancelled when the case times out or the run is stopped.
+func (t *T) Context() context.Context { return t.ctx }
+
+// Subject is the plugin under test.
+func (t *T) Subject() Subject { return t.subject }
+
+// Describe is the subject's descriptor.
+func (t *T) Describe() *Descriptor { return t.subject.Describe() }
+
+// Recorder collects the case's trace.
+func (t *T) Recorder() *trace.Recorder { return t.rec }
+
+// PoisonFrames reports whether the host overwrites frame buffers after each
+// call (P24); the in-process suite sets it.
+func (t *T) PoisonFrames() bool { return t.poison }
+
+// Launch starts another fresh subject (a second process for P2). It is
+// closed when the case ends.
+func (t *T) Launch() (Subject, error) {
+	s, err := t.launcher.Launch(t.ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.extra = append(t.extra, s)
+	t.mu.Unlock()
+	return s, nil
+}
+
+// Errorf records a failure of rule and lets the case go on.
+func (t *T) Errorf(rule, format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failures = append(t.failures, Failure{Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+// Fatalf records a failure of rule and ends the case.
+func (t *T) Fatalf(rule, format string, args ...any) {
+	t.Errorf(rule, format, args...)
+	runtime.Goexit()
+}
+
+// Diff records a failure of rule when want and got differ, with a go-cmp
+// diff, and reports whether they were equal.
+func (t *T) Diff(rule, what string, want, got any, opts ...cmp.Option) bool {
+	d := cmp.Diff(want, got, opts...)
+	if d == "" {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failures = append(t.failures, Failure{Rule: rule, Message: what + " (-want +got)", Diff: strings.TrimRight(d, "\n")})
+	return false
+}
+
+// Logf adds a line to the case's log, shown with --trace and in artifacts.
+func (t *T) Logf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.logs = append(t.logs, fmt.Sprintf("%8.3fms ", float64(time.Since(t.start).Microseconds())/1000)+fmt.Sprintf(format, args...))
+}
+
+// Failed reports whether the case has failed so far.
+func (t *T) Failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.failures) > 0
+}
+
+// Registry is an ordered set of cases.
+type Registry struct {
+	cases []*Case
+	byID  map[string]*Case
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{byID: map[string]*Case{}} }
+
+// Add registers cases; a duplicate or malformed case panics, since the
+// registry is built by code, not input.
+func (r *Registry) Add(cs ...*Case) {
+	for _, c := range cs {
+		switch {
+		case c.ID == "" || c.Run == nil || len(c.Rules) == 0 || c.Summary == "" || c.Explain == "":
+			panic(fmt.Sprintf("conformance: case %q is incomplete: it needs an ID, rules, a summary, an explanation and Run", c.ID))
+		case r.byID[c.ID] != nil:
+			panic(fmt.Sprintf("conformance: case %q registered twice", c.ID))
+		}
+		r.byID[c.ID] = c
+		r.cases = append(r.cases, c)
+	}
+}
+
+// Cases returns the cases in registration order.
+func (r *Registry) Cases() []*Case { return append([]*Case(nil), r.cases...) }
+
+// Case returns the case with the given ID.
+func (r *Registry) Case(id string) (*Case, bool) {
+	c, ok := r.byID[id]
+	return c, ok
+}
+
+// PluginSuite returns the suite in which the binary under test is a plugin
+// of any family.
+func PluginSuite() *Registry {
+	r := NewRegistry()
+	addDescriptorCases(r)
+	addLifecycleCases(r)
+	addExchangeCases(r)
+	addStreamCases(r)
+	addFinishCases(r)
+	addInterceptCases(r)
+	addHookCases(r)
+	return r
+}
+
+// Applicability helpers.
+
+func needFamily(f string) func(*Descriptor) string {
+	return func(d *Descriptor) string {
+		if !d.Has(f) {
+			return "the plugin does not serve family " + f
+		}
+		return ""
+	}
+}
+
+func needBehaviour(b string) func(*Descriptor) string {
+	return func(d *Descriptor) string {
+		if r := needPipeline(d); r != "" {
+			return r
+		}
+		if !d.HasBehaviour(b) {
+			return "the plugin does not implement the optional behaviour " + b
+		}
+		return ""
+	}
+}
+
+func needPipeline(d *Descriptor) string {
+	if !d.Has(FamilyP) {
+		return "the plugin does not serve family P"
+	}
+	if d.Pipeline == nil || d.Pipeline.ProbeError != "" {
+		return "no instance of the plugin could be made (see P2/instances)"
+	}
+	return ""
+}

@@ -1,0 +1,638 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/abkit/abkit/internal/pipeline"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// pipelineReady applies a case that needs a chain of the plugin: the
+// reference runtime refuses to build one for a plugin whose descriptor
+// breaks P2 or P5, so those plugins fail the descriptor cases and skip
+// these.
+func pipelineReady(d *Descriptor) string {
+	if r := needPipeline(d); r != "" {
+		return r
+	}
+	if gateway.CheckDescription(d.Pipeline.Capabilities.Description) != nil {
+		return "the capability description breaks P5, so no chain of the plugin can be built (see P5/description/capabilities)"
+	}
+	for _, o := range d.Pipeline.Observed {
+		if !o.Capabilities.Equal(d.Pipeline.Capabilities) || o.Name != d.Name {
+			return "the plugin's instances disagree about themselves (P2), so no chain can be built (see P2/capabilities/instances-agree)"
+		}
+	}
+	return ""
+}
+
+func all(fs ...func(*Descriptor) string) func(*Descriptor) string {
+	return func(d *Descriptor) string {
+		for _, f := range fs {
+			if r := f(d); r != "" {
+				return r
+			}
+		}
+		return ""
+	}
+}
+
+func behaviour(b string) func(*Descriptor) string {
+	return func(d *Descriptor) string {
+		if !d.HasBehaviour(b) {
+			return "the plugin does not implement the optional behaviour " + b
+		}
+		return ""
+	}
+}
+
+func addDescriptorCases(r *Registry) {
+	r.Add(&Case{
+		ID: "P1/name/non-empty", Rules: []string{"P1"},
+		Summary: "the plugin has a non-empty name without whitespace",
+		Explain: `Reads the name from the plugin's descriptor (Describe). Chain entries,
+requires lists and traces refer to plugins by this name, so it must be
+non-empty; the suite also rejects whitespace, which no chain file can
+refer to unquoted.
+A failure means sdk.Plugin.Name (and, for a pipeline plugin, the
+factory's Name) is empty or has spaces. Fix: give the plugin a short
+kebab-case name.`,
+		Run: func(t *T) {
+			d := t.Describe()
+			switch {
+			case d.Name == "":
+				t.Errorf("P1", "the descriptor's name is empty")
+			case strings.IndexFunc(d.Name, unicode.IsSpace) >= 0:
+				t.Errorf("P1", "name %q contains whitespace", d.Name)
+			}
+		},
+	})
+	r.Add(&Case{
+		ID: "P2/name/instance-matches", Rules: []string{"P2", "P1"},
+		Summary: "an instance's Name() equals the plugin's registered name",
+		Explain: `Makes an instance through the plugin's factory (Describe does it) and
+compares its Name() with the descriptor's name. The runtime rejects a
+chain whose instance names itself differently.
+A failure means Name() returns something other than the factory's name,
+often a leftover from copying another plugin. Fix: return the same
+constant from both.`,
+		Applies: needPipeline,
+		Run: func(t *T) {
+			d := t.Describe()
+			for i, o := range d.Pipeline.Observed {
+				if o.Name != d.Name {
+					t.Errorf("P2", "instance %d reports Name() %q, the plugin is registered as %q", i+1, o.Name, d.Name)
+				}
+			}
+		},
+	})
+	r.Add(&Case{
+		ID: "P2/capabilities/instances-agree", Rules: []string{"P2"},
+		Summary: "two instances of one factory report the same capabilities",
+		Explain: `Describe makes two instances and records what each reports; the case
+compares them. Capabilities are type-level metadata (P2): every instance
+must report the same value, whatever its configuration or history.
+A failure means Capabilities() depends on config, a counter, time or
+randomness. Fix: make it return a constant; a plugin whose behaviour
+differs must be registered under another name.`,
+		Applies: needPipeline,
+		Run: func(t *T) {
+			d := t.Describe()
+			for i, o := range d.Pipeline.Observed {
+				t.Diff("P2", fmt.Sprintf("capabilities of instance %d differ from the first instance's", i+1), d.Pipeline.Capabilities, o.Capabilities)
+			}
+		},
+	})
+	r.Add(&Case{
+		ID: "P2/capabilities/across-processes", Rules: []string{"P2"},
+		Summary: "two fresh plugin processes describe themselves identically",
+		Explain: `Starts a second, fresh copy of the plugin and compares its whole
+descriptor with the first one's: name, description, families,
+capabilities, behaviours, config schema, manifest and hook specs.
+A failure means what the plugin says about itself depends on the process:
+the environment, the time, a random seed, map iteration order. Fix: make
+the descriptor a constant of the binary.`,
+		Run: func(t *T) {
+			other, err := t.Launch()
+			if err != nil {
+				t.Fatalf("P2", "a second copy of the plugin could not be started: %v", err)
+			}
+			t.Diff("P2", "the second process describes itself differently", t.Describe(), other.Describe())
+		},
+	})
+	r.Add(&Case{
+		ID: "P3/capabilities/fields", Rules: []string{"P3"},
+		Summary: "requires and requires_any name plugins: non-empty, distinct, not itself",
+		Explain: `Checks the capability fields of a probe instance: every name in
+requires and requires_any is non-empty, has no whitespace, appears once,
+and is not the plugin's own name (a plugin cannot stand before itself).
+A failure means a malformed dependency list; the chain builder would
+reject every chain. Fix: list the names of the plugins yours depends on.`,
+		Applies: needPipeline,
+		Run: func(t *T) {
+			d := t.Describe()
+			c := d.Pipeline.Capabilities
+			for field, names := range map[string][]string{"requires": c.Requires, "requires_any": c.RequiresAny} {
+				seen := map[string]bool{}
+				for _, n := range names {
+					switch {
+					case n == "" || strings.IndexFunc(n, unicode.IsSpace) >= 0:
+						t.Errorf("P3", "%s holds %q, which names no plugin", field, n)
+					case n == d.Name:
+						t.Errorf("P3", "%s names the plugin itself (%q)", field, n)
+					case seen[n]:
+						t.Errorf("P3", "%s names %q twice", field, n)
+					}
+					seen[n] = true
+				}
+			}
+		},
+	})
+	r.Add(&Case{
+		ID: "P5/description/plugin", Rules: []string{"P5"},
+		Summary: "the plugin's description is one line of at most 80 characters",
+		Explain: `Checks the descriptor's description: non-empty, one line (no line
+breaks of any kind), at most 80 characters counted as runes. Catalog
+panes and the plugin list endpoint show it as is.
+Fix: shorten it; put details in your README.`,
+		Run: func(t *T) {
+			if err := gateway.CheckDescription(t.Describe().Description); err != nil {
+				t.Errorf("P5", "%v", err)
+			}
+		},
+	})
+	r.Add(&Case{
+		ID: "P5/description/capabilities", Rules: []string{"P5"},
+		Summary: "the capability description is one line of at most 80 characters",
+		Explain: `Checks Capabilities().Description of a probe instance, which the
+pipeline shows to operators, under the same rule as the plugin's own
+description. The reference runtime refuses to build a chain with a bad
+one, so the exchange cases are skipped until it is fixed.
+Fix: shorten it to one line of at most 80 characters.`,
+		Applies: needPipeline,
+		Run: func(t *T) {
+			if err := gateway.CheckDescription(t.Describe().Pipeline.Capabilities.Description); err != nil {
+				t.Errorf("P5", "%v", err)
+			}
+		},
+	})
+	r.Add(&Case{
+		ID: "P6/instance/default-config", Rules: []string{"P6"},
+		Summary: "an instance can be made with no config, the defaults or a sample config",
+		Explain: `Describe tries to make instances with no config block, then one made of
+the schema's defaults, then a sample with every field set. The suite
+needs one instance to test anything else.
+A failure means the factory refuses all three (or panics, or returns
+nil). Fix: accept an empty config with sensible defaults, or give the
+required fields defaults in the schema.`,
+		Applies: needFamily(FamilyP),
+		Run: func(t *T) {
+			d := t.Describe()
+			if d.Pipeline == nil {
+				t.Fatalf("P6", "the descriptor lists family P but has no pipeline information")
+			}
+			if d.Pipeline.ProbeError != "" {
+				t.Errorf("P6", "%s", d.Pipeline.ProbeError)
+			}
+		},
+	})
+}
+
+func addLifecycleCases(r *Registry) {
+	const initBudget = 5 * time.Second
+	r.Add(&Case{
+		ID: "P12/init/once", Rules: []string{"P12"},
+		Summary: "Init succeeds once, promptly, and the plugin then serves an exchange",
+		Explain: `Builds a chain of the plugin, starts it (Init once, with a 5 s
+deadline), drives one exchange, and stops it.
+A failure means Init returned an error with the probe config, overran
+its deadline, or the plugin misbehaved right after it. Fix: make Init
+succeed with the default configuration and honour ctx.`,
+		Applies: all(pipelineReady, behaviour(BehaviourInit)),
+		Run: func(t *T) {
+			rg := newRig(t, pipeline.Options{})
+			ctx, cancel := context.WithTimeout(t.Context(), initBudget)
+			defer cancel()
+			start := time.Now()
+			if err := rg.chain.Start(ctx); err != nil {
+				t.Fatalf("P12", "Init failed: %v", err)
+			}
+			if d := time.Since(start); d > initBudget {
+				t.Errorf("P12", "Init took %v, beyond its %v deadline", d, initBudget)
+			}
+			rg.run(jsonScenarios()[0], nil, false)
+			_ = rg.chain.Stop(t.Context())
+		},
+	})
+	r.Add(&Case{
+		ID: "P13/shutdown/within-deadline", Rules: []string{"P13"},
+		Summary: "Shutdown returns within its context's deadline",
+		Explain: `Starts a chain of the plugin, serves one exchange, then stops it with
+a 1 s deadline. The runtime abandons a Shutdown that is still running
+100 ms after the deadline and reports it.
+A failure means Shutdown ignores ctx (waits on a channel, a flush or a
+network call without a deadline) or returns an error. Fix: select on
+ctx.Done() and give up cleanly.`,
+		Applies: all(pipelineReady, behaviour(BehaviourShutdown)),
+		Run: func(t *T) {
+			rg := newRig(t, pipeline.Options{})
+			if err := rg.chain.Start(t.Context()); err != nil {
+				t.Fatalf("P13", "Init failed, so Shutdown could not be checked: %v", err)
+			}
+			rg.run(jsonScenarios()[0], nil, false)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			defer cancel()
+			start := time.Now()
+			err := rg.chain.Stop(ctx)
+			t.Logf("shutdown took %v: %v", time.Since(start), err)
+			switch {
+			case errors.Is(err, pipeline.ErrAbandoned):
+				t.Errorf("P13", "Shutdown overran its 1 s deadline and was abandoned")
+			case err != nil:
+				t.Errorf("P13", "Shutdown failed: %v", err)
+			}
+		},
+	})
+	r.Add(&Case{
+		ID: "P14/ready/fast", Rules: []string{"P14"},
+		Summary: "Ready answers within 100 ms, before and after start",
+		Explain: `Calls Ready 20 times before Start and 20 times after, each with a
+100 ms deadline. Readiness probes are called often; they must be cheap.
+A failure means Ready does real work (a network round trip, a lock held
+during I/O) or blocks. Fix: keep a state flag up to date elsewhere and
+have Ready read it.`,
+		Applies: all(pipelineReady, behaviour(BehaviourReady)),
+		Run: func(t *T) {
+			rg := newRig(t, pipeline.Options{})
+			probe := func(when string) {
+				for range 20 {
+					ctx, cancel := context.WithTimeout(t.Context(), ReadyBudget)
+					start := time.Now()
+					_ = rg.chain.Ready(ctx)
+					cancel()
+					if d := time.Since(start); d > ReadyBudget {
+						t.Fatalf("P14", "Ready %s took %v; answer within %v", when, d.Round(time.Millisecond), ReadyBudget)
+					}
+				}
+			}
+			probe("before Start")
+			if err := rg.chain.Start(t.Context()); err != nil {
+				t.Fatalf("P14", "Init failed: %v", err)
+			}
+			probe("after Start")
+			_ = rg.chain.Stop(t.Context())
+		},
+	})
+	r.Add(&Case{
+		ID: "P14/ready/concurrent-consistent", Rules: []string{"P14"},
+		Summary: "Ready gives one answer under 8 concurrent callers",
+		Explain: `After Start, 8 goroutines call Ready 25 times each. With nothing
+changing, every call must agree (all ready, or all not ready) and none
+may take longer than 100 ms.
+A failure means Ready races (unsynchronised state) or serialises callers
+behind a slow lock. Fix: use an atomic or a RWMutex for the flag.`,
+		Applies: all(pipelineReady, behaviour(BehaviourReady)),
+		Run: func(t *T) {
+			rg := newRig(t, pipeline.Options{})
+			if err := rg.chain.Start(t.Context()); err != nil {
+				t.Fatalf("P14", "Init failed: %v", err)
+			}
+			defer rg.chain.Stop(t.Context())
+			var mu sync.Mutex
+			answers := map[bool]int{}
+			var slow time.Duration
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range 25 {
+						ctx, cancel := context.WithTimeout(t.Context(), ReadyBudget)
+						start := time.Now()
+						err := rg.chain.Ready(ctx)
+						d := time.Since(start)
+						cancel()
+						mu.Lock()
+						answers[err == nil]++
+						slow = max(slow, d)
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if len(answers) > 1 {
+				t.Errorf("P14", "Ready answered ready %d times and not ready %d times with nothing changing", answers[true], answers[false])
+			}
+			if slow > ReadyBudget {
+				t.Errorf("P14", "the slowest concurrent Ready took %v; answer within %v", slow.Round(time.Millisecond), ReadyBudget)
+			}
+		},
+	})
+}
+
+func addExchangeCases(r *Registry) {
+	r.Add(&Case{
+		ID: "P15/hooks/legal-actions", Rules: []string{"P15", "P16"},
+		Summary: "OnRequest and OnResponse answer continue or a 4xx/5xx reject within 1 s",
+		Explain: `Drives JSON, plain and event-stream exchanges (chat completions, MCP,
+A2A, a health check) through the reference pipeline and checks every
+OnRequest and OnResponse call: no panic, no dead process, a reject
+carries a status in 400–599, and each answer comes within 1 s.
+A failure names the hook and the exchange. Fix: recover from bad input
+instead of panicking, reject with a 4xx status, keep hooks off slow I/O.`,
+		Applies: pipelineReady,
+		Run: func(t *T) {
+			rg := newRig(t, pipeline.Options{})
+			for _, sc := range append(jsonScenarios(), streamScenarios()...) {
+				o := rg.run(sc, nil, false)
+				rg.checkHooks("P15", o, "on_request")
+				rg.checkHooks("P16", o, "on_response")
+			}
+		},
+	})
+	r.Add(&Case{
+		ID: "P17/body-write/declared-only", Rules: []string{"P17"},
+		Summary: "the plugin writes only the bodies its capabilities declare",
+		Explain: `Drives the standard exchanges and collects every body write the
+plugin attempted. A write to the request body without
+writes_request_body, or to the response body without
+writes_response_body, is refused by the host and never reaches the wire.
+A failure means the plugin calls SetRequestBody/SetResponseBody without
+declaring it. Fix: declare the capability (only one plugin per direction
+may), or stop writing.`,
+		Applies: pipelineReady,
+		Run: func(t *T) {
+			rg := newRig(t, pipeline.Options{})
+			for _, sc := range append(jsonScenarios(), streamScenarios()...) {
+				o := rg.run(sc, nil, false)
+				for _, w := range o.res.Warnings {
+					if w.Rule == "P17" && w.Plugin == rg.name {
+						t.Errorf("P17", "exchange %s: %s", sc.name, w.Msg)
+					}
+				}
+			}
+		},
+	})
+}
+
+// streamCase is one data-driven streaming case.
+type streamCase struct {
+	id, rule, summary, explain string
+	rules                      []string
+	scenario                   func() scenario
+}
+
+func addStreamCases(r *Registry) {
+	chat := streamScenarios()[0]
+	cases := []streamCase{
+		{id: "P21/last-exactly-once/zero-frames", rule: "P21", summary: "handles a stream of zero frames and its single last call",
+			explain: `Streams an event-stream response that holds only a comment block, so
+the plugin gets no frame, just the one closing call with last=true and
+an empty frame. A failure means the plugin assumed at least one frame
+(an index out of range, a nil dereference on the closing call).`,
+			scenario: func() scenario {
+				s := chat
+				s.name, s.events = "zero-frames", []string{": keep-alive\n\n"}
+				return s
+			}},
+		{id: "P19/frames/one-frame", rule: "P19", summary: "handles a stream of exactly one frame",
+			explain: `Streams an event-stream response of one event, then the closing call.
+A failure means the plugin mishandles the smallest non-empty stream.`,
+			scenario: func() scenario {
+				s := chat
+				s.name, s.events = "one-frame", chatEvents("Hello")
+				return s
+			}},
+		{id: "P20/frames/many-frames", rule: "P20", rules: []string{"P19", "P20"}, summary: "handles a stream of 200 frames in order",
+			explain: `Streams 200 events. Each frame must be answered within 1 s and the
+plugin must not fail part-way (buffers that overflow, per-frame
+allocations that are never released, a crash under load).`,
+			scenario: func() scenario {
+				s := chat
+				s.name, s.events = "many-frames", append(chatEvents(manyDeltas(200)...), "data: [DONE]\n\n")
+				return s
+			}},
+		{id: "P22/json-one-frame/whole-body", rule: "P22", summary: "handles a JSON body delivered as one last frame",
+			explain: `Answers with a non-streamed JSON body. A streaming plugin gets exactly
+one OnResponseFrame call with the whole body and last=true, and no
+closing call after it. A failure means the plugin expected SSE framing
+or a separate closing call.`,
+			scenario: func() scenario { return jsonScenarios()[0] }},
+		{id: "P21/last-exactly-once/early-end", rule: "P21", summary: "handles a stream the upstream ends early",
+			explain: `Streams three events, then the upstream connection fails. The plugin
+still gets exactly one closing call with last=true (the exchange ends
+with an error outcome). A failure means the plugin expected a
+protocol-level end marker before the closing call.`,
+			scenario: func() scenario {
+				s := chat
+				s.name, s.events, s.early = "early-end", chatEvents("Hel", "lo", " wor"), true
+				return s
+			}},
+	}
+	for _, sc := range cases {
+		rules := sc.rules
+		if rules == nil {
+			rules = []string{sc.rule}
+		}
+		r.Add(&Case{
+			ID: sc.id, Rules: rules, Summary: sc.summary,
+			Explain: sc.explain + `
+Every frame call must answer continue or a 4xx/5xx reject, within 1 s,
+without a panic. Fix: treat every frame as untrusted input and the
+closing call (last=true, empty frame) as the place to finish parsing.`,
+			Applies: all(pipelineReady, behaviour(BehaviourStream)),
+			Run: func(t *T) {
+				rg := newRig(t, pipeline.Options{})
+				o := rg.run(sc.scenario(), nil, false)
+				rg.checkHooks(sc.rule, o, "on_response_frame")
+			},
+		})
+	}
+	r.Add(&Case{
+		ID: "P19/chunking/independent", Rules: []string{"P19", "P20", "P24"},
+		Summary: "the extensions and answers do not depend on how the stream was chunked",
+		Explain: `Streams the same chat, MCP and A2A event streams cut into chunks in
+four ways (whole, per line, every 7 bytes, per byte), with the upstream
+reusing its read buffer between chunks as a network read does. The host
+cuts the stream into the same frames every time, so the plugin's answers
+and the extensions it sets must be the same for every chunking.
+A failure shows the extensions as a diff against the whole-body run. It
+usually means the plugin keeps a frame slice past its call (P24) and
+parses it later, when the buffer holds other bytes. Fix: copy what you
+keep (bytes.Clone, or append to your own buffer).`,
+		Applies: all(pipelineReady, behaviour(BehaviourStream)),
+		Run: func(t *T) {
+			rg := newRig(t, pipeline.Options{})
+			cks := chunkers()
+			for _, sc := range streamScenarios() {
+				ref := rg.run(sc, &cks[0], false)
+				for i := 1; i < len(cks); i++ {
+					got := rg.run(sc, &cks[i], true)
+					t.Diff("P19", fmt.Sprintf("stream %s chunked %s: extensions differ from the whole-body run", sc.name, cks[i].name), ref.extensions, got.extensions)
+					t.Diff("P19", fmt.Sprintf("stream %s chunked %s: answers differ from the whole-body run", sc.name, cks[i].name), answers(ref, rg.name), answers(got, rg.name))
+				}
+			}
+		},
+	})
+	r.Add(&Case{
+		ID: "P24/borrowed-bytes/poisoned-frames", Rules: []string{"P24"},
+		Summary: "the plugin copies frame bytes it keeps past the call",
+		Explain: `Streams the standard event streams twice: once normally, once with the
+host overwriting each frame's buffer with 0xDB after the call
+(pipeline.Options.PoisonFrames). The extensions and answers must match.
+Across the protocol every frame arrives in a fresh message, so this case
+catches a plugin only when the suite runs in-process (from go test).
+A failure means the plugin keeps the frame slice (or a sub-slice, or a
+string made with unsafe) past the call. Fix: copy what you keep.`,
+		Applies: all(pipelineReady, behaviour(BehaviourStream)),
+		Run: func(t *T) {
+			plain := newRig(t, pipeline.Options{})
+			poisoned := newRig(t, pipeline.Options{PoisonFrames: true})
+			for _, sc := range streamScenarios() {
+				ref := plain.run(sc, nil, false)
+				got := poisoned.run(sc, nil, false)
+				t.Diff("P24", fmt.Sprintf("stream %s with poisoned frames: extensions differ", sc.name), ref.extensions, got.extensions)
+				t.Diff("P24", fmt.Sprintf("stream %s with poisoned frames: answers differ", sc.name), answers(ref, plain.name), answers(got, plain.name))
+			}
+		},
+	})
+}
+
+// answers lists the plugin's answers in an exchange, without timings.
+func answers(o outcome, plugin string) []string {
+	var out []string
+	for _, e := range o.events {
+		if e.Plugin == plugin {
+			out = append(out, fmt.Sprintf("%s frame=%s last=%v %s %d %s %s", e.Hook, fmtFrame(e.Frame), e.Last, e.Action, e.Status, e.Reason, e.Error))
+		}
+	}
+	return out
+}
+
+func addFinishCases(r *Registry) {
+	const finishTimeout = time.Second
+	checkFinish := func(t *T, rg *rig, o outcome, sc string) {
+		for _, e := range o.events {
+			if e.Plugin != rg.name || e.Hook != "on_finish" {
+				continue
+			}
+			switch {
+			case strings.Contains(e.Error, pipeline.ErrAbandoned.Error()):
+				t.Errorf("P28", "exchange %s: OnFinish overran its %v deadline and was abandoned", sc, finishTimeout)
+			case strings.Contains(e.Error, "panic"):
+				t.Errorf("P30", "exchange %s: OnFinish panicked: %s", sc, e.Error)
+			}
+		}
+		for _, w := range o.res.Warnings {
+			if w.Rule == "P30" && w.Plugin == rg.name && strings.Contains(w.Msg, "body write") {
+				t.Errorf("P30", "exchange %s: %s", sc, w.Msg)
+			}
+		}
+	}
+	applies := all(pipelineReady, behaviour(BehaviourFinish))
+	r.Add(&Case{
+		ID: "P28/finish/within-deadline", Rules: []string{"P28", "P30"},
+		Summary: "OnFinish returns within its 1 s deadline after allowed and streamed exchanges",
+		Explain: `Drives the standard exchanges with a 1 s finish deadline. OnFinish gets
+a fresh context carrying it; the host abandons a call still running
+100 ms after it. OnFinish must not panic or write bodies.
+A failure means OnFinish blocks (a channel send, an unbounded flush, a
+network call without ctx) or panics. Fix: honour ctx.Done(), hand slow
+work to a bounded background queue.`,
+		Applies: applies,
+		Run: func(t *T) {
+			rg := newRig(t, pipeline.Options{FinishTimeout: finishTimeout})
+			for _, sc := range append(jsonScenarios(), streamScenarios()...) {
+				checkFinish(t, rg, rg.run(sc, nil, false), sc.name)
+			}
+		},
+	})
+	r.Add(&Case{
+		ID: "P26/finish/nothing-reserved", Rules: []string{"P26", "P28", "P30"},
+		Summary: "OnFinish copes with exchanges that failed upstream or were cancelled",
+		Explain: `Drives exchanges that end badly after the plugin's OnRequest ran: the
+upstream does not answer (error outcome, 502), and the stream ends
+early. OnFinish runs for each (P26) and must return within its deadline
+without panicking, even though the usual response-side state was never
+built ("nothing was reserved").
+A failure means OnFinish assumes the response hooks ran. Fix: look up
+your per-exchange state and do nothing when it is missing.`,
+		Applies: applies,
+		Run: func(t *T) {
+			rg := newRig(t, pipeline.Options{FinishTimeout: finishTimeout})
+			// An upstream that never answered.
+			ctx := t.Context()
+			h := http.Header{"X-Client-Id": {"conformance"}}
+			rec := rg.t.rec
+			ex := rg.chain.NewExchange(pipeline.Request{Method: "GET", URL: "/unreachable", Header: h}, pipeline.ExchangeOptions{Trace: rec})
+			n := len(rec.Events())
+			if ex.Request(ctx) {
+				ex.Respond(ctx, pipeline.Upstream{Err: errors.New("conformance: upstream refused the connection")})
+			}
+			res := ex.Finish()
+			checkFinish(t, rg, outcome{res: res, events: rec.Events()[n:]}, "upstream-failed")
+			s := streamScenarios()[0]
+			s.name, s.events, s.early = "early-end", chatEvents("Hel"), true
+			checkFinish(t, rg, rg.run(s, nil, false), s.name)
+		},
+	})
+	r.Add(&Case{
+		ID: "P26/finish/unseen-request", Rules: []string{"P26", "P29", "P30"},
+		Summary: "OnFinish tolerates an exchange whose request it never saw",
+		Explain: `Calls OnFinish on a fresh instance for an exchange it was never shown
+(no OnRequest), with a deny outcome, as a restarted plugin process or a
+host recovering from a crash may. It must return within its 1 s deadline
+without panicking.
+A failure means OnFinish dereferences per-exchange state it expects
+OnRequest to have set. Fix: treat missing state as "nothing to do".`,
+		Applies: applies,
+		Run: func(t *T) {
+			f := t.Subject().Plugin().Pipeline
+			cfg, err := WorkingConfig(f)
+			if err != nil {
+				t.Fatalf("P26", "no instance could be made: %v", err)
+			}
+			p, err := newInstance(f, cfg)
+			if err != nil {
+				t.Fatalf("P26", "no instance could be made: %v", err)
+			}
+			fin, ok := p.(gateway.Finisher)
+			if !ok {
+				t.Fatalf("P26", "the instance does not implement OnFinish although the descriptor lists the finish behaviour")
+			}
+			ex, ctl := gateway.NewExchange(gateway.Inbound, gateway.Request{Method: "POST", URL: "/never-seen", Header: http.Header{}})
+			ctl.SetResponse(gateway.Response{Status: 403})
+			ctl.SetOutcome(gateway.Outcome{Kind: gateway.OutcomeDeny, Status: 403, DeniedBy: "some-other-plugin", Reason: "conformance", Duration: time.Millisecond})
+			caps := p.Capabilities().Normalize()
+			ctl.Enter(p.Name(), gateway.PhaseFinish, caps.WritesRequestBody, caps.WritesResponseBody)
+			ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				defer func() {
+					if r := recover(); r != nil {
+						done <- fmt.Errorf("panic: %v", r)
+					}
+				}()
+				done <- fin.OnFinish(ctx, ex)
+			}()
+			select {
+			case err := <-done:
+				if err != nil && strings.HasPrefix(err.Error(), "panic") {
+					t.Errorf("P30", "OnFinish of an unseen exchange panicked: %v", err)
+				}
+				t.Logf("OnFinish of an unseen exchange returned %v", err)
+			case <-time.After(finishTimeout + 100*time.Millisecond):
+				t.Errorf("P28", "OnFinish of an unseen exchange did not return within its %v deadline", finishTimeout)
+			case <-t.Context().Done():
+			}
+		},
+	})
+}

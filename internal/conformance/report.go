@@ -1,0 +1,315 @@
+package conformance
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// WriteText prints the report for a terminal or a log: one line per case
+// that did not simply pass (or every case with verbose), each failure with
+// its rule and diff, then a summary by family and rule.
+func WriteText(w io.Writer, rep *Report, verbose, withTrace bool) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "conformance: plugin %q (%s), families %s, %s isolation, -p %d\n",
+		rep.Plugin.Name, rep.Target, strings.Join(rep.Plugin.Families, ","), rep.Isolation, rep.Parallel)
+	for _, r := range rep.Results {
+		if r.Status == StatusPass && !verbose && !withTrace {
+			continue
+		}
+		line := fmt.Sprintf("%-13s %s", strings.ToUpper(string(r.Status)), r.ID)
+		switch {
+		case r.Status == StatusSkip:
+			line += "  (" + r.Reason + ")"
+		case r.Attempts > 1:
+			line += fmt.Sprintf("  (%d attempts, %v)", r.Attempts, r.Duration.Round(time.Millisecond))
+		default:
+			line += fmt.Sprintf("  (%v)", r.Duration.Round(time.Millisecond))
+		}
+		fmt.Fprintln(ew, line)
+		for _, f := range r.Failures {
+			fmt.Fprintf(ew, "    %s: %s\n", f.Rule, indent(f.Message, "      "))
+			if f.Diff != "" {
+				fmt.Fprintf(ew, "      %s\n", indent(f.Diff, "      "))
+			}
+		}
+		if (r.Status.Bad() || withTrace) && r.Stderr != "" {
+			fmt.Fprintf(ew, "    plugin stderr:\n      %s\n", indent(strings.TrimRight(lastLines(r.Stderr, 20), "\n"), "      "))
+		}
+		if withTrace && len(r.Log) > 0 {
+			fmt.Fprintf(ew, "    trace:\n")
+			for _, l := range r.Log {
+				fmt.Fprintf(ew, "      %s\n", l)
+			}
+		}
+	}
+	fmt.Fprintln(ew)
+	fmt.Fprintln(ew, "by rule:")
+	for _, row := range ruleSummary(rep) {
+		fmt.Fprintf(ew, "  %-4s %s\n", row.rule, row.text)
+	}
+	c := rep.Counts()
+	fmt.Fprintf(ew, "\n%d cases: %d passed, %d failed, %d skipped", len(rep.Results), c[StatusPass], c[StatusFail], c[StatusSkip])
+	if n := c[StatusKnownFailing]; n > 0 {
+		fmt.Fprintf(ew, ", %d known-failing", n)
+	}
+	if n := c[StatusFlaky]; n > 0 {
+		fmt.Fprintf(ew, ", %d flaky", n)
+	}
+	if n := c[StatusFixed]; n > 0 {
+		fmt.Fprintf(ew, ", %d fixed (remove from the baseline)", n)
+	}
+	fmt.Fprintf(ew, " in %v\n", rep.Duration.Round(time.Millisecond))
+	if rep.Interrupted {
+		fmt.Fprintln(ew, "interrupted: the results above are partial")
+	}
+	return ew.err
+}
+
+type ruleRow struct{ rule, text string }
+
+// ruleSummary tallies results per rule, families in P, D, H order.
+func ruleSummary(rep *Report) []ruleRow {
+	type tally struct{ pass, fail, skip, other int }
+	m := map[string]*tally{}
+	for _, r := range rep.Results {
+		for _, id := range r.Rules {
+			t := m[id]
+			if t == nil {
+				t = &tally{}
+				m[id] = t
+			}
+			switch {
+			case r.Status == StatusPass || r.Status == StatusFlaky:
+				t.pass++
+			case r.Status.Bad():
+				t.fail++
+			case r.Status == StatusSkip:
+				t.skip++
+			default:
+				t.other++
+			}
+		}
+	}
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ruleLess(ids[i], ids[j]) })
+	var rows []ruleRow
+	for _, id := range ids {
+		t := m[id]
+		verdict := "ok"
+		switch {
+		case t.fail > 0:
+			verdict = "FAIL"
+		case t.pass == 0 && t.other == 0:
+			verdict = "not applicable"
+		case t.other > 0:
+			verdict = "known-failing"
+		}
+		rows = append(rows, ruleRow{id, fmt.Sprintf("%-15s %d passed, %d failed, %d skipped", verdict, t.pass, t.fail, t.skip)})
+	}
+	return rows
+}
+
+// ruleLess orders rule IDs by family (P, D, H) then number.
+func ruleLess(a, b string) bool {
+	fam := func(s string) int { return strings.Index("PDH", s[:1]) }
+	if fa, fb := fam(a), fam(b); fa != fb {
+		return fa < fb
+	}
+	var na, nb int
+	fmt.Sscanf(a[1:], "%d", &na)
+	fmt.Sscanf(b[1:], "%d", &nb)
+	return na < nb
+}
+
+func indent(s, pre string) string { return strings.ReplaceAll(s, "\n", "\n"+pre) }
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("... (%d earlier lines)", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+// WriteJSON writes the report as indented JSON. Traces and logs are kept
+// only when withTrace is set.
+func WriteJSON(w io.Writer, rep *Report, withTrace bool) error {
+	out := *rep
+	if !withTrace {
+		out.Results = make([]CaseResult, len(rep.Results))
+		for i, r := range rep.Results {
+			r.Trace, r.Log = nil, nil
+			out.Results[i] = r
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// JUnit XML, in the form CI systems read: one testsuite per family.
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Name    string       `xml:"name,attr"`
+	Tests   int          `xml:"tests,attr"`
+	Fails   int          `xml:"failures,attr"`
+	Skipped int          `xml:"skipped,attr"`
+	Time    float64      `xml:"time,attr"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name    string      `xml:"name,attr"`
+	Tests   int         `xml:"tests,attr"`
+	Fails   int         `xml:"failures,attr"`
+	Skipped int         `xml:"skipped,attr"`
+	Time    float64     `xml:"time,attr"`
+	Cases   []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      float64       `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemErr string        `xml:"system-err,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Body    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// WriteJUnit writes the report as JUnit XML. A known-failing case is
+// reported as skipped with the reason; a fixed one as a failure.
+func WriteJUnit(w io.Writer, rep *Report) error {
+	root := junitSuites{Name: "conformance " + rep.Plugin.Name, Time: rep.Duration.Seconds()}
+	byFam := map[string]*junitSuite{}
+	var order []string
+	for _, r := range rep.Results {
+		fam := "plugin." + r.ID[:1]
+		s := byFam[fam]
+		if s == nil {
+			s = &junitSuite{Name: fam}
+			byFam[fam] = s
+			order = append(order, fam)
+		}
+		jc := junitCase{Name: r.ID, Classname: "conformance." + rep.Plugin.Name, Time: r.Duration.Seconds(), SystemErr: r.Stderr}
+		switch r.Status {
+		case StatusFail, StatusFixed:
+			var b strings.Builder
+			for _, f := range r.Failures {
+				b.WriteString(f.String() + "\n")
+			}
+			jc.Failure = &junitFailure{Message: firstLine(r.Failures), Type: strings.Join(r.Rules, ","), Body: b.String()}
+			s.Fails++
+		case StatusSkip:
+			jc.Skipped = &junitSkipped{Message: r.Reason}
+			s.Skipped++
+		case StatusKnownFailing:
+			jc.Skipped = &junitSkipped{Message: "known-failing: " + firstLine(r.Failures)}
+			s.Skipped++
+		case StatusFlaky:
+			jc.SystemOut = fmt.Sprintf("flaky: passed on attempt %d", r.Attempts)
+		}
+		s.Tests++
+		s.Time += r.Duration.Seconds()
+		s.Cases = append(s.Cases, jc)
+	}
+	for _, f := range order {
+		s := byFam[f]
+		root.Tests += s.Tests
+		root.Fails += s.Fails
+		root.Skipped += s.Skipped
+		root.Suites = append(root.Suites, *s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func firstLine(fs []Failure) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	s := fs[0].Rule + ": " + fs[0].Message
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// WriteArtifacts keeps, for every case that ran, its trace (trace.json),
+// its log with relative timestamps (log.txt) and the plugin's stderr
+// (stderr.txt) under dir/<case ID with / as __>/.
+func WriteArtifacts(dir string, rep *Report) error {
+	for _, r := range rep.Results {
+		if r.Status == StatusSkip {
+			continue
+		}
+		d := filepath.Join(dir, strings.ReplaceAll(r.ID, "/", "__"))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("artifacts: %w", err)
+		}
+		tr, err := json.MarshalIndent(map[string]any{"events": nonNil(r.Trace)}, "", "  ")
+		if err != nil {
+			return fmt.Errorf("artifacts: %s: %w", r.ID, err)
+		}
+		files := map[string][]byte{
+			"trace.json": append(tr, '\n'),
+			"log.txt":    []byte(strings.Join(r.Log, "\n") + "\n"),
+			"stderr.txt": []byte(r.Stderr),
+		}
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(d, name), b, 0o644); err != nil {
+				return fmt.Errorf("artifacts: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,375 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/abkit/abkit/internal/pipeline"
+	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// HookBudget is how long one pipeline hook call may take before the suite
+// calls it slow. The contracts set no number for family P; a gateway hook
+// runs on the request path, so the suite expects an answer well within a
+// second.
+const HookBudget = time.Second
+
+// ReadyBudget is how long a readiness check may take (P14: cheap).
+const ReadyBudget = 100 * time.Millisecond
+
+// scenario is one exchange the suite drives: a request and the upstream's
+// answer. For an event stream, events are the SSE blocks of the body.
+type scenario struct {
+	name        string
+	method, url string
+	reqType     string
+	reqBody     string
+	status      int
+	respType    string
+	respBody    string   // non-streamed body
+	events      []string // SSE blocks, each ending in a blank line
+	early       bool     // the stream ends with an error after the events
+}
+
+func (s scenario) sse() bool { return s.events != nil }
+
+func (s scenario) body() []byte {
+	if !s.sse() {
+		return []byte(s.respBody)
+	}
+	return []byte(strings.Join(s.events, ""))
+}
+
+func chatEvents(deltas ...string) []string {
+	var ev []string
+	for i, d := range deltas {
+		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4o",
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": d}}}})
+		if i == 0 {
+			b, _ = json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4o",
+				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": d}}}})
+		}
+		ev = append(ev, "data: "+string(b)+"\n\n")
+	}
+	return ev
+}
+
+const chatReq = `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"Say hello to the conformance suite."}]}`
+
+const mcpReq = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"q":"abkit"}}}`
+
+const a2aReq = `{"jsonrpc":"2.0","id":"t1","method":"message/stream","params":{"message":{"role":"user","parts":[{"kind":"text","text":"hi"}],"messageId":"m1"}}}`
+
+func manyDeltas(n int) []string {
+	d := make([]string, n)
+	for i := range d {
+		d[i] = fmt.Sprintf("word%d ", i)
+	}
+	return d
+}
+
+// streamScenarios are the event streams the streaming cases feed, in the
+// protocols the example parsers understand, plus a plain one.
+func streamScenarios() []scenario {
+	return []scenario{
+		{name: "chat", method: "POST", url: "/v1/chat/completions", reqType: "application/json", reqBody: chatReq,
+			status: 200, respType: "text/event-stream", events: append(chatEvents("Hel", "lo, ", "suite", "!"), "data: [DONE]\n\n")},
+		{name: "mcp", method: "POST", url: "/mcp", reqType: "application/json", reqBody: mcpReq,
+			status: 200, respType: "text/event-stream", events: []string{
+				"event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\r\n\r\n",
+				"event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"found 3\"}]}}\r\n\r\n",
+			}},
+		{name: "a2a", method: "POST", url: "/", reqType: "application/json", reqBody: a2aReq,
+			status: 200, respType: "text/event-stream", events: []string{
+				"data: {\"jsonrpc\":\"2.0\",\"id\":\"t1\",\"result\":{\"kind\":\"status-update\",\"taskId\":\"task-1\",\"contextId\":\"c1\",\"status\":{\"state\":\"working\"},\"final\":false}}\n\n",
+				"data: {\"jsonrpc\":\"2.0\",\"id\":\"t1\",\"result\":{\"kind\":\"artifact-update\",\"taskId\":\"task-1\",\"contextId\":\"c1\",\"artifact\":{\"artifactId\":\"a1\",\"parts\":[{\"kind\":\"text\",\"text\":\"done\"}]}}}\n\n",
+				"data: {\"jsonrpc\":\"2.0\",\"id\":\"t1\",\"result\":{\"kind\":\"status-update\",\"taskId\":\"task-1\",\"contextId\":\"c1\",\"status\":{\"state\":\"completed\"},\"final\":true}}\n\n",
+			}},
+	}
+}
+
+// jsonScenarios are non-streamed exchanges.
+func jsonScenarios() []scenario {
+	return []scenario{
+		{name: "chat-json", method: "POST", url: "/v1/chat/completions", reqType: "application/json",
+			reqBody: `{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}]}`, status: 200, respType: "application/json",
+			respBody: `{"id":"chatcmpl-2","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"Hello! Mail me at a@example.com."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`},
+		{name: "mcp-json", method: "POST", url: "/mcp", reqType: "application/json", reqBody: mcpReq,
+			status: 200, respType: "application/json", respBody: `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"found 3"}]}}`},
+		{name: "get-text", method: "GET", url: "/healthz", status: 200, respType: "text/plain", respBody: "ok\n"},
+	}
+}
+
+// rig is the reference pipeline runtime around the plugin under test: a
+// one-entry inbound chain in proxy mode.
+type rig struct {
+	t     *T
+	chain *pipeline.Chain
+	name  string
+}
+
+// newRig builds the chain, or ends the case. Build errors are reported
+// under the rule they cite.
+func newRig(t *T, opts pipeline.Options) *rig {
+	f := t.Subject().Plugin().Pipeline
+	if f == nil {
+		t.Fatalf("P3", "the subject serves no pipeline factory although its descriptor lists family P")
+	}
+	cfg, err := WorkingConfig(f)
+	if err != nil {
+		t.Fatalf("P6", "no instance could be made: %v", err)
+	}
+	// Dependencies are satisfied by inert stand-ins: the plugin must cope
+	// with a chain in which the extensions it hopes for are absent.
+	spec := pipeline.Spec{Direction: gateway.Inbound}
+	factories := []gateway.Factory{*f}
+	caps := t.Describe().Pipeline.Capabilities
+	deps := append([]string(nil), caps.Requires...)
+	if len(caps.RequiresAny) > 0 {
+		deps = append(deps, caps.RequiresAny[0])
+	}
+	for _, dep := range deps {
+		if dep == "" || dep == f.Name || contains(specNames(spec), dep) {
+			continue
+		}
+		spec.Entries = append(spec.Entries, pipeline.Entry{Plugin: dep})
+		factories = append(factories, standIn(dep))
+	}
+	spec.Entries = append(spec.Entries, pipeline.Entry{Plugin: f.Name, Config: cfg})
+	ch, err := pipeline.Build(spec, factories, opts)
+	if err != nil {
+		var be *pipeline.BuildError
+		if errors.As(err, &be) && len(be.Errs) > 0 {
+			for _, re := range be.Errs[1:] {
+				t.Errorf(re.Rule, "%s", re.Error())
+			}
+			t.Fatalf(be.Errs[0].Rule, "%s", be.Errs[0].Error())
+		}
+		t.Fatalf("P6", "the reference pipeline could not build a chain of the plugin: %v", err)
+	}
+	return &rig{t: t, chain: ch, name: f.Name}
+}
+
+// standIn is an inert plugin registered under a dependency's name.
+func standIn(name string) gateway.Factory {
+	return gateway.Factory{Name: name, New: func(json.RawMessage) (gateway.Plugin, error) { return standInPlugin(name), nil }}
+}
+
+type standInPlugin string
+
+func (s standInPlugin) Name() string { return string(s) }
+func (s standInPlugin) Capabilities() gateway.Capabilities {
+	return gateway.Capabilities{Description: "Conformance stand-in for a dependency"}
+}
+func (standInPlugin) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+func (standInPlugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+
+// chunker cuts a body into upstream chunks.
+type chunker struct {
+	name string
+	cut  func([]byte) [][]byte
+}
+
+func chunkers() []chunker {
+	every := func(n int) func([]byte) [][]byte {
+		return func(b []byte) [][]byte {
+			var out [][]byte
+			for len(b) > n {
+				out = append(out, b[:n])
+				b = b[n:]
+			}
+			if len(b) > 0 {
+				out = append(out, b)
+			}
+			return out
+		}
+	}
+	return []chunker{
+		{"whole", func(b []byte) [][]byte { return [][]byte{b} }},
+		{"per-byte", every(1)},
+		{"7-bytes", every(7)},
+		{"per-line", func(b []byte) [][]byte {
+			var out [][]byte
+			for len(b) > 0 {
+				i := strings.IndexAny(string(b), "\r\n")
+				if i < 0 {
+					i = len(b) - 1
+				}
+				out = append(out, b[:i+1])
+				b = b[i+1:]
+			}
+			return out
+		}},
+	}
+}
+
+// stream is an upstream body in chunks. With reuse it hands every chunk in
+// one buffer that the next call overwrites, as a network read buffer is, so
+// a plugin that keeps frame bytes past its call sees other bytes (P24).
+type stream struct {
+	chunks [][]byte
+	i      int
+	reuse  bool
+	buf    []byte
+	early  bool
+}
+
+func (s *stream) Next(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.reuse {
+		for i := range s.buf {
+			s.buf[i] = 0xDB
+		}
+	}
+	if s.i >= len(s.chunks) {
+		if s.early {
+			return nil, errors.New("upstream connection reset (conformance: early end)")
+		}
+		return nil, io.EOF
+	}
+	c := s.chunks[s.i]
+	s.i++
+	if s.reuse {
+		s.buf = append(s.buf[:0], c...)
+		c = s.buf
+	} else {
+		c = append([]byte(nil), c...)
+	}
+	return c, nil
+}
+
+// outcome is what one driven exchange came to.
+type outcome struct {
+	res        *pipeline.Result
+	extensions map[string]string // key → JSON
+	events     []trace.Event
+}
+
+// run drives one exchange of sc. ck and reuse shape the upstream stream.
+func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
+	t := r.t
+	h := http.Header{}
+	if sc.reqType != "" {
+		h.Set("Content-Type", sc.reqType)
+	}
+	h.Set("X-Client-Id", "conformance")
+	var body []byte
+	if sc.reqBody != "" {
+		body = []byte(sc.reqBody)
+	}
+	rec := trace.NewRecorder()
+	ex := r.chain.NewExchange(pipeline.Request{Method: sc.method, URL: sc.url, Header: h, Body: body}, pipeline.ExchangeOptions{Trace: rec})
+	rh := http.Header{}
+	rh.Set("Content-Type", sc.respType)
+	up := pipeline.Upstream{Status: sc.status, Header: rh}
+	if sc.sse() || sc.early {
+		b := sc.body()
+		cut := [][]byte{b}
+		if ck != nil {
+			cut = ck.cut(b)
+		}
+		up.Stream = &stream{chunks: cut, reuse: reuse, early: sc.early}
+	} else {
+		up.Body = sc.body()
+	}
+	ctx := t.Context()
+	t.Logf("exchange %s: %s %s", sc.name, sc.method, sc.url)
+	if ex.Request(ctx) {
+		ex.Respond(ctx, up)
+	}
+	res := ex.Finish()
+	out := outcome{res: res, events: rec.Events(), extensions: map[string]string{}}
+	for k, v := range ex.Gateway().Extensions() {
+		b, err := json.Marshal(v)
+		if err != nil {
+			b = []byte(fmt.Sprintf("<not JSON: %v>", err))
+		}
+		out.extensions[k] = string(b)
+	}
+	for _, e := range out.events {
+		t.rec.Add(e)
+		t.Logf("  %s %s frame=%v last=%v -> %s %s %s (%.3fms)", e.Hook, e.Plugin, fmtFrame(e.Frame), e.Last, e.Action, e.Reason, e.Error, float64(e.DurationNS)/1e6)
+	}
+	t.Logf("  outcome %s status %d by %q: %s", res.Outcome.Kind, res.Outcome.Status, res.Outcome.DeniedBy, res.Outcome.Reason)
+	return out
+}
+
+func specNames(s pipeline.Spec) []string {
+	var out []string
+	for _, e := range s.Entries {
+		out = append(out, e.Plugin)
+	}
+	return out
+}
+
+func fmtFrame(f *int) string {
+	if f == nil {
+		return "-"
+	}
+	return fmt.Sprint(*f)
+}
+
+// checkHooks fails rule for every call of one of the given hooks that
+// errored (a panic or a dead process), answered a reject with an illegal
+// status, or took longer than HookBudget.
+func (r *rig) checkHooks(rule string, o outcome, hooks ...string) {
+	t := r.t
+	for _, e := range o.events {
+		if e.Plugin != r.name || !contains(hooks, e.Hook) {
+			continue
+		}
+		where := e.Hook
+		if e.Frame != nil {
+			where = fmt.Sprintf("%s (frame %d, last=%v)", e.Hook, *e.Frame, e.Last)
+		}
+		if e.Error != "" {
+			t.Errorf(rule, "%s failed: %s", where, e.Error)
+		}
+		if d := time.Duration(e.DurationNS); d > HookBudget {
+			t.Errorf(rule, "%s took %v; answer within %v", where, d.Round(time.Millisecond), HookBudget)
+		}
+	}
+	for _, w := range o.res.Warnings {
+		if w.Plugin == r.name && strings.Contains(w.Msg, "outside 400–599") && hookIn(w.Msg, hooks) {
+			t.Errorf(rule, "%s; reject with a 4xx or 5xx status", w.Msg)
+		}
+	}
+	var pe *pipeline.PanicError
+	if errors.As(o.res.Err, &pe) && contains(hooks, pe.Hook) {
+		// Already reported from the trace; keep the message when the trace missed it.
+		if !t.Failed() {
+			t.Errorf(rule, "%v", pe)
+		}
+	}
+}
+
+func hookIn(msg string, hooks []string) bool {
+	for _, h := range hooks {
+		if strings.HasPrefix(msg, h+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

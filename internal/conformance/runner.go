@@ -1,0 +1,405 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/abkit/abkit/internal/trace"
+)
+
+// Isolation says how many plugin processes a run uses.
+type Isolation string
+
+const (
+	// IsolationCase starts a fresh subject for every case: a crash or hang
+	// is attributed exactly. It is the default.
+	IsolationCase Isolation = "case"
+	// IsolationSuite shares one subject between all cases; it is relaunched
+	// after a case that killed it.
+	IsolationSuite Isolation = "suite"
+)
+
+// Status is how a case ended.
+type Status string
+
+const (
+	StatusPass Status = "pass"
+	StatusFail Status = "fail"
+	StatusSkip Status = "skip"
+	// StatusKnownFailing: the case failed and is listed in the
+	// known-failing baseline; it does not fail the run.
+	StatusKnownFailing Status = "known-failing"
+	// StatusFixed: the case is listed as known-failing but passed; the
+	// entry is stale and fails the run until it is removed.
+	StatusFixed Status = "fixed"
+	// StatusFlaky: the case is listed as known-flaky, failed, and passed on
+	// a retry.
+	StatusFlaky Status = "flaky"
+)
+
+// Bad reports whether s fails the run.
+func (s Status) Bad() bool { return s == StatusFail || s == StatusFixed }
+
+// Options tune a run. The zero value runs every case with defaults.
+type Options struct {
+	// Parallel is how many cases run at once; 0 means GOMAXPROCS.
+	Parallel int
+	// Timeout bounds each case; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Isolation is case (default) or suite.
+	Isolation Isolation
+	// Run keeps only the cases whose ID matches one of the patterns (all
+	// when empty); Skip drops the cases whose ID matches one.
+	Run, Skip []*regexp.Regexp
+	// KnownFailing and KnownFlaky are baselines (nil: none).
+	KnownFailing, KnownFlaky *Baseline
+	// PoisonFrames overwrites frame buffers after each call (P24). Only an
+	// in-process subject can be caught keeping them: across the protocol
+	// every frame is a fresh message.
+	PoisonFrames bool
+	// OnResult is called once per case as it ends, from any goroutine but
+	// never concurrently.
+	OnResult func(CaseResult)
+}
+
+// DefaultTimeout bounds a case when Options.Timeout is zero. The longest
+// case waits a little over a 2 s finish deadline (P28).
+const DefaultTimeout = 10 * time.Second
+
+// FlakyAttempts is how many times a known-flaky case runs at most.
+const FlakyAttempts = 3
+
+// CaseResult is how one case went.
+type CaseResult struct {
+	ID       string        `json:"id"`
+	Rules    []string      `json:"rules"`
+	Summary  string        `json:"summary"`
+	Status   Status        `json:"status"`
+	Reason   string        `json:"reason,omitempty"` // why it was skipped
+	Failures []Failure     `json:"failures,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	Attempts int           `json:"attempts,omitempty"`
+	Trace    []trace.Event `json:"trace,omitempty"`
+	Log      []string      `json:"log,omitempty"`
+	Stderr   string        `json:"stderr,omitempty"`
+}
+
+// Report is a whole run.
+type Report struct {
+	Target      string        `json:"target"`
+	Plugin      *Descriptor   `json:"plugin"`
+	Isolation   Isolation     `json:"isolation"`
+	Parallel    int           `json:"parallel"`
+	Duration    time.Duration `json:"duration_ns"`
+	Interrupted bool          `json:"interrupted,omitempty"`
+	Results     []CaseResult  `json:"results"`
+}
+
+// Counts tallies results by status.
+func (r *Report) Counts() map[Status]int {
+	m := map[Status]int{}
+	for _, c := range r.Results {
+		m[c.Status]++
+	}
+	return m
+}
+
+// OK reports whether the run passes: no failure and no stale baseline
+// entry, and not interrupted.
+func (r *Report) OK() bool {
+	if r.Interrupted {
+		return false
+	}
+	for _, c := range r.Results {
+		if c.Status.Bad() {
+			return false
+		}
+	}
+	return true
+}
+
+// LoadError reports that the plugin could not be started or described.
+type LoadError struct {
+	Target string
+	Err    error
+	Stderr string
+}
+
+func (e *LoadError) Error() string {
+	s := fmt.Sprintf("plugin %s could not be loaded: %v", e.Target, e.Err)
+	if e.Stderr != "" {
+		s += "\nplugin stderr:\n" + e.Stderr
+	}
+	return s
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Select returns the cases of reg that the Run and Skip patterns keep.
+func Select(reg *Registry, run, skip []*regexp.Regexp) []*Case {
+	var out []*Case
+	for _, c := range reg.Cases() {
+		if len(run) > 0 && !matchAny(run, c.ID) {
+			continue
+		}
+		if matchAny(skip, c.ID) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func matchAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Run runs the selected cases of reg against subjects from l. It returns a
+// *LoadError when the plugin cannot be started at all; otherwise a report,
+// also when ctx is cancelled part-way (Interrupted, with the results so
+// far). Every subject it launched is closed when it returns.
+func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report, error) {
+	if opts.Parallel <= 0 {
+		opts.Parallel = runtime.GOMAXPROCS(0)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Isolation == "" {
+		opts.Isolation = IsolationCase
+	}
+	start := time.Now()
+	first, err := l.Launch(ctx)
+	if err != nil {
+		le := &LoadError{Target: l.Target(), Err: err}
+		var se interface{ StderrText() string }
+		if errors.As(err, &se) {
+			le.Stderr = se.StderrText()
+		}
+		return nil, le
+	}
+	desc := first.Describe()
+	rep := &Report{Target: l.Target(), Plugin: desc, Isolation: opts.Isolation, Parallel: opts.Parallel}
+
+	r := &runner{l: l, opts: opts}
+	if opts.Isolation == IsolationSuite {
+		r.shared = first
+	} else {
+		first.Close()
+	}
+	defer r.closeShared()
+
+	cases := Select(reg, opts.Run, opts.Skip)
+	results := make([]CaseResult, len(cases))
+	done := make([]bool, len(cases))
+	var emit sync.Mutex
+	sem := make(chan struct{}, opts.Parallel)
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		if why := applies(c, desc); why != "" {
+			results[i] = CaseResult{ID: c.ID, Rules: c.Rules, Summary: c.Summary, Status: StatusSkip, Reason: why}
+			done[i] = true
+			if opts.OnResult != nil {
+				emit.Lock()
+				opts.OnResult(results[i])
+				emit.Unlock()
+			}
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			res := r.runCase(ctx, c)
+			if ctx.Err() != nil && res.Status.Bad() {
+				return // interrupted, not a verdict
+			}
+			results[i] = res
+			done[i] = true
+			if opts.OnResult != nil {
+				emit.Lock()
+				opts.OnResult(res)
+				emit.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range cases {
+		if done[i] {
+			rep.Results = append(rep.Results, results[i])
+		}
+	}
+	rep.Interrupted = ctx.Err() != nil
+	rep.Duration = time.Since(start)
+	return rep, nil
+}
+
+func applies(c *Case, d *Descriptor) string {
+	if c.Applies == nil {
+		return ""
+	}
+	return c.Applies(d)
+}
+
+type runner struct {
+	l    Launcher
+	opts Options
+
+	mu     sync.Mutex
+	shared Subject
+}
+
+func (r *runner) closeShared() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shared != nil {
+		r.shared.Close()
+		r.shared = nil
+	}
+}
+
+// subject returns the subject a case runs against and whether the case owns
+// it (and must close it).
+func (r *runner) subject(ctx context.Context) (Subject, bool, error) {
+	if r.opts.Isolation != IsolationSuite {
+		s, err := r.l.Launch(ctx)
+		return s, true, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shared != nil && r.shared.Exited() == nil {
+		return r.shared, false, nil
+	}
+	if r.shared != nil {
+		r.shared.Close()
+		r.shared = nil
+	}
+	s, err := r.l.Launch(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	r.shared = s
+	return s, false, nil
+}
+
+func (r *runner) runCase(ctx context.Context, c *Case) CaseResult {
+	attempts := 1
+	flaky := r.opts.KnownFlaky.Match(c.ID)
+	if flaky {
+		attempts = FlakyAttempts
+	}
+	var res CaseResult
+	for a := 1; a <= attempts; a++ {
+		res = r.attempt(ctx, c)
+		res.Attempts = a
+		if !res.Status.Bad() || ctx.Err() != nil {
+			break
+		}
+	}
+	switch {
+	case flaky && res.Status == StatusPass && res.Attempts > 1:
+		res.Status = StatusFlaky
+	case r.opts.KnownFailing.Match(c.ID) && res.Status == StatusFail:
+		res.Status = StatusKnownFailing
+	case r.opts.KnownFailing.Match(c.ID) && res.Status == StatusPass:
+		res.Status = StatusFixed
+		res.Failures = append(res.Failures, Failure{Rule: c.Rules[0],
+			Message: "fixed: the case is listed as known-failing but passed; remove it from the baseline"})
+	}
+	return res
+}
+
+// attempt runs c once, bounded by the case timeout. A case that overruns
+// it fails, and its subject is closed (killing a plugin process) so that
+// the case's goroutine is released.
+func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
+	res := CaseResult{ID: c.ID, Rules: c.Rules, Summary: c.Summary}
+	start := time.Now()
+	defer func() { res.Duration = time.Since(start) }()
+
+	cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+	subj, owned, err := r.subject(cctx)
+	if err != nil {
+		res.Status = StatusFail
+		res.Failures = []Failure{{Rule: c.Rules[0], Message: fmt.Sprintf("the plugin could not be started for this case: %v", err)}}
+		return res
+	}
+	t := &T{ctx: cctx, subject: subj, launcher: r.l, rec: trace.NewRecorder(), poison: r.opts.PoisonFrames, start: start}
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		defer func() {
+			if p := recover(); p != nil {
+				t.Errorf(c.Rules[0], "the case panicked (a bug in the suite, or a value it did not expect from the plugin): %v", p)
+			}
+		}()
+		c.Run(t)
+	}()
+	timedOut := false
+	select {
+	case <-finished:
+	case <-cctx.Done():
+		timedOut = true
+	}
+	exited := subj.Exited()
+	if timedOut {
+		// Kill first, so the case's goroutine gets errors back and ends;
+		// an in-process subject cannot be stopped and is abandoned.
+		subj.Close()
+		t.closeExtra()
+		select {
+		case <-finished:
+		case <-time.After(time.Second):
+		}
+		if ctx.Err() == nil {
+			t.Errorf(c.Rules[0], "the case did not finish within %v: the plugin hangs (it was killed)", r.opts.Timeout)
+		} else {
+			t.Errorf(c.Rules[0], "interrupted")
+		}
+	} else if exited != nil {
+		t.Errorf(c.Rules[0], "the plugin process died during the case: %v", exited)
+	}
+	res.Stderr = subj.Stderr()
+	if owned || timedOut || exited != nil {
+		subj.Close()
+	}
+	t.closeExtra()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	res.Failures = append([]Failure(nil), t.failures...)
+	res.Log = append([]string(nil), t.logs...)
+	res.Trace = t.rec.Events()
+	res.Status = StatusPass
+	if len(res.Failures) > 0 {
+		res.Status = StatusFail
+	}
+	return res
+}
+
+func (t *T) closeExtra() {
+	t.mu.Lock()
+	extra := t.extra
+	t.extra = nil
+	t.mu.Unlock()
+	for _, s := range extra {
+		s.Close()
+	}
+}

@@ -1,0 +1,308 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/hooks"
+	"github.com/abkit/abkit/sdk/intercept"
+)
+
+// Families a plugin can serve.
+const (
+	FamilyP = "P"
+	FamilyD = "D"
+	FamilyH = "H"
+)
+
+// Optional pipeline behaviours (P12–P14, P19, P26), as Describe names them.
+const (
+	BehaviourFinish   = "finish"
+	BehaviourInit     = "init"
+	BehaviourReady    = "ready"
+	BehaviourShutdown = "shutdown"
+	BehaviourStream   = "stream"
+)
+
+// Descriptor is what the plugin under test says about itself (the
+// protocol's Describe answer), as reported: nothing is normalised, so cases
+// can check it.
+type Descriptor struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Version     string   `json:"version,omitempty"`
+	Families    []string `json:"families"`
+	// Pipeline is set when the plugin serves family P.
+	Pipeline *PipelineInfo `json:"pipeline,omitempty"`
+	// Extension is set when the plugin serves family D.
+	Extension *intercept.Manifest `json:"extension,omitempty"`
+	// Hooks are the family H hooks, in the plugin's order.
+	Hooks []hooks.Spec `json:"hooks,omitempty"`
+}
+
+// PipelineInfo describes a family P plugin.
+type PipelineInfo struct {
+	// Capabilities of a probe instance, as reported (P3).
+	Capabilities gateway.Capabilities `json:"capabilities"`
+	// InstanceName is the Name() the probe instance reported (P1, P2).
+	InstanceName string `json:"instance_name"`
+	// Behaviours implemented, sorted.
+	Behaviours []string `json:"behaviours,omitempty"`
+	// Config is the configuration schema; nil when the plugin takes none.
+	Config *gateway.ConfigSchema `json:"config,omitempty"`
+	// Observed holds what each probe instance reported (P2).
+	Observed []Observed `json:"observed,omitempty"`
+	// ProbeError is set when no probe instance could be made.
+	ProbeError string `json:"probe_error,omitempty"`
+}
+
+// Observed is what one instance reported about itself.
+type Observed struct {
+	Name         string               `json:"name"`
+	Capabilities gateway.Capabilities `json:"capabilities"`
+}
+
+// Has reports whether the descriptor serves family f.
+func (d *Descriptor) Has(f string) bool { return slices.Contains(d.Families, f) }
+
+// HasBehaviour reports whether a family P plugin implements behaviour b.
+func (d *Descriptor) HasBehaviour(b string) bool {
+	return d.Pipeline != nil && slices.Contains(d.Pipeline.Behaviours, b)
+}
+
+// Subject is one running copy of the plugin under test: in-process, or a
+// plugin process behind the protocol. Its Plugin is what the reference
+// runtimes drive; every call may fail if the process died.
+type Subject interface {
+	// Describe returns the plugin's descriptor, read once at launch.
+	Describe() *Descriptor
+	// Plugin returns the families the subject serves as runtime-facing
+	// values (factory, extension constructor, hooks).
+	Plugin() sdk.Plugin
+	// Stderr returns what the plugin wrote to its stderr so far.
+	Stderr() string
+	// Exited reports why the plugin process is gone, or nil while it runs.
+	Exited() error
+	// Close stops the subject and releases its process. It is safe to call
+	// more than once and from any goroutine.
+	Close() error
+}
+
+// Launcher starts fresh subjects of one plugin.
+type Launcher interface {
+	// Launch starts a subject. An error means the plugin could not be
+	// started or described (exit code 3).
+	Launch(ctx context.Context) (Subject, error)
+	// Target names what is launched, for reports.
+	Target() string
+}
+
+// InProcess returns a launcher that serves p directly, without a process:
+// the plugin author's own tests and the runner's tests use it. A hang in
+// p cannot be killed in-process; the runner abandons the case's goroutine.
+func InProcess(p sdk.Plugin) Launcher { return inProcess{p} }
+
+type inProcess struct{ p sdk.Plugin }
+
+func (l inProcess) Target() string { return "in-process:" + l.p.Name }
+
+func (l inProcess) Launch(ctx context.Context) (Subject, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := DescribeSDK(l.p)
+	return &inProcSubject{p: l.p, d: d}, nil
+}
+
+type inProcSubject struct {
+	p sdk.Plugin
+	d *Descriptor
+}
+
+func (s *inProcSubject) Describe() *Descriptor { return s.d }
+func (s *inProcSubject) Plugin() sdk.Plugin    { return s.p }
+func (s *inProcSubject) Stderr() string        { return "" }
+func (s *inProcSubject) Exited() error         { return nil }
+func (s *inProcSubject) Close() error          { return nil }
+
+// DescribeSDK describes an in-process plugin the way the SDK's Describe
+// does across the protocol: a family P plugin gets two probe instances
+// (P2), made with the first config the factory accepts (see ProbeConfigs).
+func DescribeSDK(p sdk.Plugin) *Descriptor {
+	d := &Descriptor{Name: p.Name, Description: p.Description, Version: p.Version, Families: p.Families()}
+	if f := p.Pipeline; f != nil {
+		pi := &PipelineInfo{Config: f.Config}
+		insts, err := probe(f)
+		if err != nil {
+			pi.ProbeError = err.Error()
+		} else {
+			pi.Capabilities = insts[0].Capabilities()
+			pi.InstanceName = insts[0].Name()
+			pi.Behaviours = Behaviours(insts[0])
+			for _, in := range insts {
+				pi.Observed = append(pi.Observed, Observed{Name: in.Name(), Capabilities: in.Capabilities()})
+			}
+		}
+		d.Pipeline = pi
+	}
+	if e := p.Extension; e != nil {
+		m := e.Manifest
+		d.Extension = &m
+	}
+	if hs := p.Hooks; hs != nil {
+		for _, h := range hs.Submit {
+			d.Hooks = append(d.Hooks, h.Spec())
+		}
+		for _, h := range hs.Parts {
+			d.Hooks = append(d.Hooks, h.Spec())
+		}
+		for _, h := range hs.Tools {
+			d.Hooks = append(d.Hooks, h.Spec())
+		}
+	}
+	return d
+}
+
+func probe(f *gateway.Factory) ([]gateway.Plugin, error) {
+	cfg, err := WorkingConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	var out []gateway.Plugin
+	for range 2 {
+		p, err := newInstance(f, cfg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Behaviours lists the optional behaviours p implements, sorted.
+func Behaviours(p gateway.Plugin) []string {
+	var out []string
+	if _, ok := p.(gateway.Finisher); ok {
+		out = append(out, BehaviourFinish)
+	}
+	if _, ok := p.(gateway.Initializer); ok {
+		out = append(out, BehaviourInit)
+	}
+	if _, ok := p.(gateway.Readier); ok {
+		out = append(out, BehaviourReady)
+	}
+	if _, ok := p.(gateway.Shutdowner); ok {
+		out = append(out, BehaviourShutdown)
+	}
+	if _, ok := p.(gateway.StreamingResponder); ok {
+		out = append(out, BehaviourStream)
+	}
+	return out
+}
+
+func newInstance(f *gateway.Factory, cfg json.RawMessage) (p gateway.Plugin, err error) {
+	if f.New == nil {
+		return nil, fmt.Errorf("factory %q has no New function", f.Name)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("factory %q panicked: %v", f.Name, r)
+		}
+	}()
+	p, err = f.New(cfg)
+	if err == nil && p == nil {
+		err = fmt.Errorf("factory %q returned a nil plugin", f.Name)
+	}
+	return p, err
+}
+
+// ProbeConfigs returns the configs the suite tries, in order, to make an
+// instance of a plugin with the given schema: none, the schema's defaults,
+// and a sample with every field set. A plugin that needs configuration is
+// tested with the first one it accepts.
+func ProbeConfigs(schema *gateway.ConfigSchema) []json.RawMessage {
+	configs := []json.RawMessage{nil}
+	if schema != nil {
+		for _, m := range []map[string]any{defaults(schema.Fields), sample(schema.Fields)} {
+			if b, err := json.Marshal(m); err == nil {
+				configs = append(configs, b)
+			}
+		}
+	}
+	return configs
+}
+
+// WorkingConfig returns the first of ProbeConfigs(f.Config) with which f
+// makes an instance.
+func WorkingConfig(f *gateway.Factory) (json.RawMessage, error) {
+	var errs []error
+	for _, cfg := range ProbeConfigs(f.Config) {
+		if _, err := newInstance(f, cfg); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		return cfg, nil
+	}
+	return nil, fmt.Errorf("no instance could be made with no config, the schema defaults or a sample config: %w", errors.Join(errs...))
+}
+
+func defaults(fields []gateway.Field) map[string]any {
+	m := map[string]any{}
+	for _, f := range fields {
+		switch {
+		case f.Default != nil:
+			m[f.Name] = f.Default
+		case f.Type == "object" && len(f.Fields) > 0:
+			m[f.Name] = defaults(f.Fields)
+		}
+	}
+	return m
+}
+
+func sample(fields []gateway.Field) map[string]any {
+	m := map[string]any{}
+	for _, f := range fields {
+		if f.Default != nil {
+			m[f.Name] = f.Default
+			continue
+		}
+		m[f.Name] = sampleValue(f)
+	}
+	return m
+}
+
+func sampleValue(f gateway.Field) any {
+	first := func(def any) any {
+		if len(f.Enum) > 0 {
+			return f.Enum[0]
+		}
+		return def
+	}
+	switch f.Type {
+	case "integer", "number":
+		if len(f.Enum) > 0 {
+			if n, err := strconv.ParseFloat(f.Enum[0], 64); err == nil {
+				return n
+			}
+		}
+		return 1
+	case "boolean":
+		return false
+	case "duration":
+		return first("1s")
+	case "object":
+		return sample(f.Fields)
+	case "array":
+		if len(f.Fields) > 0 {
+			return []any{sample(f.Fields)}
+		}
+		return []any{first("example")}
+	}
+	return first("example")
+}
