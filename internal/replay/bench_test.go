@@ -1,0 +1,105 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/abkit/abkit/examples/plugins/a2aparser"
+	"github.com/abkit/abkit/examples/plugins/auditlog"
+	"github.com/abkit/abkit/examples/plugins/guardrail"
+	"github.com/abkit/abkit/examples/plugins/inferenceparser"
+	"github.com/abkit/abkit/examples/plugins/mcpparser"
+	"github.com/abkit/abkit/examples/plugins/toolallowlist"
+	"github.com/abkit/abkit/internal/replay"
+	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+var factories = []gateway.Factory{inferenceparser.Factory(), mcpparser.Factory(), a2aparser.Factory(), guardrail.Factory(), toolallowlist.Factory(), auditlog.Factory()}
+
+const chain6 = `outbound:
+  - name: inference-parser
+  - name: mcp-parser
+  - name: a2a-parser
+  - name: tool-allowlist
+    config: {allow: [get_weather]}
+  - name: guardrail
+    config: {phrases: ["drop table"]}
+  - name: audit-log
+`
+
+// corpus writes n fixtures of frames SSE events each and their golden
+// files.
+func corpus(b *testing.B, n, frames int) replay.SuiteOptions {
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "chain.yaml"), []byte(chain6), 0o644)
+	for i := range n {
+		f := &fixture.Fixture{
+			Request:  fixture.Request{Method: "POST", URL: "https://h/v1/chat/completions", Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"stream":true}`)},
+			Response: fixture.Response{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}},
+		}
+		for j := range frames {
+			f.Response.Chunks = append(f.Response.Chunks, fixture.Chunk{Data: fmt.Appendf(nil, `data: {"choices":[{"index":0,"delta":{"content":" w%d"}}]}`+"\n\n", j)})
+		}
+		if err := fixture.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d.fixture", i)), f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	opts := replay.SuiteOptions{Chain: filepath.Join(dir, "chain.yaml"), Fixtures: dir, Golden: filepath.Join(dir, "golden"),
+		Factories: factories, Parallel: runtime.GOMAXPROCS(0)}
+	os.MkdirAll(opts.Golden, 0o755)
+	up := opts
+	up.Update = true
+	if _, err := replay.RunSuite(context.Background(), up); err != nil {
+		b.Fatal(err)
+	}
+	return opts
+}
+
+// BenchmarkReplayCorpus replays 1,000 fixtures of 200 frames each through
+// a 6-plugin in-process chain and compares every golden file. Target:
+// at most 2 s per op on 2 cores (-cpu 2).
+func BenchmarkReplayCorpus(b *testing.B) {
+	opts := corpus(b, 1000, 200)
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := replay.RunSuite(context.Background(), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Failed() {
+				b.Fatalf("%s: %v %s", r.Name, r.Err, r.Diff)
+			}
+		}
+		if len(res) != 1000 {
+			b.Fatalf("%d results", len(res))
+		}
+	}
+}
+
+// BenchmarkDryrun10k runs the 10,000-event corpus stream through the
+// inference parser, as abctl dryrun does. Target: at most 200 ms.
+func BenchmarkDryrun10k(b *testing.B) {
+	f, err := fixture.ReadFile("../../fixtures/bigstream/10k-events.fixture")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ch, err := replay.LoadChain(context.Background(), "../../fixtures/bigstream/chain.yaml", gateway.Outbound, factories)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ch.Close(context.Background())
+	for b.Loop() {
+		r := replay.Run(context.Background(), ch.Chain, f, replay.AsRecorded)
+		if r.Outcome.Frames != 10000 || !strings.EqualFold(r.Outcome.Kind, "allow") {
+			b.Fatalf("%+v", r.Outcome)
+		}
+	}
+}
