@@ -182,7 +182,7 @@ func (t *catalogTab) view(w, h int, th theme) []string {
 	}
 	lh := max(h/2, 3)
 	dh := h - lh - 1
-	out := t.listView(w, lh, th)
+	out := pad(t.listView(w, lh, th), lh)
 	out = append(out, th.dim.Render(strings.Repeat("─", w)))
 	return append(out, t.detailView(w, dh, th)...)
 }

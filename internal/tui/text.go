@@ -84,3 +84,11 @@ func sideBySide(left, right []string, lw, rw int, sep string) []string {
 	}
 	return out
 }
+
+// pad extends lines with empty lines to n.
+func pad(lines []string, n int) []string {
+	for len(lines) < n {
+		lines = append(lines, "")
+	}
+	return lines
+}

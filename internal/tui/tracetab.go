@@ -61,7 +61,7 @@ func (t *traceTab) view(w, h int, th theme) []string {
 		return sideBySide(t.timelineView(lw, h, th), t.eventView(rw, h, th), lw, rw, " │ ")
 	}
 	lh := max(h/2, 3)
-	out := t.timelineView(w, lh, th)
+	out := pad(t.timelineView(w, lh, th), lh)
 	out = append(out, th.dim.Render(strings.Repeat("─", w)))
 	return append(out, t.eventView(w, h-lh-1, th)...)
 }

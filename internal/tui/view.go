@@ -108,9 +108,13 @@ func (m *Model) statusBar(w int) string {
 	if len(m.opts.Sources) > 0 {
 		src = strings.Join(m.opts.Sources, ",")
 	}
-	parts = append(parts, "source "+src)
+	parts = append(parts, src)
 	if m.chain.cf != nil {
-		parts = append(parts, "chain "+plural(len(m.chain.findings), "finding"))
+		if n := len(m.chain.findings); n > 0 {
+			parts = append(parts, "chain "+plural(n, "finding"))
+		} else {
+			parts = append(parts, "chain ok")
+		}
 	}
 	if r := m.tr.run; r != nil && len(r.Events) > 0 {
 		parts = append(parts, fmt.Sprintf("step %d/%d", m.tr.cursor+1, len(r.Events)))
@@ -125,8 +129,13 @@ func (m *Model) statusBar(w int) string {
 	case m.status != "":
 		right = m.status + " "
 	}
-	// The counts keep their room; a message gets the rest, at least a third.
-	rw := min(len([]rune(right)), max(w-len([]rune(left)), w/3))
+	// The counts keep their room and a message gets the rest; an error
+	// takes up to two thirds.
+	room := w - len([]rune(left))
+	if m.status != "" && !m.statusOK && m.busy == "" {
+		room = max(room, w*2/3)
+	}
+	rw := min(len([]rune(right)), max(room, 0))
 	st := m.th.bar
 	if m.status != "" && !m.statusOK && m.busy == "" {
 		st = m.th.bad
