@@ -1,0 +1,145 @@
+package pluginhost_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/abkit/abkit/internal/pluginhost"
+	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/hooks"
+)
+
+// The benchmarks measure the boundary side by side in one run: the raw
+// Diagnostics echo over the same go-plugin connection is the baseline for a
+// hook call (unary) and for a frame (bidirectional stream).
+
+var benchFrame = []byte("data: {\"choices\":[{\"delta\":{\"content\":\"hello\"}}]}\n\n")
+
+func benchHelper(b *testing.B) *pluginhost.Plugin {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := pluginhost.Load(context.Background(), self, pluginhost.Options{Env: []string{helperEnv + "=bench"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { p.Close() })
+	return p
+}
+
+// BenchmarkRawUnaryEcho is the baseline of BenchmarkUnaryHook: the same
+// binary, the same kind of connection.
+func BenchmarkRawUnaryEcho(b *testing.B) {
+	p := load(b, "submit-guard")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Echo(ctx, benchFrame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRawStreamEcho(b *testing.B) {
+	p := benchHelper(b)
+	s, err := p.EchoStream(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &abkitv1.EchoMessage{Payload: benchFrame}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Send(m); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Recv(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.CloseSend()
+}
+
+// BenchmarkFrame is one frame dispatched to a streaming plugin across the
+// boundary, through the adapter the pipeline runtime calls.
+func BenchmarkFrame(b *testing.B) {
+	p := benchHelper(b)
+	f, _ := p.Factory()
+	pl, err := f.New(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sr := pl.(gateway.StreamingResponder)
+	ex, ctl := gateway.NewExchange(gateway.Inbound, gateway.Request{Method: "POST", URL: "/v1/chat"})
+	ctx := context.Background()
+	ctl.Enter(f.Name, gateway.PhaseRequest, false, false)
+	pl.OnRequest(ctx, ex)
+	ctl.SetResponse(gateway.Response{Status: 200})
+	ctl.Enter(f.Name, gateway.PhaseFrame, false, false)
+	b.ReportAllocs()
+	for b.Loop() {
+		if a := sr.OnResponseFrame(ctx, ex, benchFrame, false); !a.IsContinue() {
+			b.Fatal(a)
+		}
+	}
+	sr.OnResponseFrame(ctx, ex, nil, true)
+}
+
+// BenchmarkUnaryHook is one submit hook call across the boundary.
+func BenchmarkUnaryHook(b *testing.B) {
+	p := load(b, "submit-guard")
+	sub, _, _ := p.Hooks()
+	h := sub[0]
+	ctx := context.Background()
+	s := &hooks.Submit{Model: "m", Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":"hello"}`)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := h.OnSubmit(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRawStart runs the plugin binary without the handshake cookie:
+// it starts, prints go-plugin's notice and exits. That is the cost of a
+// process start (runtime and package initialisation) and reaping, the
+// baseline of BenchmarkStartToFirstCall.
+func BenchmarkRawStart(b *testing.B) {
+	path := bin("submit-guard")
+	for b.Loop() {
+		if err := exec.Command(path).Run(); err == nil {
+			b.Fatal("the binary ran without the cookie and exited 0")
+		}
+	}
+}
+
+// BenchmarkStartToFirstCall loads the plugin (start, handshake with
+// AutoMTLS, Describe) and makes its first hook call; the close that follows
+// is not timed.
+func BenchmarkStartToFirstCall(b *testing.B) {
+	b.Run("mtls", func(b *testing.B) { startToFirstCall(b, pluginhost.Options{}) })
+	b.Run("no-mtls", func(b *testing.B) { startToFirstCall(b, pluginhost.Options{DisableAutoMTLS: true}) })
+}
+
+func startToFirstCall(b *testing.B, opts pluginhost.Options) {
+	path := bin("submit-guard")
+	ctx := context.Background()
+	s := &hooks.Submit{Model: "m"}
+	for b.Loop() {
+		p, err := pluginhost.Load(ctx, path, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sub, _, _ := p.Hooks()
+		if err := sub[0].OnSubmit(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		p.Close()
+		b.StartTimer()
+	}
+}
