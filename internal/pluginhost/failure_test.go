@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,5 +193,20 @@ func TestCloseReaps(t *testing.T) {
 	}
 	if !gone(pid) {
 		t.Fatalf("process %d left behind", pid)
+	}
+}
+
+// Every example binary run by hand prints go-plugin's notice and exits
+// non-zero.
+func TestExampleBinariesRunDirectly(t *testing.T) {
+	entries, err := os.ReadDir(binDir)
+	if err != nil || len(entries) < 13 {
+		t.Fatalf("%d example binaries (%v), want 13", len(entries), err)
+	}
+	for _, e := range entries {
+		out, err := exec.Command(bin(e.Name())).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "not meant to be executed directly") {
+			t.Errorf("%s: err %v, output %q", e.Name(), err, out)
+		}
 	}
 }

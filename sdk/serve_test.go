@@ -1,0 +1,66 @@
+package sdk_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/hooks"
+)
+
+type finisher struct{}
+
+func (finisher) Name() string { return "fin" }
+func (finisher) Capabilities() gateway.Capabilities {
+	return gateway.Capabilities{Description: "Finishes", WritesResponseBody: true}
+}
+func (finisher) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+func (finisher) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+func (finisher) OnFinish(context.Context, *gateway.Exchange) error { return nil }
+
+func TestNewServerRejectsUnservable_P5(t *testing.T) {
+	_, err := sdk.NewServer(sdk.Plugin{Name: "x", Description: "two\nlines"})
+	if err == nil || !strings.Contains(err.Error(), "P5") || !strings.Contains(err.Error(), "serves no family") {
+		t.Fatalf("err %v: want the P5 and no-family problems together", err)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	s, err := sdk.NewServer(sdk.Plugin{
+		Name: "fin", Description: "Finishes",
+		Pipeline: &gateway.Factory{Name: "fin", New: func(json.RawMessage) (gateway.Plugin, error) { return finisher{}, nil }},
+		Hooks: &sdk.HookSet{Submit: []hooks.SubmitHook{hooks.NewSubmitHook(hooks.Spec{ID: "s", Order: 3},
+			func(context.Context, *hooks.Submit) error { return nil })}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Describe(context.Background(), &abkitv1.DescribeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.GetFamilies(), []string{"P", "H"}) {
+		t.Errorf("families %v", d.GetFamilies())
+	}
+	if !reflect.DeepEqual(d.GetPipeline().GetBehaviours(), []string{"finish"}) {
+		t.Errorf("behaviours %v", d.GetPipeline().GetBehaviours())
+	}
+	if c := d.GetPipeline().GetCapabilities(); !c.GetWritesResponseBody() || c.GetReadsBody() {
+		t.Errorf("capabilities %+v: want them as reported, not normalised", c)
+	}
+	if len(d.GetPipeline().GetObserved()) != 2 {
+		t.Errorf("observed %d instances, want 2 (P2)", len(d.GetPipeline().GetObserved()))
+	}
+	if h := d.GetHooks(); len(h) != 1 || h[0].GetId() != "s" || h[0].GetKind() != "submit" || h[0].GetOrder() != 3 {
+		t.Errorf("hooks %+v", h)
+	}
+}
