@@ -703,8 +703,9 @@ type HTTPRequest struct {
 	Method string                 `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
 	Url    string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
 	Header []*Header              `protobuf:"bytes,3,rep,name=header,proto3" json:"header,omitempty"`
-	// P11: a body is present only when has_body is set; otherwise the plugin
-	// sees nil, not an empty body.
+	// has_body is set when the host sends the body: on the first call that
+	// sees it and whenever it changed (a writer replaced it, P17). Unset means
+	// "as last sent"; a body never sent is nil to the plugin, not empty (P11).
 	HasBody       bool   `protobuf:"varint,4,opt,name=has_body,json=hasBody,proto3" json:"has_body,omitempty"`
 	Body          []byte `protobuf:"bytes,5,opt,name=body,proto3" json:"body,omitempty"`
 	unknownFields protoimpl.UnknownFields
