@@ -109,7 +109,9 @@ func (t *traceTab) timelineView(w, h int, th theme) []string {
 				frame += " last"
 			}
 		}
-		line := fit(fmt.Sprintf("%s%4d %-17s %-16s %-7s %s", mark, e.Seq, e.Hook, e.Plugin, frame, e.Action), w)
+		// Short hook names keep the action visible at 80 columns.
+		hook := strings.Replace(strings.TrimPrefix(e.Hook, "on_"), "response_frame", "frame", 1)
+		line := fit(fmt.Sprintf("%s%5d %-8s %-16s %-7s %s", mark, e.Seq, hook, e.Plugin, frame, e.Action), w)
 		switch {
 		case i == t.cursor:
 			line = th.sel.Render(line)
