@@ -408,32 +408,50 @@ func (l *stderrLog) panicText() string {
 // Host tracks the plugins it loaded so that they can all be closed at once,
 // in particular when the host process is told to stop.
 type Host struct {
-	opts Options
-	mu   sync.Mutex
-	ps   []*Plugin
+	opts   Options
+	mu     sync.Mutex
+	ps     []*Plugin
+	closed bool
 }
+
+// ErrHostClosed is returned by Host.Load after Host.Close.
+var ErrHostClosed = errors.New("pluginhost: the host is closed")
 
 // NewHost returns a host that loads plugins with opts.
 func NewHost(opts Options) *Host { return &Host{opts: opts} }
 
-// Load loads a plugin and tracks it.
+// Load loads a plugin and tracks it. After Close it fails with
+// ErrHostClosed; a load that was under way when Close ran stops its plugin
+// and fails the same way, so that a signal arriving mid-load leaves no
+// process behind.
 func (h *Host) Load(ctx context.Context, path string) (*Plugin, error) {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("load %s: %w", path, ErrHostClosed)
+	}
 	p, err := Load(ctx, path, h.opts)
 	if err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		p.Close()
+		return nil, fmt.Errorf("load %s: %w", path, ErrHostClosed)
+	}
 	h.ps = append(h.ps, p)
 	h.mu.Unlock()
 	return p, nil
 }
 
 // Close closes every plugin the host loaded, concurrently, and waits until
-// all are reaped.
+// all are reaped. Later loads fail with ErrHostClosed.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	ps := h.ps
-	h.ps = nil
+	h.ps, h.closed = nil, true
 	h.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range ps {

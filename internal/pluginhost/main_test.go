@@ -27,6 +27,10 @@ func TestMain(m *testing.M) {
 		runHelper(mode)
 		return
 	}
+	if path := os.Getenv(hostEnv); path != "" {
+		runHost(path)
+		return
+	}
 	dir, err := os.MkdirTemp("", "abkit-plugins-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
