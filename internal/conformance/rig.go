@@ -21,6 +21,10 @@ import (
 // second.
 const HookBudget = time.Second
 
+// otherFinishTimeout is the finish deadline of the cases that do not check
+// OnFinish.
+const otherFinishTimeout = 250 * time.Millisecond
+
 // ReadyBudget is how long a readiness check may take (P14: cheap).
 const ReadyBudget = 100 * time.Millisecond
 
@@ -118,6 +122,11 @@ type rig struct {
 // newRig builds the chain, or ends the case. Build errors are reported
 // under the rule they cite.
 func newRig(t *T, opts pipeline.Options) *rig {
+	if opts.FinishTimeout == 0 {
+		// Cases that do not check OnFinish do not wait long for it: a slow
+		// finisher is the finish cases' business.
+		opts.FinishTimeout = otherFinishTimeout
+	}
 	f := t.Subject().Plugin().Pipeline
 	if f == nil {
 		t.Fatalf("P3", "the subject serves no pipeline factory although its descriptor lists family P")

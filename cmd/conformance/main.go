@@ -1,0 +1,21 @@
+// Command conformance checks, rule by rule, whether a plugin honours the
+// abkit contracts. See docs/conformance.md.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/abkit/abkit/internal/conformance/cli"
+)
+
+func main() {
+	// SIGINT/SIGTERM cancel the run: results so far are printed and every
+	// plugin process is stopped before exit.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, &cli.App{Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,163 @@
+package conformance_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/conformance/broken"
+	"github.com/abkit/abkit/internal/pluginhost"
+)
+
+// binDir holds the example plugin binaries and the broken ones (links of
+// one binary, one name per broken plugin), built once in TestMain.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "abkit-conformance-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := 1
+	if err := buildAll(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func buildAll(dir string) error {
+	root, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./examples/plugins/...", "./internal/conformance/testdata/broken")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(root)))
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the plugins: %v\n%s", err, out)
+	}
+	for name := range broken.Expect {
+		if err := os.Link(filepath.Join(dir, "broken"), filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return os.Remove(filepath.Join(dir, "broken"))
+}
+
+func exampleBinaries(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir(binDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if _, isBroken := broken.Expect[e.Name()]; !isBroken {
+			out = append(out, e.Name())
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("only %d example binaries were built: %v", len(out), out)
+	}
+	return out
+}
+
+func failing(rep *conformance.Report) []string {
+	var out []string
+	for _, r := range rep.Results {
+		if r.Status.Bad() {
+			out = append(out, r.ID)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func describeFailures(rep *conformance.Report) string {
+	var b strings.Builder
+	for _, r := range rep.Results {
+		if r.Status.Bad() {
+			fmt.Fprintf(&b, "\n%s:", r.ID)
+			for _, f := range r.Failures {
+				fmt.Fprintf(&b, "\n  %s", strings.ReplaceAll(f.String(), "\n", "\n  "))
+			}
+		}
+	}
+	return b.String()
+}
+
+// TestExampleBinariesPass runs the whole plugin suite over every example
+// plugin binary, a fresh process per case.
+func TestExampleBinariesPass(t *testing.T) {
+	for _, name := range exampleBinaries(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rep, err := conformance.Run(context.Background(), conformance.PluginSuite(),
+				conformance.Binary(filepath.Join(binDir, name), pluginhost.Options{}), conformance.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.OK() {
+				t.Errorf("%s fails %v:%s", name, failing(rep), describeFailures(rep))
+			}
+		})
+	}
+}
+
+// TestBrokenBinariesFailExactly runs the suite over each broken plugin
+// binary and checks that it fails exactly the cases citing the rule it
+// breaks (P2, P5, P17, D9, D8, P28, P20 crash, P14 hang).
+func TestBrokenBinariesFailExactly(t *testing.T) {
+	for name, want := range broken.Expect {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rep, err := conformance.Run(context.Background(), conformance.PluginSuite(),
+				conformance.Binary(filepath.Join(binDir, name), pluginhost.Options{}),
+				conformance.Options{Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := failing(rep)
+			want := slices.Sorted(slices.Values(want))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s fails %v, want exactly %v:%s", name, got, want, describeFailures(rep))
+			}
+		})
+	}
+}
+
+// TestBrokenInProcessFailExactly does the same in-process with poisoned
+// frames, where P24 is observable.
+func TestBrokenInProcessFailExactly(t *testing.T) {
+	plugins := broken.Plugins(func() { panic("crash-mid-stream: dying on purpose") })
+	for name, want := range broken.Expect {
+		if w, ok := broken.ExpectInProcess[name]; ok {
+			want = w
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rep, err := conformance.Run(context.Background(), conformance.PluginSuite(), conformance.InProcess(plugins[name]),
+				conformance.Options{Timeout: 5 * time.Second, PoisonFrames: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := failing(rep)
+			want := slices.Sorted(slices.Values(want))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s fails %v, want exactly %v:%s", name, got, want, describeFailures(rep))
+			}
+		})
+	}
+}

@@ -1,0 +1,196 @@
+// Package broken holds purpose-built broken plugins: each breaks one
+// contract rule and is otherwise well behaved, so the conformance suite's
+// own tests can check that it fails exactly the cases citing that rule.
+// testdata/broken/main.go serves them as binaries, picking the plugin by
+// the binary's name.
+package broken
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/intercept"
+)
+
+// Expect maps each broken plugin to the cases it must fail, and no other.
+// The chunk-dependent plugin keeps borrowed frames (P24); across the
+// protocol every frame is a fresh message, so only the in-process run can
+// catch it (ExpectInProcess).
+var Expect = map[string][]string{
+	"caps-drift":            {"P2/capabilities/instances-agree"},
+	"long-description":      {"P5/description/capabilities"},
+	"undeclared-write":      {"P17/body-write/declared-only"},
+	"allow-at-tool-before":  {"D9/decisions/legal-per-point"},
+	"replace-unknown-field": {"D8/replace/strict-decode"},
+	"slow-finish":           {"P26/finish/nothing-reserved", "P26/finish/unseen-request", "P28/finish/within-deadline"},
+	"chunk-dependent":       {},
+	"crash-mid-stream":      {"P20/frames/many-frames"},
+	"hang":                  {"P14/ready/concurrent-consistent", "P14/ready/fast"},
+}
+
+// ExpectInProcess overrides Expect for the in-process run.
+// In-process, "two fresh processes" share the plugin value, so the drifting
+// counter shows across them too.
+var ExpectInProcess = map[string][]string{
+	"caps-drift":      {"P2/capabilities/across-processes", "P2/capabilities/instances-agree"},
+	"chunk-dependent": {"P19/chunking/independent", "P24/borrowed-bytes/poisoned-frames"},
+}
+
+// CrashAt is the frame index at which crash-mid-stream dies: only the
+// many-frames case streams that far.
+const CrashAt = 100
+
+// Plugins returns every broken plugin. crash is what crash-mid-stream
+// calls to die: os.Exit in a binary, a panic in-process.
+func Plugins(crash func()) map[string]sdk.Plugin {
+	return map[string]sdk.Plugin{
+		"caps-drift":           capsDrift(),
+		"long-description":     pipe("long-description", basic{caps: gateway.Capabilities{Description: strings.Repeat("Too long. ", 9)}}),
+		"undeclared-write":     pipe("undeclared-write", writer{basic{caps: gateway.Capabilities{ReadsBody: true, Description: "Writes the response body without declaring it"}}}),
+		"allow-at-tool-before": ext("allow-at-tool-before", func(p intercept.Point) intercept.Answer { return intercept.Allow("looks fine") }),
+		"replace-unknown-field": ext("replace-unknown-field", func(p intercept.Point) intercept.Answer {
+			return intercept.Answer{Decision: intercept.DecisionReplace, Replacement: json.RawMessage(`{"name":"bash","arguments":{},"bogus":1}`)}
+		}),
+		"slow-finish":      pipe("slow-finish", slowFinish{basic{caps: gateway.Capabilities{Description: "Finishes slowly, ignoring its deadline"}}}),
+		"chunk-dependent":  pipe("chunk-dependent", &keeper{basic: basic{caps: gateway.Capabilities{Description: "Parses frames it kept without copying"}}}),
+		"crash-mid-stream": pipe("crash-mid-stream", crasher{basic{caps: gateway.Capabilities{Description: "Dies in the middle of a long stream"}}, crash}),
+		"hang":             pipe("hang", hanger{basic{caps: gateway.Capabilities{Description: "Never answers a readiness check"}}}),
+	}
+}
+
+func pipe(name string, p gateway.Plugin) sdk.Plugin {
+	f := gateway.Factory{Name: name, New: func(json.RawMessage) (gateway.Plugin, error) { return named(name, p), nil }}
+	return sdk.Plugin{Name: name, Description: "A broken plugin for the conformance suite's tests", Pipeline: &f}
+}
+
+// named sets the name on the basic part of p.
+func named(name string, p gateway.Plugin) gateway.Plugin {
+	switch x := p.(type) {
+	case basic:
+		x.name = name
+		return x
+	case writer:
+		x.name = name
+		return x
+	case slowFinish:
+		x.name = name
+		return x
+	case *keeper:
+		return &keeper{basic: basic{name: name, caps: x.caps}}
+	case crasher:
+		x.name = name
+		return x
+	case hanger:
+		x.name = name
+		return x
+	}
+	return p
+}
+
+type basic struct {
+	name string
+	caps gateway.Capabilities
+}
+
+func (b basic) Name() string                       { return b.name }
+func (b basic) Capabilities() gateway.Capabilities { return b.caps }
+func (basic) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+func (basic) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+
+// capsDrift reports reads_body on every second instance (P2).
+func capsDrift() sdk.Plugin {
+	var n atomic.Int64
+	f := gateway.Factory{Name: "caps-drift", New: func(json.RawMessage) (gateway.Plugin, error) {
+		i := n.Add(1)
+		return basic{name: "caps-drift", caps: gateway.Capabilities{ReadsBody: i%2 == 0, Description: "Capabilities change from one instance to the next"}}, nil
+	}}
+	return sdk.Plugin{Name: "caps-drift", Description: "A broken plugin for the conformance suite's tests", Pipeline: &f}
+}
+
+// writer writes the response body without writes_response_body (P17).
+type writer struct{ basic }
+
+func (writer) OnResponse(_ context.Context, ex *gateway.Exchange) gateway.Action {
+	ex.SetResponseBody([]byte("rewritten"))
+	return gateway.Continue()
+}
+
+// slowFinish ignores its finish deadline (P28).
+type slowFinish struct{ basic }
+
+func (slowFinish) OnFinish(context.Context, *gateway.Exchange) error {
+	time.Sleep(1500 * time.Millisecond)
+	return nil
+}
+
+// keeper keeps the frame slices it is lent and parses them at the end
+// (P24), so its result depends on what the buffers hold by then.
+type keeper struct {
+	basic
+	kept [][]byte
+}
+
+func (k *keeper) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	if !last {
+		k.kept = append(k.kept, frame) // the bug: no copy
+		return gateway.Continue()
+	}
+	var b strings.Builder
+	for _, f := range k.kept {
+		b.Write(f)
+	}
+	k.kept = k.kept[:0]
+	ex.SetExtension("kept", b.String())
+	return gateway.Continue()
+}
+
+// crasher dies at frame CrashAt.
+type crasher struct {
+	basic
+	crash func()
+}
+
+type frameCount struct{ n int }
+
+var countKey = gateway.NewKey[*frameCount]("crash-mid-stream")
+
+func (c crasher) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	fc, ok := gateway.GetState(ex, countKey)
+	if !ok {
+		fc = &frameCount{}
+		gateway.SetState(ex, countKey, fc)
+	}
+	if !last {
+		if fc.n == CrashAt {
+			c.crash()
+		}
+		fc.n++
+	}
+	return gateway.Continue()
+}
+
+// hanger never answers Ready and ignores ctx.
+type hanger struct{ basic }
+
+func (hanger) Ready(context.Context) error { select {} }
+
+func ext(name string, at func(intercept.Point) intercept.Answer) sdk.Plugin {
+	m := intercept.Manifest{PluginID: name, Points: []intercept.Point{intercept.ToolBefore, intercept.ToolAfter}}
+	e := intercept.Funcs{CallFunc: func(_ context.Context, p intercept.Point, _ json.RawMessage) (intercept.Answer, error) {
+		if p == intercept.ToolBefore {
+			return at(p), nil
+		}
+		return intercept.Continue(), nil
+	}}
+	return sdk.Plugin{Name: name, Description: "A broken extension for the conformance suite's tests",
+		Extension: &sdk.Extension{Manifest: m, New: func() (intercept.Extension, error) { return e, nil }}}
+}

@@ -1,0 +1,338 @@
+// Package cli holds the conformance command's cobra commands: list,
+// explain and run. Commands write results to the App's Out and messages to
+// its Err, so tests run them in-process.
+//
+// Exit codes: 0 every case passed (known failures included), 1 failures
+// or stale baseline entries, 2 usage, 3 the plugin could not be started.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitFail  = 1
+	ExitUsage = 2
+	ExitLoad  = 3
+)
+
+// App is what commands run against.
+type App struct {
+	Out, Err io.Writer
+}
+
+// ExitError carries an exit code; a nil Err means the output already said
+// everything.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+func usage(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// ExitCode maps a command error to the exit code.
+func ExitCode(err error) int {
+	var ee *ExitError
+	var le *conformance.LoadError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.As(err, &le):
+		return ExitLoad
+	}
+	return ExitUsage
+}
+
+// Main runs the command line and returns the exit code.
+func Main(ctx context.Context, app *App, args []string) int {
+	root := NewRoot(app)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	code := ExitCode(err)
+	var ee *ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.Err == nil) {
+		fmt.Fprintf(app.Err, "conformance: %v\n", err)
+		if code == ExitUsage {
+			fmt.Fprintln(app.Err, "Run 'conformance --help' for usage.")
+		}
+	}
+	return code
+}
+
+// NewRoot builds the command tree.
+func NewRoot(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "conformance",
+		Short: "Check, rule by rule, that a plugin honours the abkit contracts",
+		Long: `conformance runs abkit's conformance suites. In the plugin suite the
+binary under test is a plugin of any family (P, D, H) and conformance plays
+the host with abkit's reference runtimes.
+
+Exit codes: 0 every case passed (known failures included), 1 failures or
+stale baseline entries, 2 usage, 3 the plugin could not be started.`,
+		Example:           "  conformance run --plugin ./bin/my-plugin\n  conformance list --rules\n  conformance explain P21/last-exactly-once/zero-frames",
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		DisableAutoGenTag: true,
+	}
+	root.SetOut(app.Out)
+	root.SetErr(app.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
+	root.AddCommand(newListCmd(app), newExplainCmd(app), newRunCmd(app))
+	return root
+}
+
+func suite(name string) (*conformance.Registry, error) {
+	if name != "plugin" {
+		return nil, usage(fmt.Errorf("unknown suite %q; the suites are: plugin", name))
+	}
+	return conformance.PluginSuite(), nil
+}
+
+func newListCmd(app *App) *cobra.Command {
+	var suiteName, output string
+	var rules bool
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the cases, or with --rules the rule coverage table",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			reg, err := suite(suiteName)
+			if err != nil {
+				return err
+			}
+			if output != "text" && output != "json" {
+				return usage(fmt.Errorf("output format %q: want text or json", output))
+			}
+			if rules {
+				cov := conformance.Coverage(reg)
+				if output == "json" {
+					return writeJSON(app.Out, cov)
+				}
+				for _, r := range cov {
+					if len(r.Cases) > 0 {
+						fmt.Fprintf(app.Out, "%-4s %s\n", r.Rule, strings.Join(r.Cases, ", "))
+					} else {
+						fmt.Fprintf(app.Out, "%-4s not checked: %s\n", r.Rule, r.Reason)
+					}
+				}
+				return nil
+			}
+			cases := reg.Cases()
+			if output == "json" {
+				return writeJSON(app.Out, cases)
+			}
+			for _, c := range cases {
+				fmt.Fprintf(app.Out, "%-42s %-14s %s\n", c.ID, strings.Join(c.Rules, ","), c.Summary)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&suiteName, "suite", "plugin", "suite to list")
+	c.Flags().BoolVar(&rules, "rules", false, "print each plugin-owed rule with the cases that check it, or why it cannot be checked")
+	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return c
+}
+
+func newExplainCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "explain CASE",
+		Short: "Say what a case does, which rules it checks, and how to fix a failure",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg := conformance.PluginSuite()
+			c, ok := reg.Case(args[0])
+			if !ok {
+				var near []string
+				for _, x := range reg.Cases() {
+					if strings.Contains(x.ID, args[0]) || strings.HasPrefix(args[0], strings.SplitN(x.ID, "/", 2)[0]+"/") {
+						near = append(near, x.ID)
+					}
+				}
+				msg := fmt.Sprintf("no case %q", args[0])
+				if len(near) > 0 {
+					msg += "; did you mean: " + strings.Join(near, ", ")
+				} else {
+					msg += "; run 'conformance list' for the cases"
+				}
+				return usage(errors.New(msg))
+			}
+			fmt.Fprintf(app.Out, "%s\nrules: %s\n%s\n\n%s\n", c.ID, strings.Join(c.Rules, ", "), c.Summary, c.Explain)
+			return nil
+		},
+	}
+}
+
+type runOpts struct {
+	plugin, reattach       string
+	run, skip              []string
+	knownFailing, knownFlk string
+	parallel               int
+	timeout                time.Duration
+	isolation, junit, out  string
+	artifacts              string
+	trace, verbose         bool
+}
+
+func newRunCmd(app *App) *cobra.Command {
+	o := &runOpts{}
+	c := &cobra.Command{
+		Use:   "run (--plugin BIN | --reattach CONFIG)",
+		Short: "Run the plugin suite against a plugin binary",
+		Example: `  conformance run --plugin ./bin/guardrail
+  conformance run --plugin ./bin/guardrail --run '^P2[0-9]/' -p 1 --trace
+  conformance run --plugin ./bin/guardrail --known-failing baseline.txt --junit report.xml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.exec(cmd.Context(), app) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.plugin, "plugin", "", "plugin binary to test")
+	f.StringVar(&o.reattach, "reattach", "", "go-plugin reattach config (JSON, or a file holding it) of a plugin you started yourself")
+	f.StringArrayVar(&o.run, "run", nil, "run only cases whose ID matches this regexp (repeatable)")
+	f.StringArrayVar(&o.skip, "skip", nil, "skip cases whose ID matches this regexp (repeatable)")
+	f.StringVar(&o.knownFailing, "known-failing", "", "baseline file of cases expected to fail")
+	f.StringVar(&o.knownFlk, "known-flaky", "", "baseline file of cases retried up to 3 times")
+	f.IntVarP(&o.parallel, "parallel", "p", 0, "cases run at once (default GOMAXPROCS)")
+	f.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "timeout of each case")
+	f.StringVar(&o.isolation, "isolation", "case", "case: a fresh plugin process per case; suite: one shared process")
+	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to FILE")
+	f.StringVarP(&o.out, "output", "o", "text", "output format: text or json")
+	f.StringVar(&o.artifacts, "artifacts", "", "keep each case's trace, log and plugin stderr under DIR")
+	f.BoolVar(&o.trace, "trace", false, "print every call of every case with relative timestamps")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "list passing cases too")
+	return c
+}
+
+func (o *runOpts) exec(ctx context.Context, app *App) error {
+	if (o.plugin == "") == (o.reattach == "") {
+		return usage(errors.New("give exactly one of --plugin BIN and --reattach CONFIG"))
+	}
+	if o.out != "text" && o.out != "json" {
+		return usage(fmt.Errorf("output format %q: want text or json", o.out))
+	}
+	iso := conformance.Isolation(o.isolation)
+	if iso != conformance.IsolationCase && iso != conformance.IsolationSuite {
+		return usage(fmt.Errorf("isolation %q: want case or suite", o.isolation))
+	}
+	if o.parallel < 0 || o.timeout <= 0 {
+		return usage(errors.New("-p must be at least 0 and --timeout positive"))
+	}
+	opts := conformance.Options{Parallel: o.parallel, Timeout: o.timeout, Isolation: iso}
+	var err error
+	if opts.Run, err = compile(o.run, "--run"); err != nil {
+		return err
+	}
+	if opts.Skip, err = compile(o.skip, "--skip"); err != nil {
+		return err
+	}
+	if o.knownFailing != "" {
+		if opts.KnownFailing, err = conformance.LoadBaseline(o.knownFailing); err != nil {
+			return usage(err)
+		}
+	}
+	if o.knownFlk != "" {
+		if opts.KnownFlaky, err = conformance.LoadBaseline(o.knownFlk); err != nil {
+			return usage(err)
+		}
+	}
+	var l conformance.Launcher
+	hopts := pluginhost.Options{CallTimeout: o.timeout}
+	if o.plugin != "" {
+		l = conformance.Binary(o.plugin, hopts)
+	} else {
+		cfg, err := conformance.ParseReattach(o.reattach)
+		if err != nil {
+			return usage(err)
+		}
+		l = conformance.Reattach(cfg, hopts)
+		if iso == conformance.IsolationCase {
+			opts.Isolation = conformance.IsolationSuite // one process: the user's
+		}
+		opts.Parallel = max(opts.Parallel, 0)
+	}
+	if o.trace {
+		opts.OnResult = nil
+	}
+	rep, err := conformance.Run(ctx, conformance.PluginSuite(), l, opts)
+	if err != nil {
+		return err
+	}
+	switch o.out {
+	case "json":
+		err = conformance.WriteJSON(app.Out, rep, o.trace)
+	default:
+		err = conformance.WriteText(app.Out, rep, o.verbose, o.trace)
+	}
+	if err != nil {
+		return err
+	}
+	if o.junit != "" {
+		if err := writeFile(o.junit, func(w io.Writer) error { return conformance.WriteJUnit(w, rep) }); err != nil {
+			return err
+		}
+	}
+	if o.artifacts != "" {
+		if err := conformance.WriteArtifacts(o.artifacts, rep); err != nil {
+			return err
+		}
+	}
+	if !rep.OK() {
+		return &ExitError{Code: ExitFail}
+	}
+	return nil
+}
+
+func compile(pats []string, flag string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for _, p := range pats {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, usage(fmt.Errorf("%s %q: %w", flag, p, err))
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+func writeFile(path string, f func(io.Writer) error) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := f(fh); err != nil {
+		fh.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fh.Close()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,26 @@
+// Command broken serves one of the purpose-built broken plugins of package
+// broken, chosen by the name the binary was built or linked as.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/abkit/abkit/internal/conformance/broken"
+	"github.com/abkit/abkit/sdk"
+)
+
+func main() {
+	name := strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe")
+	p, ok := broken.Plugins(func() {
+		fmt.Fprintln(os.Stderr, "crash-mid-stream: dying on purpose at frame", broken.CrashAt)
+		os.Exit(3)
+	})[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "broken: no broken plugin named %q\n", name)
+		os.Exit(2)
+	}
+	sdk.Serve(p)
+}
