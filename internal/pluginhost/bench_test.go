@@ -3,12 +3,18 @@ package pluginhost_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
 	"github.com/abkit/abkit/internal/pluginhost"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 )
@@ -106,14 +112,67 @@ func BenchmarkUnaryHook(b *testing.B) {
 
 // BenchmarkRawStart runs the plugin binary without the handshake cookie:
 // it starts, prints go-plugin's notice and exits. That is the cost of a
-// process start (runtime and package initialisation) and reaping, the
-// baseline of BenchmarkStartToFirstCall.
+// process start (runtime and package initialisation) and reaping only; a
+// second reference for BenchmarkStartToFirstCall, not a like-for-like one
+// (no handshake, no TLS, no connection).
 func BenchmarkRawStart(b *testing.B) {
 	path := bin("submit-guard")
 	for b.Loop() {
 		if err := exec.Command(path).Run(); err == nil {
 			b.Fatal("the binary ran without the cookie and exited 0")
 		}
+	}
+}
+
+// rawDiag is a go-plugin client plugin with no abkit layer: it dispenses
+// the bare Diagnostics client.
+type rawDiag struct{ plugin.NetRPCUnsupportedPlugin }
+
+func (rawDiag) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error { return nil }
+func (rawDiag) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
+	return abkitv1.NewDiagnosticsClient(cc), nil
+}
+
+// BenchmarkRawGoPluginStart is the like-for-like baseline of
+// BenchmarkStartToFirstCall: bare hashicorp/go-plugin with the same binary
+// and the same client configuration as pluginhost.Load (gRPC only, the
+// abkit handshake, AutoMTLS on or off), Start, one raw Diagnostics Echo and
+// Kill — no abkit layer (no Describe, no adapters, no stderr attribution).
+// Kill is not timed, as BenchmarkStartToFirstCall's close is not.
+func BenchmarkRawGoPluginStart(b *testing.B) {
+	b.Run("mtls", func(b *testing.B) { rawGoPluginStart(b, true) })
+	b.Run("no-mtls", func(b *testing.B) { rawGoPluginStart(b, false) })
+}
+
+func rawGoPluginStart(b *testing.B, mtls bool) {
+	path := bin("submit-guard")
+	ctx := context.Background()
+	m := &abkitv1.EchoMessage{Payload: benchFrame}
+	for b.Loop() {
+		c := plugin.NewClient(&plugin.ClientConfig{
+			HandshakeConfig:  sdk.Handshake(),
+			VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: rawDiag{}}},
+			Cmd:              exec.Command(path),
+			AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+			AutoMTLS:         mtls,
+			StartTimeout:     pluginhost.DefaultStartTimeout,
+			Stderr:           io.Discard,
+			Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
+		})
+		cp, err := c.Client()
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := cp.Dispense(sdk.PluginSetName)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := raw.(abkitv1.DiagnosticsClient).Echo(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		c.Kill()
+		b.StartTimer()
 	}
 }
 
