@@ -20,7 +20,7 @@ func WriteText(w io.Writer, rep *Report, verbose, withTrace bool) error {
 	fmt.Fprintf(ew, "conformance: plugin %q (%s), families %s, %s isolation, -p %d\n",
 		rep.Plugin.Name, rep.Target, strings.Join(rep.Plugin.Families, ","), rep.Isolation, rep.Parallel)
 	for _, r := range rep.Results {
-		if r.Status == StatusPass && !verbose && !withTrace {
+		if (r.Status == StatusPass || r.Status == StatusSkip) && !verbose && !withTrace {
 			continue
 		}
 		line := fmt.Sprintf("%-13s %s", strings.ToUpper(string(r.Status)), r.ID)

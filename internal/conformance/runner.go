@@ -332,14 +332,13 @@ func (r *runner) runCase(ctx context.Context, c *Case) CaseResult {
 func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
 	res := CaseResult{ID: c.ID, Rules: c.Rules, Summary: c.Summary}
 	start := time.Now()
-	defer func() { res.Duration = time.Since(start) }()
-
 	cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
 	subj, owned, err := r.subject(cctx)
 	if err != nil {
 		res.Status = StatusFail
 		res.Failures = []Failure{{Rule: c.Rules[0], Message: fmt.Sprintf("the plugin could not be started for this case: %v", err)}}
+		res.Duration = time.Since(start)
 		return res
 	}
 	t := &T{ctx: cctx, subject: subj, launcher: r.l, rec: trace.NewRecorder(), poison: r.opts.PoisonFrames, start: start}
@@ -387,6 +386,7 @@ func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
 	res.Failures = append([]Failure(nil), t.failures...)
 	res.Log = append([]string(nil), t.logs...)
 	res.Trace = t.rec.Events()
+	res.Duration = time.Since(start)
 	res.Status = StatusPass
 	if len(res.Failures) > 0 {
 		res.Status = StatusFail
