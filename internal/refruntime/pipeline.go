@@ -1,0 +1,438 @@
+package refruntime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/abkit/abkit/internal/pipeline"
+	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// Exchange-scoped values the harness keeps on each gateway exchange.
+var (
+	exIndexKey = gateway.NewKey[uint32]("refruntime.exchange")
+	reqCtxKey  = gateway.NewKey[context.Context]("refruntime.request-ctx")
+	deferKey   = gateway.NewKey[*[]func()]("refruntime.deferred")
+)
+
+type cancelKey struct{}
+
+// probePlugin is one pipeline instance backed by a probe.
+type probePlugin struct {
+	id    uint32
+	name  string
+	caps  gateway.Capabilities
+	c     abkitv1.ProbeClient
+	bug   Bug
+	state gateway.Key[string]
+
+	mu     sync.Mutex
+	frames map[uint32]int // frames seen per exchange (for a bug)
+}
+
+func (p *probePlugin) Name() string                       { return p.name }
+func (p *probePlugin) Capabilities() gateway.Capabilities { return p.caps }
+
+func outcomeProto(o gateway.Outcome) *abkitv1.Outcome {
+	return &abkitv1.Outcome{Kind: o.Kind.String(), Status: int32(o.Status), DeniedBy: o.DeniedBy, Reason: o.Reason, DurationNs: int64(o.Duration)}
+}
+
+func (p *probePlugin) hook(ctx context.Context, ex *gateway.Exchange, hook string, frame []byte, last bool) *abkitv1.ProbeReply {
+	pc := &abkitv1.ProbeCall{Probe: p.id, Hook: hook, Frame: frame, Last: last}
+	if ex != nil {
+		pc.Exchange, _ = gateway.GetState(ex, exIndexKey)
+		if o, ok := ex.Outcome(); ok {
+			pc.HasOutcome, pc.Outcome = true, outcomeProto(o)
+		}
+		pc.State, pc.HasState = gateway.GetState(ex, p.state)
+		if b := ex.RequestBody(); b != nil {
+			pc.HasRequestBody, pc.RequestBody = true, b
+		}
+		if b := ex.ResponseBody(); b != nil {
+			pc.HasResponseBody, pc.ResponseBody = true, b
+		}
+	}
+	r := call(ctx, p.c, pc)
+	if ex != nil {
+		if r.GetSetState() {
+			gateway.SetState(ex, p.state, r.GetState())
+		}
+		if r.GetWriteRequestBody() {
+			ex.SetRequestBody(r.GetBody())
+		}
+		if r.GetWriteResponseBody() {
+			ex.SetResponseBody(r.GetBody())
+		}
+	}
+	if r.GetCancelClient() {
+		if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
+			cancel()
+		}
+	}
+	sleep(r)
+	if r.GetPanic() {
+		panic(fmt.Sprintf("probe %s panicked in %s", p.name, hook))
+	}
+	return r
+}
+
+func action(r *abkitv1.ProbeReply) gateway.Action {
+	a := r.GetAction()
+	if a.GetKind() == "reject" {
+		return gateway.Reject(int(a.GetStatus()), a.GetReason())
+	}
+	return gateway.Continue()
+}
+
+func replyErr(r *abkitv1.ProbeReply) error {
+	if e := r.GetError(); e != "" {
+		return errors.New(e)
+	}
+	return nil
+}
+
+func (p *probePlugin) OnRequest(ctx context.Context, ex *gateway.Exchange) gateway.Action {
+	return action(p.hook(ctx, ex, "request", nil, false))
+}
+
+func (p *probePlugin) OnResponse(ctx context.Context, ex *gateway.Exchange) gateway.Action {
+	if p.bug == "response-forward" {
+		// Bug (P16): answer continue now and make the call later, after the
+		// pipeline's reverse walk, in the reverse of that order.
+		if d, ok := gateway.GetState(ex, deferKey); ok {
+			*d = append(*d, func() { p.hook(ctx, ex, "response", nil, false) })
+			return gateway.Continue()
+		}
+	}
+	return action(p.hook(ctx, ex, "response", nil, false))
+}
+
+func (p *probePlugin) finish(ctx context.Context, ex *gateway.Exchange) error {
+	switch p.bug {
+	case "finish-ctx-from-req":
+		// Bug (P28): the finish context derives from the request's.
+		if rc, ok := gateway.GetState(ex, reqCtxKey); ok {
+			c, cancel := context.WithTimeout(rc, 2*time.Second)
+			defer cancel()
+			ctx = c
+		}
+	case "fifo-finish":
+		// Bug (P27): finishers run in declaration order.
+		if d, ok := gateway.GetState(ex, deferKey); ok {
+			*d = append(*d, func() { p.hook(ctx, ex, "finish", nil, false) })
+			return nil
+		}
+	}
+	return replyErr(p.hook(ctx, ex, "finish", nil, false))
+}
+
+func (p *probePlugin) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	idx, _ := gateway.GetState(ex, exIndexKey)
+	p.mu.Lock()
+	seen := p.frames[idx]
+	if !last {
+		p.frames[idx]++
+	}
+	p.mu.Unlock()
+	if p.bug == "no-last-on-empty" && last && seen == 0 && len(frame) == 0 {
+		return gateway.Continue() // Bug (P21): no closing call for an empty stream.
+	}
+	a := action(p.hook(ctx, ex, "frame", frame, last))
+	if p.bug == "response-for-streamers" && last {
+		p.hook(ctx, ex, "response", nil, false) // Bug (P23).
+	}
+	return a
+}
+
+// Behaviour mixins: the pipeline sees exactly the declared behaviours.
+type finM struct{ p *probePlugin }
+
+func (m finM) OnFinish(ctx context.Context, ex *gateway.Exchange) error { return m.p.finish(ctx, ex) }
+
+type strM struct{ p *probePlugin }
+
+func (m strM) OnResponseFrame(ctx context.Context, ex *gateway.Exchange, f []byte, last bool) gateway.Action {
+	return m.p.frame(ctx, ex, f, last)
+}
+
+type lcM struct{ p *probePlugin }
+
+func (m lcM) Init(ctx context.Context) error {
+	return replyErr(m.p.hook(ctx, nil, "init", nil, false))
+}
+func (m lcM) Shutdown(ctx context.Context) error {
+	return replyErr(m.p.hook(ctx, nil, "shutdown", nil, false))
+}
+func (m lcM) Ready(ctx context.Context) error {
+	return replyErr(m.p.hook(ctx, nil, "ready", nil, false))
+}
+
+// wrap returns p with the declared behaviours. The lifecycle behaviours
+// (init, shutdown, ready) come as a group: any of them declares all three.
+func wrap(p *probePlugin, behaviours []string) gateway.Plugin {
+	has := map[string]bool{}
+	for _, b := range behaviours {
+		has[b] = true
+	}
+	fin, str, lc := finM{p}, strM{p}, lcM{p}
+	l := has["init"] || has["shutdown"] || has["ready"]
+	switch {
+	case has["finish"] && has["stream"] && l:
+		return &struct {
+			*probePlugin
+			finM
+			strM
+			lcM
+		}{p, fin, str, lc}
+	case has["finish"] && has["stream"]:
+		return &struct {
+			*probePlugin
+			finM
+			strM
+		}{p, fin, str}
+	case has["finish"] && l:
+		return &struct {
+			*probePlugin
+			finM
+			lcM
+		}{p, fin, lc}
+	case has["stream"] && l:
+		return &struct {
+			*probePlugin
+			strM
+			lcM
+		}{p, str, lc}
+	case has["finish"]:
+		return &struct {
+			*probePlugin
+			finM
+		}{p, fin}
+	case has["stream"]:
+		return &struct {
+			*probePlugin
+			strM
+		}{p, str}
+	case l:
+		return &struct {
+			*probePlugin
+			lcM
+		}{p, lc}
+	}
+	return p
+}
+
+func capsFrom(c *abkitv1.Capabilities) gateway.Capabilities {
+	return gateway.Capabilities{ReadsBody: c.GetReadsBody(), WritesRequestBody: c.GetWritesRequestBody(),
+		WritesResponseBody: c.GetWritesResponseBody(), Requires: c.GetRequires(), RequiresAny: c.GetRequiresAny(),
+		Description: c.GetDescription()}
+}
+
+// RunPipeline builds the scenario's chain and runs it.
+func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) (*abkitv1.PipelineRun, error) {
+	pc, err := s.probes(sc.GetBrokerId())
+	if err != nil {
+		return nil, err
+	}
+	dir, err := gateway.ParseDirection(sc.GetDirection())
+	if err != nil {
+		return nil, err
+	}
+	var factories []gateway.Factory
+	for _, ps := range sc.GetPlugins() {
+		f := gateway.Factory{Name: ps.GetName()}
+		if len(ps.GetConfigSchemaJson()) > 0 {
+			var cs gateway.ConfigSchema
+			if err := json.Unmarshal(ps.GetConfigSchemaJson(), &cs); err != nil {
+				return nil, fmt.Errorf("plugin %q: config schema: %w", ps.GetName(), err)
+			}
+			f.Config = &cs
+		}
+		caps := capsFrom(ps.GetCapabilities())
+		id, name, behaviours := ps.GetProbe(), ps.GetName(), ps.GetBehaviours()
+		f.New = func(json.RawMessage) (gateway.Plugin, error) {
+			p := &probePlugin{id: id, name: name, caps: caps, c: pc, bug: s.opts.Bug,
+				state: gateway.NewKey[string]("probe." + name), frames: map[uint32]int{}}
+			return wrap(p, behaviours), nil
+		}
+		factories = append(factories, f)
+	}
+	spec := pipeline.Spec{Direction: dir, Mode: pipeline.Mode(sc.GetMode())}
+	for _, e := range sc.GetEntries() {
+		spec.Entries = append(spec.Entries, pipeline.Entry{Plugin: e.GetPlugin(), Config: e.GetConfigJson(), OnError: pipeline.OnError(e.GetOnError())})
+	}
+	if s.opts.Bug == "second-writer-accepted" {
+		// Bug (P9): only the first writer of each direction keeps its
+		// capability; the second is let through silently.
+		seenReq, seenResp := false, false
+		for i := range factories {
+			f := &factories[i]
+			inner := f.New
+			f.New = func(c json.RawMessage) (gateway.Plugin, error) {
+				p, err := inner(c)
+				if pp, ok := unwrap(p); ok {
+					if pp.caps.WritesRequestBody {
+						if seenReq {
+							pp.caps.WritesRequestBody = false
+						}
+						seenReq = true
+					}
+					if pp.caps.WritesResponseBody {
+						if seenResp {
+							pp.caps.WritesResponseBody = false
+						}
+						seenResp = true
+					}
+				}
+				return p, err
+			}
+		}
+	}
+	run := &abkitv1.PipelineRun{}
+	chain, err := pipeline.Build(spec, factories, pipeline.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs())})
+	if err != nil {
+		var be *pipeline.BuildError
+		if !errors.As(err, &be) {
+			return nil, err
+		}
+		for _, re := range be.Errs {
+			run.BuildErrors = append(run.BuildErrors, &abkitv1.BuildError{Rule: re.Rule, Plugin: re.Plugin, Message: re.Error()})
+			if s.opts.Bug == "first-build-error-only" {
+				break // Bug (P6).
+			}
+		}
+		return run, nil
+	}
+	if sc.GetStart() {
+		if err := chain.Start(ctx); err != nil {
+			run.StartError = err.Error()
+		}
+	}
+	if n := int(sc.GetReadyCalls()); n > 0 {
+		run.ReadyErrors = make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if err := chain.Ready(ctx); err != nil {
+					run.ReadyErrors[i] = err.Error()
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if run.StartError == "" {
+		for i, es := range sc.GetExchanges() {
+			run.Exchanges = append(run.Exchanges, s.exchange(ctx, chain, uint32(i), es))
+		}
+	}
+	if sc.GetStop() {
+		sctx := ctx
+		if n := sc.GetStopTimeoutNs(); n > 0 {
+			c, cancel := context.WithTimeout(ctx, time.Duration(n))
+			defer cancel()
+			sctx = c
+		}
+		if err := chain.Stop(sctx); err != nil {
+			run.StopError = err.Error()
+		}
+	}
+	return run, nil
+}
+
+func unwrap(p gateway.Plugin) (*probePlugin, bool) {
+	type inner interface{ probe() *probePlugin }
+	if i, ok := p.(inner); ok {
+		return i.probe(), true
+	}
+	return nil, false
+}
+
+func (p *probePlugin) probe() *probePlugin { return p }
+
+// chunks replays the upstream's chunks, ending early when asked.
+type chunks struct {
+	list  [][]byte
+	early bool
+	i     int
+}
+
+func (c *chunks) Next(ctx context.Context) ([]byte, error) {
+	if c.i < len(c.list) {
+		c.i++
+		return c.list[c.i-1], nil
+	}
+	if c.early {
+		return nil, errors.New("upstream stream broke (scripted early end)")
+	}
+	return nil, io.EOF
+}
+
+func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32, es *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
+	rq := es.GetRequest()
+	req := pipeline.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: abkitv1.HeaderFromProto(rq.GetHeader())}
+	if rq.GetHasBody() {
+		req.Body = rq.GetBody()
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rctx = context.WithValue(rctx, cancelKey{}, context.CancelFunc(cancel))
+	if es.GetCancelled() {
+		cancel()
+	}
+	client := &pipeline.BufferClient{}
+	e := chain.NewExchange(req, pipeline.ExchangeOptions{Client: client})
+	gx := e.Gateway()
+	gateway.SetState(gx, exIndexKey, idx)
+	gateway.SetState(gx, reqCtxKey, context.Context(rctx))
+	var deferred []func()
+	gateway.SetState(gx, deferKey, &deferred)
+	if e.Request(rctx) {
+		u := es.GetUpstream()
+		up := pipeline.Upstream{Status: int(u.GetStatus()), Header: abkitv1.HeaderFromProto(u.GetHeader()), Body: u.GetBody()}
+		if u.GetError() != "" {
+			up.Err = errors.New(u.GetError())
+		} else if len(u.GetChunks()) > 0 || u.GetEarlyEnd() {
+			up.Body = nil
+			up.Stream = &chunks{list: u.GetChunks(), early: u.GetEarlyEnd()}
+		}
+		if up.Header == nil {
+			up.Header = http.Header{}
+		}
+		e.Respond(rctx, up)
+	}
+	if s.opts.Bug == "response-forward" {
+		replay(&deferred)
+	}
+	res := e.Finish()
+	if s.opts.Bug == "fifo-finish" {
+		replay(&deferred)
+	}
+	if es.GetFinishTwice() {
+		res = e.Finish()
+	}
+	out := &abkitv1.ExchangeRun{Outcome: outcomeProto(res.Outcome), Status: int32(client.Status), Body: client.Body.Bytes(),
+		Streamed: res.Streamed, Frames: int32(res.Frames), RequestBody: res.RequestBody,
+		Cancelled: errors.Is(res.Err, pipeline.ErrCanceled)}
+	if res.Err != nil {
+		out.Error = res.Err.Error()
+	}
+	for _, w := range res.Warnings {
+		out.Warnings = append(out.Warnings, &abkitv1.RuntimeWarning{Rule: w.Rule, Plugin: w.Plugin, Message: w.String()})
+	}
+	return out
+}
+
+// replay runs deferred calls in the reverse of the order they were made.
+func replay(d *[]func()) {
+	fs := *d
+	*d = nil
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
