@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/cli"
 )
 
@@ -24,7 +23,7 @@ func main() {
 		OutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
 		ErrTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 		Getenv:      os.Getenv,
-		Catalog:     catalog.Options{Builtin: cli.Builtins},
+		Catalog:     cli.CatalogOptions(),
 		Version:     version,
 	}
 	code := cli.Main(ctx, app, os.Args[1:])

@@ -137,14 +137,27 @@ func (s *dirSource) describeOne(ctx context.Context, path string) dirResult {
 	if e, ok := s.cache.get(abs, info); ok {
 		return e.result(s.spec)
 	}
-	sum, err := hashFile(abs)
-	if err != nil {
-		return dirResult{err: err}
+	// Hash while the binary starts: starting and the handshake are mostly
+	// waiting, and hashing a 20 MB binary is most of a cold description's
+	// CPU time.
+	type hashed struct {
+		sum string
+		err error
 	}
+	hc := make(chan hashed, 1)
+	go func() {
+		sum, err := hashFile(abs)
+		hc <- hashed{sum, err}
+	}()
 	dctx, cancel := context.WithTimeout(ctx, s.timeout)
 	descs, err := s.describer.Describe(dctx, abs)
 	timedOut := errors.Is(dctx.Err(), context.DeadlineExceeded)
 	cancel()
+	h := <-hc
+	if h.err != nil {
+		return dirResult{err: h.err}
+	}
+	sum := h.sum
 	e := cacheEntry{Path: abs, Size: info.Size(), ModTime: info.ModTime().UnixNano(), SHA256: sum}
 	switch {
 	case errors.Is(err, ErrNotPlugin):
