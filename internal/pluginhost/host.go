@@ -197,7 +197,11 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		AutoMTLS:         !opts.DisableAutoMTLS,
 		StartTimeout:     start,
 		Stderr:           log,
-		Logger:           hclog.New(&hclog.LoggerOptions{Name: base, Output: io.Discard, Level: hclog.Off}),
+		// After the handshake go-plugin redirects the plugin's os.Stderr
+		// into its gRPC stdio stream; without this, what the plugin writes
+		// there (other than a runtime crash, which goes to fd 2) is lost.
+		SyncStderr: log,
+		Logger:     hclog.New(&hclog.LoggerOptions{Name: base, Output: io.Discard, Level: hclog.Off}),
 	})
 	fail := func(err error) (*Plugin, error) {
 		client.Kill() // kills and reaps; a no-op when nothing started

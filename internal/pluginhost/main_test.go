@@ -105,6 +105,9 @@ func helperBundle(mode string) sdk.Plugin {
 
 // runHelper is the test binary re-executed as a (misbehaving) plugin.
 func runHelper(mode string) {
+	if serveBoundaryHelper(mode) {
+		os.Exit(0)
+	}
 	switch mode {
 	case "no-handshake":
 		time.Sleep(time.Minute)
