@@ -420,6 +420,27 @@ func (in *instance) state(id uint64, dir string, req *abkitv1.HTTPRequest) *exSt
 	return st
 }
 
+// Exchanges returns how many exchanges' plugin-side state the server holds,
+// over all instances: state is kept from an exchange's first call until the
+// host's final call or its Release. It is a diagnostic, for tests that
+// check that state is released (a host that drops an exchange without a
+// final call releases it once the exchange is garbage collected).
+func (s *Server) Exchanges() int {
+	s.mu.Lock()
+	insts := make([]*instance, 0, len(s.insts))
+	for _, in := range s.insts {
+		insts = append(insts, in)
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, in := range insts {
+		in.mu.Lock()
+		n += len(in.exs)
+		in.mu.Unlock()
+	}
+	return n
+}
+
 func (in *instance) drop(id uint64) {
 	in.mu.Lock()
 	delete(in.exs, id)
