@@ -1,0 +1,6 @@
+package runtimesuite
+
+import "github.com/abkit/abkit/internal/conformance"
+
+func addInterceptCases(r *conformance.Registry) {}
+func addHookCases(r *conformance.Registry)      {}
