@@ -14,6 +14,8 @@ import (
 	"io"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
 )
 
@@ -23,6 +25,8 @@ const (
 	ExitFindings = 1
 	ExitUsage    = 2
 	ExitRead     = 3
+	// ExitInterrupted is a run stopped by SIGINT, as a shell reports it.
+	ExitInterrupted = 130
 )
 
 // App is what commands run against.
@@ -40,6 +44,20 @@ type App struct {
 	Catalog catalog.Options
 	// Version is abctl's version string.
 	Version string
+	// Pipeline lists the in-process pipeline plugins dryrun and replay
+	// run; nil means [PipelineFactories].
+	Pipeline func() []gateway.Factory
+	// PluginHost configures how dryrun --plugin-dir starts plugin
+	// binaries. A nil Stderr drops the plugins' own logs (go-plugin's
+	// debug lines among them); a failed call still quotes their last lines.
+	PluginHost pluginhost.Options
+}
+
+func (a *App) pipeline() []gateway.Factory {
+	if a.Pipeline == nil {
+		return PipelineFactories()
+	}
+	return a.Pipeline()
 }
 
 func (a *App) getenv(k string) string {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 
 	"github.com/abkit/abkit/examples/plugins/auditlog"
@@ -11,6 +14,8 @@ import (
 	"github.com/abkit/abkit/examples/plugins/piiredactor"
 	"github.com/abkit/abkit/examples/plugins/ratelimiter"
 	"github.com/abkit/abkit/examples/plugins/toolallowlist"
+	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/trace"
@@ -59,11 +64,15 @@ fixture file (docs/fixtures.md) or a captured body: --sse for a
 text/event-stream body such as 'curl -N' output, --json for a JSON body,
 optionally with --request for the request that produced it.
 
-Built-in plugins run in-process. -o json prints the report documented in
+Built-in plugins run in-process. With --plugin-dir DIR, a chain entry
+that is not built in runs from the binary DIR/NAME (DIR/NAME.exe on
+Windows) through go-plugin; the binary must describe itself as NAME. The
+plugin processes are stopped when the run ends, fails or is interrupted.
+-o json prints the report documented in
 docs/replay.md (events with seq, hook, plugin, frame, last, action, reason,
 status, mutated, duration_ns; outcome; warnings). The exit code is 0 when
-the exchange ran, whatever the chain decided; 3 when a file cannot be
-read; 2 for usage errors.`,
+the exchange ran, whatever the chain decided; 3 when a file or plugin
+binary cannot be read; 2 for usage errors; 130 when interrupted.`,
 		Example: "  abctl dryrun --chain fixtures/inference/chain.yaml fixtures/inference/chat-stream.fixture\n" +
 			"  abctl dryrun --chain chain.yaml --sse body.sse -o json",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -82,7 +91,7 @@ read; 2 for usage errors.`,
 	f.StringVar(&d.json, "json", "", "captured JSON body to run instead of a fixture")
 	f.StringVar(&d.request, "request", "", "request for --sse/--json: HTTP/1.1 text (METHOD URL, headers, blank line, body)")
 	f.StringVar(&d.direction, "direction", "", "chain direction: inbound or outbound (default: the fixture's, else outbound)")
-	f.StringVar(&d.pluginDir, "plugin-dir", "", "directory of plugin binaries (not supported yet: only built-in plugins run)")
+	f.StringVar(&d.pluginDir, "plugin-dir", "", "directory of plugin binaries: a chain entry that is not built in runs from DIR/NAME through go-plugin")
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	_ = c.RegisterFlagCompletionFunc("direction", cobra.FixedCompletions([]cobra.Completion{"inbound", "outbound"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -150,9 +159,6 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 	if d.chain == "" {
 		return usageErr(errors.New("--chain is required"))
 	}
-	if d.pluginDir != "" {
-		return usageErr(errors.New("--plugin-dir: plugin binaries are not supported by dryrun yet; use built-in plugins"))
-	}
 	f, err := loadExchange(args, d.sse, d.json, d.request)
 	if err != nil {
 		return err
@@ -165,12 +171,31 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 	if err != nil {
 		return usageErr(err)
 	}
-	ch, err := replay.LoadChain(ctx, d.chain, dir, PipelineFactories())
+	cf, err := catalog.ReadChainFile(d.chain)
 	if err != nil {
 		return readErr(err)
 	}
-	defer ch.Close(context.Background())
-	rep := replay.Run(ctx, ch.Chain, f, replay.AsRecorded)
+	var names []string
+	for _, e := range cf.Direction(dir) {
+		names = append(names, e.Name)
+	}
+	var rep replay.Report
+	err = withPlugins(ctx, o.app, d.pluginDir, names, func(factories []gateway.Factory) error {
+		ch, err := replay.LoadChain(ctx, d.chain, dir, factories)
+		if err != nil {
+			return readErr(err)
+		}
+		// Stopped before the plugin processes are: shutdown calls reach them.
+		defer ch.Close(context.Background())
+		rep = replay.Run(ctx, ch.Chain, f, replay.AsRecorded)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("dryrun interrupted: %w", err)}
+	}
 	if format != "text" {
 		if rep.Events == nil {
 			rep.Events = []trace.Event{}
@@ -234,4 +259,57 @@ func joinNonEmpty(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// withPlugins calls run with the app's in-process pipeline plugins plus,
+// for every name in names that is not one of them, the plugin binary
+// pluginDir/NAME loaded through the go-plugin host. The plugin processes
+// are stopped and reaped when withPlugins returns, on every path: run's
+// result, a load error, a panic, or a cancelled ctx (SIGINT in abctl).
+func withPlugins(ctx context.Context, app *App, pluginDir string, names []string, run func([]gateway.Factory) error) error {
+	factories := app.pipeline()
+	if pluginDir == "" {
+		return run(factories)
+	}
+	host := pluginhost.NewHost(app.PluginHost)
+	defer host.Close()
+	have := map[string]bool{}
+	for _, f := range factories {
+		have[f.Name] = true
+	}
+	for _, name := range names {
+		if have[name] {
+			continue
+		}
+		have[name] = true
+		f, err := loadBinary(ctx, host, pluginDir, name)
+		if err != nil {
+			return readErr(fmt.Errorf("chain entry %q: %w", name, err))
+		}
+		factories = append(factories, f)
+	}
+	return run(factories)
+}
+
+// loadBinary starts pluginDir/name and returns its pipeline factory.
+func loadBinary(ctx context.Context, host *pluginhost.Host, pluginDir, name string) (gateway.Factory, error) {
+	path := filepath.Join(pluginDir, name)
+	if runtime.GOOS == "windows" {
+		path += ".exe"
+	}
+	if _, err := os.Stat(path); err != nil {
+		return gateway.Factory{}, fmt.Errorf("not built in and no binary %s: build it into --plugin-dir or fix the name", path)
+	}
+	p, err := host.Load(ctx, path)
+	if err != nil {
+		return gateway.Factory{}, err
+	}
+	if p.Name() != name {
+		return gateway.Factory{}, fmt.Errorf("binary %s describes itself as %q: rename the binary or the chain entry", path, p.Name())
+	}
+	f, ok := p.Factory()
+	if !ok {
+		return gateway.Factory{}, fmt.Errorf("binary %s serves no pipeline plugin (family P), which a chain entry needs", path)
+	}
+	return f, nil
 }

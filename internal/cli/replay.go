@@ -40,7 +40,7 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 		Example: "  abctl replay fixtures/*/\n  abctl replay --chain chain.yaml --fixtures recorded --golden golden --update\n  abctl replay --rechunk --shard 2/4 --junit replay.xml fixtures/*/",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var suites []replay.SuiteOptions
-			base := replay.SuiteOptions{Factories: PipelineFactories(), Update: update, Rechunk: rechunk, Parallel: parallel}
+			base := replay.SuiteOptions{Factories: o.app.pipeline(), Update: update, Rechunk: rechunk, Parallel: parallel}
 			if shard != "" {
 				i, n, err := parseShard(shard)
 				if err != nil {

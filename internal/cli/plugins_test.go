@@ -1,0 +1,320 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/replay"
+	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// binDir holds the example plugin binaries, built once in TestMain, plus
+// slowPlugin: a copy of this test binary that serves a slow plugin.
+var binDir string
+
+const (
+	// slowPlugin is the file name under which this test binary serves a
+	// plugin that takes 5 ms per frame, so a run can be interrupted.
+	slowPlugin = "slow-frames"
+	// abctlEnv makes this test binary run abctl itself, with SIGINT wired
+	// as in cmd/abctl and without built-in plugins.
+	abctlEnv = "ABKIT_CLI_TEST_ABCTL"
+)
+
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == slowPlugin {
+		sdk.Serve(slowBundle())
+		return
+	}
+	if os.Getenv(abctlEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		app := &App{Out: os.Stdout, Err: os.Stderr, Catalog: catalog.Options{Builtin: Builtins, CacheDir: "-"},
+			Pipeline: func() []gateway.Factory { return nil }}
+		code := Main(ctx, app, os.Args[1:])
+		stop()
+		os.Exit(code)
+	}
+	dir, err := os.MkdirTemp("", "abkit-cli-plugins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./examples/plugins/...")
+	build.Dir = filepath.Join("..", "..")
+	out, err := build.CombinedOutput()
+	if err == nil {
+		err = copyExec(os.Args[0], filepath.Join(dir, slowPlugin))
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func copyExec(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
+}
+
+// slowFrames is a streaming plugin that takes 5 ms per frame.
+type slowFrames struct{}
+
+func (slowFrames) Name() string { return slowPlugin }
+func (slowFrames) Capabilities() gateway.Capabilities {
+	return gateway.Capabilities{Description: "Takes 5 ms per frame so a test can interrupt a run"}
+}
+func (slowFrames) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+func (slowFrames) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+func (slowFrames) OnResponseFrame(context.Context, *gateway.Exchange, []byte, bool) gateway.Action {
+	time.Sleep(5 * time.Millisecond)
+	return gateway.Continue()
+}
+
+func slowBundle() sdk.Plugin {
+	return sdk.Plugin{Name: slowPlugin, Description: "Takes 5 ms per frame so a test can interrupt a run",
+		Pipeline: &gateway.Factory{Name: slowPlugin, New: func(json.RawMessage) (gateway.Plugin, error) { return slowFrames{}, nil }}}
+}
+
+// pluginProcs lists the live processes running a binary from dir, whoever
+// their parent is now: a leaked plugin is reparented when abctl exits.
+func pluginProcs(t testing.TB, dir string) []string {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("process listing needs /proc")
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err == nil && strings.HasPrefix(exe, dir+string(filepath.Separator)) {
+			out = append(out, e.Name()+" "+exe)
+		}
+	}
+	return out
+}
+
+// runApp runs abctl in-process with the given in-process plugins.
+func runApp(ctx context.Context, pipeline []gateway.Factory, args ...string) (code int, out, errOut string) {
+	var o, e bytes.Buffer
+	app := &App{Out: &o, Err: &e, Catalog: catalog.Options{Builtin: Builtins, CacheDir: "-"},
+		Pipeline: func() []gateway.Factory { return pipeline }}
+	code = Main(ctx, app, args)
+	return code, o.String(), e.String()
+}
+
+func decodeReport(t *testing.T, out string) replay.Report {
+	t.Helper()
+	var rep replay.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	for i := range rep.Events {
+		rep.Events[i].DurationNS = 0
+	}
+	return rep
+}
+
+// TestDryrunPluginDirSameTrace runs fixtures through a chain whose plugins
+// all come from the example binaries (no built-in plugin at all), and
+// through the same plugins in-process: the traces are the same, durations
+// aside, and no plugin process outlives the run (P19, P21).
+func TestDryrunPluginDirSameTrace(t *testing.T) {
+	for _, fx := range []string{"chat-stream", "messages-stream", "mid-stream-reject", "cut-mid-event", "json-completion", "upstream-503"} {
+		t.Run(fx, func(t *testing.T) {
+			args := []string{"dryrun", "--chain", "../../fixtures/inference/chain.yaml", "../../fixtures/inference/" + fx + ".fixture", "-o", "json"}
+			code, in, errIn := runApp(context.Background(), PipelineFactories(), args...)
+			if code != 0 {
+				t.Fatalf("in-process: exit %d: %s", code, errIn)
+			}
+			code, bin, errBin := runApp(context.Background(), nil, append(args, "--plugin-dir", binDir)...)
+			if code != 0 {
+				t.Fatalf("--plugin-dir: exit %d: %s", code, errBin)
+			}
+			want, got := decodeReport(t, in), decodeReport(t, bin)
+			if len(got.Events) == 0 {
+				t.Fatal("no events")
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("trace through binaries differs (-in-process +binaries):\n%s", diff)
+			}
+			if left := pluginProcs(t, binDir); len(left) > 0 {
+				t.Errorf("plugin processes left: %v", left)
+			}
+		})
+	}
+}
+
+// TestDryrunPluginDirErrors: a missing binary, a binary that names itself
+// differently and a chain that fails to build after its plugins loaded all
+// exit 3 with the entry named, and leave no plugin process.
+func TestDryrunPluginDirErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := copyExec(filepath.Join(binDir, "guardrail"), filepath.Join(dir, "audit-log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyExec(filepath.Join(binDir, "guardrail"), filepath.Join(dir, "guardrail")); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyExec(filepath.Join(binDir, "inference-parser"), filepath.Join(dir, "inference-parser")); err != nil {
+		t.Fatal(err)
+	}
+	badConfig := filepath.Join(t.TempDir(), "chain.yaml")
+	if err := os.WriteFile(badConfig, []byte("outbound:\n  - name: inference-parser\n  - name: guardrail\n    config: {phrases: 7}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx := "../../fixtures/inference/chat-stream.fixture"
+	for _, tc := range []struct {
+		name, chain, dir, want string
+	}{
+		{"missing", "../../fixtures/inference/chain.yaml", t.TempDir(), `chain entry "inference-parser": not built in and no binary`},
+		{"misnamed", "../../fixtures/inference/chain.yaml", dir, `chain entry "audit-log": binary ` + filepath.Join(dir, "audit-log") + ` describes itself as "guardrail"`},
+		{"bad config", badConfig, dir, "guardrail"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runApp(context.Background(), nil, "dryrun", "--chain", tc.chain, fx, "--plugin-dir", tc.dir)
+			if code != ExitRead || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 3 and %q", code, errOut, tc.want)
+			}
+			if left := pluginProcs(t, tc.dir); len(left) > 0 {
+				t.Errorf("plugin processes left: %v", left)
+			}
+		})
+	}
+}
+
+// TestWithPluginsPanic: a panic while the chain runs still stops the
+// plugin processes.
+func TestWithPluginsPanic(t *testing.T) {
+	var e bytes.Buffer
+	app := &App{Out: &e, Err: &e, Pipeline: func() []gateway.Factory { return nil }}
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want boom", r)
+			}
+		}()
+		_ = withPlugins(context.Background(), app, binDir, []string{"inference-parser", "guardrail"}, func(fs []gateway.Factory) error {
+			if len(fs) != 2 || len(pluginProcs(t, binDir)) != 2 {
+				t.Errorf("factories %d, processes %v; want 2 running plugins", len(fs), pluginProcs(t, binDir))
+			}
+			panic("boom")
+		})
+	}()
+	if left := pluginProcs(t, binDir); len(left) > 0 {
+		t.Errorf("plugin processes left after a panic: %v", left)
+	}
+}
+
+// TestDryrunPluginDirSIGINT sends SIGINT to abctl (this test binary in
+// abctl mode) while a plugin binary is streaming the 10,000-event fixture
+// at 5 ms a frame: abctl ends promptly and no plugin process is left.
+func TestDryrunPluginDirSIGINT(t *testing.T) {
+	chain := filepath.Join(t.TempDir(), "chain.yaml")
+	if err := os.WriteFile(chain, []byte("outbound:\n  - name: "+slowPlugin+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "dryrun", "--chain", chain, "../../fixtures/bigstream/10k-events.fixture", "--plugin-dir", binDir)
+	cmd.Env = append(os.Environ(), abctlEnv+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(pluginProcs(t, binDir)) == 0 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the plugin never started: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // well into the stream
+	start := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := cmd.ProcessState.ExitCode(); code == 0 {
+			t.Errorf("abctl exited 0 after SIGINT (err %v); want a failure", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+		t.Fatalf("abctl still running 10 s after SIGINT: %s", stderr.String())
+	}
+	t.Logf("abctl ended %s after SIGINT: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(stderr.String()))
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr %q does not say the run was interrupted", stderr.String())
+	}
+	if left := pluginProcs(t, binDir); len(left) > 0 {
+		t.Errorf("plugin processes left after SIGINT: %v", left)
+	}
+}
+
+// TestCatalogListDir: abctl's own catalog options describe a dir: source
+// through the plugin host.
+func TestCatalogListDir(t *testing.T) {
+	opts := CatalogOptions()
+	opts.CacheDir = t.TempDir()
+	var o, e bytes.Buffer
+	app := &App{Out: &o, Err: &e, Catalog: opts}
+	if code := Main(context.Background(), app, []string{"catalog", "list", "--source", "dir:" + binDir, "-o", "json"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	var got struct {
+		Plugins []catalog.Descriptor `json:"plugins"`
+	}
+	if err := json.Unmarshal(o.Bytes(), &got); err != nil {
+		t.Fatalf("%v in %s", err, o.String())
+	}
+	names := map[string]string{}
+	for _, d := range got.Plugins {
+		names[d.Name] = d.Origin.Path
+	}
+	for _, n := range []string{"guardrail", "inference-parser", slowPlugin} {
+		if names[n] != filepath.Join(binDir, n) {
+			t.Errorf("%s: listed from %q, want %s (all: %v)", n, names[n], filepath.Join(binDir, n), names)
+		}
+	}
+	if left := pluginProcs(t, binDir); len(left) > 0 {
+		t.Errorf("plugin processes left: %v", left)
+	}
+}
