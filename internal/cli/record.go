@@ -74,6 +74,10 @@ func serveRecord(ctx context.Context, o *globalOpts, p *record.Proxy, ln net.Lis
 		// not written.
 		_ = srv.Close()
 	}
+	// Close does not wait for handlers; wait so that none is mid-write
+	// when abctl exits (a fixture is written to a temporary file and
+	// renamed, and an exit between the two would leave the temporary).
+	p.Wait()
 	fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) recorded\n", len(p.Written()))
 	return nil
 }

@@ -34,6 +34,7 @@ type Proxy struct {
 	seq      atomic.Int64
 	mu       sync.Mutex
 	written  []string
+	inflight sync.WaitGroup
 }
 
 // New returns a proxy to upstream that writes fixtures into dir. A nil
@@ -60,6 +61,12 @@ func (p *Proxy) Written() []string {
 	return append([]string(nil), p.written...)
 }
 
+// Wait returns when no exchange is in flight. After the server stopped
+// accepting and cut its connections, it makes sure no handler is still
+// writing a fixture when the process exits: a cut exchange's handler sees
+// its request context end and returns without writing.
+func (p *Proxy) Wait() { p.inflight.Wait() }
+
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Te", "Trailer", "Upgrade", "Accept-Encoding", "Content-Length"}
 
 func stripHop(h http.Header) http.Header {
@@ -72,6 +79,8 @@ func stripHop(h http.Header) http.Header {
 
 // ServeHTTP relays one exchange and records it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.inflight.Add(1)
+	defer p.inflight.Done()
 	reqBody, err := io.ReadAll(io.LimitReader(r.Body, fixture.MaxBody+1))
 	if err != nil {
 		http.Error(w, "abctl record: reading request body: "+err.Error(), http.StatusBadRequest)
