@@ -1,6 +1,439 @@
 package runtimesuite
 
-import "github.com/abkit/abkit/internal/conformance"
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
 
-func addInterceptCases(r *conformance.Registry) {}
-func addHookCases(r *conformance.Registry)      {}
+	"github.com/abkit/abkit/internal/conformance"
+	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+)
+
+// payloads are valid host payloads per request point, with odd spacing so
+// that adoption (D11) is byte for byte; replacements are valid, different
+// payloads.
+var payloads = []struct{ point, payload, replacement string }{
+	{"input.receive", `{ "text": "hi" }`, `{"text":"bye"}`},
+	{"agent.before_start", `{ "model": "m", "toolCount": 1, "sessionId": "s" }`, `{"model":"n","toolCount":0,"sessionId":"s"}`},
+	{"context.prepare", `{ "messages": [] }`, `{"messages":[{"x":1}]}`},
+	{"provider.request", `{ "request": {} }`, `{"request":{"a":1}}`},
+	{"provider.response", `{ "text": "t", "calls": [] }`, `{"text":"u","calls":[]}`},
+	{"tool.before", `{ "name": "t", "arguments": {}, "callId": "c" }`, `{"name":"u"}`},
+	{"permission.decision", `{ "name": "t", "readOnly": false, "hostDecision": "deny" }`, `{"name":"u","hostDecision":"deny"}`},
+	{"tool.after", `{ "name": "t", "result": 1, "isError": false }`, `{"name":"u"}`},
+	{"compaction.prepare", `{ "messages": [] }`, `{"messages":[1]}`},
+	{"compaction.complete", `{ "summary": "s" }`, `{"summary":"t"}`},
+}
+
+func needFam(f string) func(*conformance.Descriptor) string {
+	return func(d *conformance.Descriptor) string {
+		if !d.Has(f) {
+			return "the runtime does not host family " + f
+		}
+		return ""
+	}
+}
+
+// ext declares one probe extension.
+type ext struct {
+	id       string
+	required bool
+	priority int32
+	slots    []string
+	points   []string
+	script   Script
+}
+
+func runIntercept(t *conformance.T, rule, point, payload string, repeat uint32, exts ...ext) ([]Call, *abkitv1.InterceptRun) {
+	s := session(t)
+	defer s.Close()
+	sc := &abkitv1.InterceptScenario{BrokerId: s.Broker(), Point: point, PayloadJson: []byte(payload), Repeat: repeat}
+	for _, e := range exts {
+		pts := e.points
+		if pts == nil {
+			pts = []string{point}
+		}
+		sc.Extensions = append(sc.Extensions, &abkitv1.ProbeSpec{Probe: s.Probe(e.id, e.script), Name: e.id,
+			Manifest: &abkitv1.Manifest{PluginId: e.id, Required: e.required, Priority: e.priority, Slots: e.slots, Points: pts}})
+	}
+	res, err := s.RPC().RunIntercept(t.Context(), sc)
+	if err != nil {
+		t.Fatalf(rule, "the runtime failed to run the intercept scenario: %v", err)
+	}
+	calls := s.Calls()
+	for _, c := range calls {
+		t.Logf("#%d %s.%s %s %s", c.Seq, c.Probe, c.Hook, c.Point, c.Payload)
+	}
+	return calls, res
+}
+
+func answer(d, reason, repl string) Script {
+	return func(c *Call) *abkitv1.ProbeReply {
+		if c.Hook != "intercept" {
+			return nil
+		}
+		return &abkitv1.ProbeReply{Decision: d, Reason: reason, ReplacementJson: []byte(repl)}
+	}
+}
+
+func addInterceptCases(r *conformance.Registry) {
+	add := func(id string, rules []string, summary, explain string, run func(t *conformance.T)) {
+		r.Add(&conformance.Case{ID: id, Rules: rules, Summary: summary, Explain: explain, Applies: needFam("D"), Run: run})
+	}
+	// Every decision at every request point, required and optional.
+	for _, dec := range []string{"continue", "block", "replace", "replace-unknown-field", "allow", "deny", "bogus", "error", "timeout"} {
+		for _, required := range []bool{true, false} {
+			class := "optional"
+			if required {
+				class = "required"
+			}
+			dec, required := dec, required
+			rules := map[string][]string{"continue": {"D6", "D11"}, "block": {"D7"}, "replace": {"D8"}, "replace-unknown-field": {"D8", "D14"},
+				"allow": {"D9", "D14"}, "deny": {"D9", "D14"}, "bogus": {"D9", "D14"}, "error": {"D13", "D12"}, "timeout": {"D13", "D3"}}[dec]
+			add(fmt.Sprintf("%s/decision/%s/%s", rules[0], dec, class), rules,
+				fmt.Sprintf("a %s extension answering %s, at every request point", class, dec),
+				"Dispatches a payload at each of the ten request points through the extension under test (priority 0) followed by a recording extension (priority 10), and checks what the next extension saw and what the host got: continue passes the payload on and keeps the host's bytes (D6, D11); block stops (D7); a valid replace is what the next sees (D8); allow/deny end the walk at permission.decision and are violations elsewhere (D9); an unknown decision or a replacement with an unknown field is a violation (D8, D14); errors and timeouts (D3) are failures (D13). Violations and failures fail the operation for a required extension and are warned about and skipped for an optional one.",
+				func(t *conformance.T) {
+					for _, p := range payloads {
+						var sc Script
+						switch dec {
+						case "replace":
+							sc = answer("replace", "", p.replacement)
+						case "replace-unknown-field":
+							sc = answer("replace", "", `{"nope":1}`)
+						case "error":
+							sc = fail("boom")
+						case "timeout":
+							sc = func(c *Call) *abkitv1.ProbeReply {
+								if c.Deadline <= 0 {
+									return nil
+								}
+								return &abkitv1.ProbeReply{SleepNs: int64(c.Deadline + 20*time.Millisecond)}
+							}
+						default:
+							sc = answer(dec, "because", "")
+						}
+						timeout := int64(0)
+						if dec == "timeout" {
+							timeout = int64(50 * time.Millisecond)
+						}
+						calls, run := runInterceptTO(t, p.point, p.payload, timeout, ext{id: "subject", required: required, script: sc}, ext{id: "next", priority: 10})
+						res := run.GetResults()
+						if len(res) != 1 {
+							t.Fatalf(rules[0], "%s: %d results; want 1 (build error %q)", p.point, len(res), run.GetBuildError())
+						}
+						got := res[0]
+						nextSaw := ""
+						nextCalled := false
+						for _, c := range calls {
+							if c.Probe == "next" && c.Hook == "intercept" {
+								nextCalled, nextSaw = true, c.Payload
+							}
+						}
+						perm := p.point == "permission.decision"
+						fails := dec == "error" || dec == "timeout" || dec == "bogus" || dec == "replace-unknown-field" || ((dec == "allow" || dec == "deny") && !perm)
+						switch {
+						case fails && required:
+							if got.GetFailure() == nil || got.GetFailure().GetExtension() != "subject" {
+								t.Errorf(rules[len(rules)-1], "%s: a required extension's %s must fail the operation naming it; got %v", p.point, dec, got)
+							}
+						case fails:
+							if got.GetFailure() != nil || got.GetError() != "" {
+								t.Errorf("D13", "%s: an optional extension's %s must not fail the operation; got %v", p.point, dec, got)
+							}
+							if !nextCalled || nextSaw != p.payload {
+								t.Errorf(rules[len(rules)-1], "%s: after an ignored %s the next extension must see the host payload unchanged; saw %q", p.point, dec, nextSaw)
+							}
+							if walkWarnings(run) != 1 {
+								t.Errorf("D13", "%s: %d warnings for an optional %s; want exactly 1: %v", p.point, walkWarnings(run), dec, run.GetWarnings())
+							}
+						case dec == "continue":
+							if !nextCalled || nextSaw != p.payload || string(got.GetPayloadJson()) != p.payload || got.GetChanged() {
+								t.Errorf("D11", "%s: continue must pass on and return the host's bytes; next saw %q, host got %q", p.point, nextSaw, got.GetPayloadJson())
+							}
+						case dec == "block":
+							if nextCalled || !got.GetBlocked() || got.GetBlockedBy() != "subject" || got.GetReason() != "because" {
+								t.Errorf("D7", "%s: block must stop the walk with the reason; next called %v, result %v", p.point, nextCalled, got)
+							}
+						case dec == "replace":
+							if !sameJSON(nextSaw, p.replacement) || !got.GetChanged() || strings.Join(got.GetReplaced(), ",") != "subject" {
+								t.Errorf("D8", "%s: the next extension must see the replacement %s; saw %q, result %v", p.point, p.replacement, nextSaw, got)
+							}
+						default: // allow or deny at permission.decision
+							if nextCalled || got.GetPermission() != dec || got.GetDecidedBy() != "subject" {
+								t.Errorf("D9", "%s: %s must end the walk and rule; next called %v, result %v", p.point, dec, nextCalled, got)
+							}
+						}
+					}
+				})
+		}
+	}
+	add("D10/host-verdict", []string{"D10"}, "allow overrides a host deny with an audit note; deny overrides allow; all-continue keeps the host verdict",
+		"Three dispatches at permission.decision check the host verdict rules.",
+		func(t *conformance.T) {
+			deny, allow := `{"name":"t","hostDecision":"deny"}`, `{"name":"t","hostDecision":"allow"}`
+			_, run := runIntercept(t, "D10", "permission.decision", deny, 1, ext{id: "a", script: answer("allow", "ok", "")})
+			if g := run.GetResults()[0]; g.GetPermission() != "allow" || len(g.GetNotes()) == 0 {
+				t.Errorf("D10", "allow over a host deny: %v; want allow with an audit note", g)
+			}
+			_, run = runIntercept(t, "D10", "permission.decision", allow, 1, ext{id: "a", script: answer("deny", "no", "")})
+			if g := run.GetResults()[0]; g.GetPermission() != "deny" {
+				t.Errorf("D10", "deny over a host allow: %v", g)
+			}
+			_, run = runIntercept(t, "D10", "permission.decision", deny, 1, ext{id: "a"})
+			if g := run.GetResults()[0]; g.GetPermission() != "deny" {
+				t.Errorf("D10", "all-continue must keep the host deny: %v", g)
+			}
+		})
+	add("D4/order/priority-id-registration", []string{"D4", "D5"}, "the walk runs by priority, then plugin ID, then registration; nameless entries are skipped",
+		"Registers extensions out of order and checks the call order.",
+		func(t *conformance.T) {
+			calls, _ := runIntercept(t, "D4", "input.receive", `{"text":"x"}`, 1,
+				ext{id: "z", priority: 5}, ext{id: "b", priority: -3}, ext{id: "a", priority: 5}, ext{id: "", priority: -100}, ext{id: "a", priority: 5})
+			t.Diff("D4", "call order", []string{"b.intercept", "a.intercept", "a.intercept", "z.intercept"}, seq(calls, "intercept"))
+		})
+	add("D15/warn-once/concurrent", []string{"D15"}, "an optional extension failing in 20 concurrent dispatches is warned about once",
+		"Runs 20 dispatches at once through an optional extension that errors; the dispatcher must emit exactly one warning for it.",
+		func(t *conformance.T) {
+			_, run := runIntercept(t, "D15", "input.receive", `{"text":"x"}`, 20,
+				ext{id: "flaky", script: fail("down")})
+			if n := walkWarnings(run); n != 1 {
+				t.Errorf("D15", "%d warnings; want exactly 1", n)
+			}
+		})
+	add("D16/redaction", []string{"D16"}, "reasons and warnings leave the dispatcher with credentials redacted",
+		"A block reason and an optional extension's error carry a bearer token and an API key; neither may appear in the result or warnings.",
+		func(t *conformance.T) {
+			secret := "sk-abcdefghijklmnopqrstuvwxyz0123456789"
+			_, run := runIntercept(t, "D16", "input.receive", `{"text":"x"}`, 1,
+				ext{id: "leaky", script: fail("Authorization: Bearer " + secret)},
+				ext{id: "blocker", priority: 1, script: answer("block", "key "+secret, "")})
+			all := fmt.Sprint(run.GetResults(), run.GetWarnings())
+			if strings.Contains(all, secret) {
+				t.Errorf("D16", "a credential left the dispatcher: %s", all)
+			}
+		})
+	add("D18/single-owner", []string{"D18", "D17"}, "a second owner of a slot, or an invalid slot name, fails the build naming the claimants",
+		"Two extensions claim the permission slot; then one claims a slot that does not exist. Both builds must fail.",
+		func(t *conformance.T) {
+			_, run := runIntercept(t, "D18", "permission.decision", `{"name":"t","hostDecision":"deny"}`, 1,
+				ext{id: "one", slots: []string{"permission"}}, ext{id: "two", slots: []string{"permission"}})
+			if be := run.GetBuildError(); !strings.Contains(be, "one") || !strings.Contains(be, "two") {
+				t.Errorf("D18", "build error %q; want a failure naming both claimants", be)
+			}
+			_, run = runIntercept(t, "D17", "input.receive", `{"text":"x"}`, 1, ext{id: "one", slots: []string{"no_such_slot"}})
+			if run.GetBuildError() == "" {
+				t.Errorf("D17", "an invalid slot name was accepted")
+			}
+		})
+	add("D19/strategy", []string{"D19", "D12"}, "the slot owner rules last; a walk block skips it; an owner failure is fatal",
+		"The owner of the context slot replaces after a continue walk (its replacement wins); with a blocking walk member it is not called; an owner (not marked required) that errors fails the operation.",
+		func(t *conformance.T) {
+			calls, run := runIntercept(t, "D19", "context.prepare", `{"messages":[]}`, 1,
+				ext{id: "owner", slots: []string{"context"}, points: []string{}, script: answer("replace", "", `{"messages":[1]}`)}, ext{id: "member", priority: 5})
+			t.Diff("D19", "call order", []string{"member.intercept", "owner.intercept"}, seq(calls, "intercept"))
+			if g := run.GetResults()[0]; string(g.GetPayloadJson()) != `{"messages":[1]}` {
+				t.Errorf("D19", "the owner's replacement did not win: %v", g)
+			}
+			calls, _ = runIntercept(t, "D19", "context.prepare", `{"messages":[]}`, 1,
+				ext{id: "owner", slots: []string{"context"}, points: []string{}}, ext{id: "member", priority: 5, script: answer("block", "stop", "")})
+			t.Diff("D19", "calls after a walk block", []string{"member.intercept"}, seq(calls, "intercept"))
+			_, run = runIntercept(t, "D12", "context.prepare", `{"messages":[]}`, 1,
+				ext{id: "owner", slots: []string{"context"}, points: []string{}, script: fail("x")})
+			if g := run.GetResults()[0]; g.GetFailure() == nil {
+				t.Errorf("D12", "a failing slot owner must fail the operation: %v", g)
+			}
+		})
+	add("D20/events", []string{"D20"}, "after a walk, blocked or not, each member gets the final payload once; none after a required failure",
+		"Checks the notify calls after a completed walk, after a block, and after a required failure.",
+		func(t *conformance.T) {
+			calls, _ := runIntercept(t, "D20", "input.receive", `{"text":"x"}`, 1, ext{id: "a"}, ext{id: "b", priority: 1, script: answer("block", "no", "")})
+			n := seq(calls, "notify")
+			if len(n) != 2 || !contains(n, "a.notify") || !contains(n, "b.notify") {
+				t.Errorf("D20", "notify calls %v; want one each for a and b", n)
+			}
+			calls, _ = runIntercept(t, "D20", "input.receive", `{"text":"x"}`, 1, ext{id: "a", required: true, script: fail("x")})
+			if n := seq(calls, "notify"); len(n) != 0 {
+				t.Errorf("D20", "events after a required failure: %v", n)
+			}
+		})
+}
+
+// runInterceptTO is runIntercept with a manifest timeout on the first
+// extension.
+func runInterceptTO(t *conformance.T, point, payload string, timeout int64, exts ...ext) ([]Call, *abkitv1.InterceptRun) {
+	s := session(t)
+	defer s.Close()
+	sc := &abkitv1.InterceptScenario{BrokerId: s.Broker(), Point: point, PayloadJson: []byte(payload)}
+	for i, e := range exts {
+		m := &abkitv1.Manifest{PluginId: e.id, Required: e.required, Priority: e.priority, Slots: e.slots, Points: []string{point}}
+		if i == 0 {
+			m.TimeoutNs = timeout
+		}
+		sc.Extensions = append(sc.Extensions, &abkitv1.ProbeSpec{Probe: s.Probe(e.id, e.script), Name: e.id, Manifest: m})
+	}
+	res, err := s.RPC().RunIntercept(t.Context(), sc)
+	if err != nil {
+		t.Fatalf("D13", "the runtime failed to run the intercept scenario: %v", err)
+	}
+	return s.Calls(), res
+}
+
+func runHooks(t *conformance.T, rule, kind, policy, input string, hs ...*abkitv1.HookSpec) func(scripts ...Script) ([]Call, *abkitv1.HookRun) {
+	return func(scripts ...Script) ([]Call, *abkitv1.HookRun) {
+		s := session(t)
+		defer s.Close()
+		sc := &abkitv1.HookScenario{BrokerId: s.Broker(), Kind: kind, ToolPolicy: policy, InputJson: []byte(input)}
+		for i, h := range hs {
+			var sc2 Script
+			if i < len(scripts) {
+				sc2 = scripts[i]
+			}
+			sc.Hooks = append(sc.Hooks, &abkitv1.ProbeSpec{Probe: s.Probe(h.GetId(), sc2), Name: h.GetId(), Hook: h})
+		}
+		res, err := s.RPC().RunHooks(t.Context(), sc)
+		if err != nil {
+			t.Fatalf(rule, "the runtime failed to run the hook scenario: %v", err)
+		}
+		return s.Calls(), res
+	}
+}
+
+func hspec(id string, order int64, policy, kind string) *abkitv1.HookSpec {
+	return &abkitv1.HookSpec{Id: id, Order: order, Policy: policy, Kind: kind}
+}
+
+// fail answers every intercept, submit, part or tool call with an error
+// (notify calls succeed).
+func fail(msg string) Script {
+	return func(c *Call) *abkitv1.ProbeReply {
+		if c.Hook == "notify" {
+			return nil
+		}
+		return &abkitv1.ProbeReply{Error: msg}
+	}
+}
+
+// walkWarnings counts the warnings about calls (not event delivery).
+func walkWarnings(run *abkitv1.InterceptRun) int {
+	n := 0
+	for _, w := range run.GetWarnings() {
+		if !strings.HasPrefix(w.GetKind(), "event") {
+			n++
+		}
+	}
+	return n
+}
+
+func value(v string) Script {
+	return func(*Call) *abkitv1.ProbeReply { return &abkitv1.ProbeReply{ValueJson: []byte(v)} }
+}
+
+func addHookCases(r *conformance.Registry) {
+	add := func(id string, rules []string, summary, explain string, run func(t *conformance.T)) {
+		r.Add(&conformance.Case{ID: id, Rules: rules, Summary: summary, Explain: explain, Applies: needFam("H"), Run: run})
+	}
+	sub := `{"model":"m"}`
+	add("H1/order", []string{"H1"}, "hooks run by order, then ID, then registration",
+		"Registers submit hooks out of order and checks the call order.",
+		func(t *conformance.T) {
+			calls, _ := runHooks(t, "H1", "submit", "", sub, hspec("z", 1, "fail-open", "submit"), hspec("b", 0, "fail-open", "submit"),
+				hspec("a", 1, "fail-open", "submit"), hspec("a", 1, "fail-open", "submit"))()
+			t.Diff("H1", "order", []string{"b.submit", "a.submit", "a.submit", "z.submit"}, seq(calls))
+		})
+	add("H2/fail-open", []string{"H2"}, "a fail-open hook's error is recorded; the next hook sees the value from before it",
+		"The first hook changes the model and fails under fail-open; the second must see the original model.",
+		func(t *conformance.T) {
+			calls, run := runHooks(t, "H2", "submit", "", sub, hspec("a", 0, "fail-open", "submit"), hspec("b", 1, "fail-open", "submit"))(
+				func(*Call) *abkitv1.ProbeReply {
+					return &abkitv1.ProbeReply{ValueJson: []byte(`{"model":"changed"}`), Error: "oops"}
+				})
+			if len(calls) != 2 || !strings.Contains(calls[1].Value, `"m"`) || len(run.GetErrors()) != 1 || run.GetFailure() != nil {
+				t.Errorf("H2", "calls %v, result %v; want b to see model m, one recorded error, no failure", calls, run)
+			}
+		})
+	for _, pol := range []string{"fail-closed", "unspecified"} {
+		pol := pol
+		add("H3/stops/"+pol, []string{"H3"}, "a "+pol+" hook's error (and panic) stops the chain and is returned",
+			"A failing (then panicking) submit hook with policy "+pol+" must stop the chain: the next hook is not called and the error comes back. Unspecified means fail-closed on the hook bus.",
+			func(t *conformance.T) {
+				p := pol
+				if p == "unspecified" {
+					p = ""
+				}
+				for _, sc := range []Script{fail("broke"), func(*Call) *abkitv1.ProbeReply { return &abkitv1.ProbeReply{Panic: true} }} {
+					calls, run := runHooks(t, "H3", "submit", "", sub, hspec("a", 0, p, "submit"), hspec("b", 1, "fail-open", "submit"))(sc)
+					if len(calls) != 1 || run.GetFailure() == nil {
+						t.Errorf("H3", "calls %v, failure %v; want the chain stopped at a with its error", seq(calls), run.GetFailure())
+					}
+				}
+			})
+	}
+	add("H4/submit-reject", []string{"H4"}, "a submit rejection stops the chain and reaches the caller with its reason",
+		"The first hook rejects; the second must not run; the caller gets a rejection carrying the reason.",
+		func(t *conformance.T) {
+			calls, run := runHooks(t, "H4", "submit", "", sub, hspec("a", 0, "fail-open", "submit"), hspec("b", 1, "fail-open", "submit"))(
+				func(*Call) *abkitv1.ProbeReply { return &abkitv1.ProbeReply{Reject: "not today"} })
+			if len(calls) != 1 || run.GetFailure().GetKind() != "reject" || run.GetFailure().GetMessage() != "not today" {
+				t.Errorf("H4", "calls %v, failure %v; want a rejection with reason \"not today\"", seq(calls), run.GetFailure())
+			}
+		})
+	ev := `{"phase":"start","call_id":"c","name":"t"}`
+	add("H5/tool-decisions", []string{"H5"}, "pass, rewrite and replace continue with the right event; swallow stops later reactors",
+		"Three tool reactors: rewrite the name, replace the event, then pass; then a chain where the first swallows.",
+		func(t *conformance.T) {
+			calls, run := runHooks(t, "H5", "tool", "", ev, hspec("r1", 0, "", "tool"), hspec("r2", 1, "", "tool"), hspec("r3", 2, "", "tool"))(
+				value(`{"kind":"rewrite","fields":{"name":"u"}}`), value(`{"kind":"replace","event":{"phase":"start","call_id":"d","name":"v"}}`))
+			if len(calls) != 3 || !strings.Contains(calls[1].Value, `"u"`) || !strings.Contains(calls[2].Value, `"v"`) || !strings.Contains(string(run.GetOutputJson()), `"v"`) {
+				t.Errorf("H5", "rewrite/replace not applied in order: calls %v, output %s", calls, run.GetOutputJson())
+			}
+			calls, run = runHooks(t, "H5", "tool", "", ev, hspec("s", 0, "", "tool"), hspec("later", 1, "", "tool"))(value(`{"kind":"swallow"}`))
+			if len(calls) != 1 || !run.GetSwallowed() || run.GetSwallowedBy() != "s" {
+				t.Errorf("H5", "swallow: calls %v, swallowed %v by %q; want the chain stopped at s", seq(calls), run.GetSwallowed(), run.GetSwallowedBy())
+			}
+		})
+	for _, pol := range []string{"fail-open", "fail-closed", "swallow"} {
+		pol := pol
+		add("H6/tool-policy/"+pol, []string{"H6", "H5"}, "a failing or invalid reactor under bus policy "+pol,
+			"A reactor errors (then answers an invalid rewrite) under bus policy "+pol+": fail-open keeps the event and continues, fail-closed stops with the error, swallow drops the event.",
+			func(t *conformance.T) {
+				for _, sc := range []Script{fail("x"), value(`{"kind":"rewrite","fields":{"nope":1}}`)} {
+					calls, run := runHooks(t, "H6", "tool", pol, ev, hspec("bad", 0, "", "tool"), hspec("next", 1, "", "tool"))(sc)
+					var ok bool
+					switch pol {
+					case "fail-open":
+						ok = len(calls) == 2 && run.GetFailure() == nil && !run.GetSwallowed()
+					case "fail-closed":
+						ok = len(calls) == 1 && run.GetFailure() != nil
+					case "swallow":
+						ok = len(calls) == 1 && run.GetSwallowed()
+					}
+					if !ok {
+						t.Errorf("H6", "policy %s: calls %v, result %v", pol, seq(calls), run)
+					}
+				}
+			})
+	}
+}
+
+// sameJSON compares two JSON objects, treating absent fields and zero
+// values alike: a runtime may re-encode a replacement canonically, with its
+// zero fields written out (D8: omitted fields become zero).
+func sameJSON(a, b string) bool {
+	norm := func(s string) map[string]any {
+		var m map[string]any
+		if json.Unmarshal([]byte(s), &m) != nil {
+			return nil
+		}
+		for k, v := range m {
+			if v == nil || v == false || v == "" || v == 0.0 || reflect.DeepEqual(v, []any{}) || reflect.DeepEqual(v, map[string]any{}) {
+				delete(m, k)
+			}
+		}
+		return m
+	}
+	na, nb := norm(a), norm(b)
+	return na != nil && reflect.DeepEqual(na, nb)
+}

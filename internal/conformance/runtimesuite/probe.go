@@ -143,6 +143,9 @@ func (ps probeServer) Call(_ context.Context, pc *abkitv1.ProbeCall) (*abkitv1.P
 	if r == nil {
 		r = &abkitv1.ProbeReply{}
 	}
+	if c.Hook == "intercept" && r.Decision == "" {
+		r.Decision = "continue" // the neutral answer; an empty decision is a D9 violation
+	}
 	return r, nil
 }
 
