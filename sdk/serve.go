@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -55,17 +59,94 @@ func Handshake() plugin.HandshakeConfig {
 //
 // If p is not servable (see [Plugin.Validate]) or its extension cannot be
 // made, Serve writes why to stderr and exits with status 2.
+//
+// # Debug mode
+//
+// With ABKIT_PLUGIN_DEBUG=1 in its environment the binary does not wait for
+// a host to start it: it serves in go-plugin's reattach mode (ServeConfig.Test,
+// no magic cookie, no TLS) and prints one line of JSON to stdout, the
+// reattach config a host connects with:
+//
+//	{"Protocol":"grpc","ProtocolVersion":1,"Addr":{"Network":"unix","String":"/tmp/plugin123"},"Pid":4242,"Test":true}
+//
+// so that the plugin can run under a debugger and be driven by
+// `conformance run --reattach FILE` (or any host using pluginhost.Reattach).
+// Hosts only disconnect from such a process; it runs until SIGINT or
+// SIGTERM, then exits with status 0.
 func Serve(p Plugin) {
 	srv, err := NewServer(p)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "abkit plugin %q cannot be served: %v\n", p.Name, err)
 		os.Exit(2)
 	}
-	plugin.Serve(&plugin.ServeConfig{
+	cfg := &plugin.ServeConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: {PluginSetName: GRPCPlugin{Impl: srv}}},
 		GRPCServer:       plugin.DefaultGRPCServer,
-	})
+	}
+	if v := os.Getenv(DebugEnv); v != "" && v != "0" && v != "false" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		// go-plugin logs at trace level to stderr by default; keep what
+		// matters to someone at a debugger.
+		cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: p.Name, Output: os.Stderr, Level: hclog.Warn})
+		fmt.Fprintf(os.Stderr, "abkit plugin %q: debug mode (%s): the reattach config is on stdout; stop with Ctrl-C\n", p.Name, DebugEnv)
+		if err := ServeDebug(ctx, cfg, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "abkit plugin %q: debug mode: %v\n", p.Name, err)
+			os.Exit(1)
+		}
+		return
+	}
+	plugin.Serve(cfg)
+}
+
+// DebugEnv is the environment variable that starts a plugin binary in debug
+// (reattach) mode; see [Serve].
+const DebugEnv = "ABKIT_PLUGIN_DEBUG"
+
+// ReattachJSON is the reattach config in the JSON form Serve prints in debug
+// mode and `conformance run --reattach` reads (go-plugin's PLUGIN_REATTACH
+// shape).
+type ReattachJSON struct {
+	Protocol        string `json:"Protocol"`
+	ProtocolVersion int    `json:"ProtocolVersion"`
+	Addr            struct {
+		Network string `json:"Network"`
+		String  string `json:"String"`
+	} `json:"Addr"`
+	Pid  int  `json:"Pid"`
+	Test bool `json:"Test"`
+}
+
+// ServeDebug serves cfg in go-plugin's reattach mode until ctx ends, after
+// writing the reattach config as one line of JSON to out. Serve calls it
+// when ABKIT_PLUGIN_DEBUG is set; tests may call it to serve a plugin
+// inside their own process.
+func ServeDebug(ctx context.Context, cfg *plugin.ServeConfig, out io.Writer) error {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan *plugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	c := *cfg
+	c.Test = &plugin.ServeTestConfig{Context: sctx, ReattachConfigCh: ch, CloseCh: closed}
+	go plugin.Serve(&c)
+	select {
+	case rc := <-ch:
+		var j ReattachJSON
+		j.Protocol, j.ProtocolVersion, j.Pid, j.Test = string(rc.Protocol), rc.ProtocolVersion, rc.Pid, true
+		j.Addr.Network, j.Addr.String = rc.Addr.Network(), rc.Addr.String()
+		b, err := json.Marshal(j)
+		if err != nil {
+			return fmt.Errorf("encode the reattach config: %w", err)
+		}
+		if _, err := fmt.Fprintf(out, "%s\n", b); err != nil {
+			return fmt.Errorf("print the reattach config: %w", err)
+		}
+	case <-closed:
+		return errors.New("go-plugin stopped before it listened (see the log above)")
+	}
+	<-closed
+	return nil
 }
 
 // GRPCPlugin is the go-plugin plugin of the abkit protocol. A plugin binary

@@ -36,6 +36,10 @@ type Case struct {
 	Applies func(d *Descriptor) string `json:"-"`
 	// Run performs the check.
 	Run func(t *T) `json:"-"`
+	// FreshProcess marks a case that starts a second copy of the plugin
+	// (T.Launch); it is skipped when the launcher has only one process
+	// (SingleProcess, --reattach).
+	FreshProcess bool `json:"fresh_process,omitempty"`
 }
 
 // Failure is one thing a case found wrong.

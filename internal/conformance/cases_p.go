@@ -111,7 +111,7 @@ differs must be registered under another name.`,
 		},
 	})
 	r.Add(&Case{
-		ID: "P2/capabilities/across-processes", Rules: []string{"P2"},
+		ID: "P2/capabilities/across-processes", Rules: []string{"P2"}, FreshProcess: true,
 		Summary: "two fresh plugin processes describe themselves identically",
 		Explain: `Starts a second, fresh copy of the plugin and compares its whole
 descriptor with the first one's: name, description, families,

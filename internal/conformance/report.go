@@ -19,6 +19,9 @@ func WriteText(w io.Writer, rep *Report, verbose, withTrace bool) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "conformance: plugin %q (%s), families %s, %s isolation, -p %d\n",
 		rep.Plugin.Name, rep.Target, strings.Join(rep.Plugin.Families, ","), rep.Isolation, rep.Parallel)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(ew, "note: %s\n", n)
+	}
 	for _, r := range rep.Results {
 		if (r.Status == StatusPass || r.Status == StatusSkip) && !verbose && !withTrace {
 			continue

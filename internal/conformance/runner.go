@@ -97,7 +97,10 @@ type Report struct {
 	Parallel    int           `json:"parallel"`
 	Duration    time.Duration `json:"duration_ns"`
 	Interrupted bool          `json:"interrupted,omitempty"`
-	Results     []CaseResult  `json:"results"`
+	// Notes say how the run differed from what was asked (for example the
+	// isolation forced by --reattach).
+	Notes   []string     `json:"notes,omitempty"`
+	Results []CaseResult `json:"results"`
 }
 
 // Counts tallies results by status.
@@ -178,6 +181,15 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 	if opts.Isolation == "" {
 		opts.Isolation = IsolationCase
 	}
+	var notes []string
+	single := ""
+	if sp, ok := l.(SingleProcess); ok {
+		single = sp.SingleProcess()
+		if opts.Isolation != IsolationSuite {
+			opts.Isolation = IsolationSuite
+		}
+		notes = append(notes, single)
+	}
 	start := time.Now()
 	first, err := l.Launch(ctx)
 	if err != nil {
@@ -189,7 +201,7 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 		return nil, le
 	}
 	desc := first.Describe()
-	rep := &Report{Target: l.Target(), Plugin: desc, Isolation: opts.Isolation, Parallel: opts.Parallel}
+	rep := &Report{Target: l.Target(), Plugin: desc, Isolation: opts.Isolation, Parallel: opts.Parallel, Notes: notes}
 
 	r := &runner{l: l, opts: opts}
 	if opts.Isolation == IsolationSuite {
@@ -206,7 +218,11 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
 	for i, c := range cases {
-		if why := applies(c, desc); why != "" {
+		why := applies(c, desc)
+		if why == "" && single != "" && c.FreshProcess {
+			why = "the case needs a second plugin process, and with --reattach there is only the one you started"
+		}
+		if why != "" {
 			results[i] = CaseResult{ID: c.ID, Rules: c.Rules, Summary: c.Summary, Status: StatusSkip, Reason: why}
 			done[i] = true
 			if opts.OnResult != nil {

@@ -143,6 +143,13 @@ type Plugin struct {
 	desc   *abkitv1.DescribeResponse
 	log    *stderrLog
 
+	// attached is set for a plugin reached through Reattach: the process
+	// belongs to the user, so Close only disconnects (cc) and never kills.
+	attached bool
+	pid      int
+	cc       *grpc.ClientConn
+	closed   atomic.Bool
+
 	nextEx    atomic.Uint64
 	closeOnce sync.Once
 }
@@ -155,6 +162,7 @@ type grpcClient struct {
 type clients struct {
 	rpc  abkitv1.PluginClient
 	diag abkitv1.DiagnosticsClient
+	cc   *grpc.ClientConn
 }
 
 func (grpcClient) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
@@ -162,7 +170,7 @@ func (grpcClient) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
 }
 
 func (grpcClient) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	return clients{rpc: abkitv1.NewPluginClient(cc), diag: abkitv1.NewDiagnosticsClient(cc)}, nil
+	return clients{rpc: abkitv1.NewPluginClient(cc), diag: abkitv1.NewDiagnosticsClient(cc), cc: cc}, nil
 }
 
 // Versions is the protocol versions this host speaks. Version 2 will be
@@ -220,19 +228,27 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		return fail(fmt.Errorf("%w: %v", ErrNotPlugin, err))
 	}
 	cl := raw.(clients)
-	p := &Plugin{path: abs, name: base, opts: opts, client: client, cmd: cmd, rpc: cl.rpc, diag: cl.diag, log: log}
+	p := &Plugin{path: abs, name: base, opts: opts, client: client, cmd: cmd, rpc: cl.rpc, diag: cl.diag, cc: cl.cc, log: log}
+	if err := p.describe(ctx); err != nil {
+		return fail(err)
+	}
+	return p, nil
+}
+
+// describe asks the plugin what it serves, once, right after connecting.
+func (p *Plugin) describe(ctx context.Context) error {
 	dctx, cancel := p.callCtx(ctx)
 	defer cancel()
 	d, err := p.rpc.Describe(dctx, &abkitv1.DescribeRequest{})
 	if err != nil {
-		return fail(p.callErr("describe", err))
+		return p.callErr("describe", err)
 	}
 	if d.GetName() == "" {
-		return fail(errors.New("describe answered with an empty name"))
+		return errors.New("describe answered with an empty name")
 	}
 	p.desc, p.name = d, d.GetName()
-	log.setName(p.name)
-	return p, nil
+	p.log.setName(p.name)
+	return nil
 }
 
 // Name is the plugin's name as it described itself.
@@ -243,6 +259,9 @@ func (p *Plugin) Path() string { return p.path }
 
 // Pid is the plugin process's ID.
 func (p *Plugin) Pid() int {
+	if p.attached {
+		return p.pid
+	}
 	if p.cmd.Process == nil {
 		return 0
 	}
@@ -252,17 +271,37 @@ func (p *Plugin) Pid() int {
 // Description is what the binary said about itself.
 func (p *Plugin) Description() *abkitv1.DescribeResponse { return p.desc }
 
-// Exited reports whether the plugin process is gone.
-func (p *Plugin) Exited() bool { return p.client.Exited() }
+// Exited reports whether the plugin process is gone. For a reattached
+// plugin it also reports true once Close disconnected from it: the process
+// may live on, but it is gone for this host.
+func (p *Plugin) Exited() bool {
+	return p.client.Exited() || (p.attached && p.closed.Load())
+}
+
+// Attached reports whether the plugin was reached through Reattach, so that
+// its process belongs to someone else and Close leaves it running.
+func (p *Plugin) Attached() bool { return p.attached }
 
 // Stderr returns the last lines the plugin wrote to stderr.
 func (p *Plugin) Stderr() string { return p.log.tail() }
 
 // Close stops the plugin process and reaps it: it asks the process to exit
 // (go-plugin closes the connection), waits at most Options.KillGrace, then
-// kills it. Close is safe to call more than once.
+// kills it. For a plugin reached through Reattach, Close only closes this
+// host's connection: the process was started by the user (for example
+// under a debugger) and keeps running. Close is safe to call more than once.
 func (p *Plugin) Close() error {
 	p.closeOnce.Do(func() {
+		p.closed.Store(true)
+		if p.attached {
+			// Not client.Kill: its graceful path asks the plugin's
+			// controller to shut the server down, which would end the
+			// user's process.
+			if p.cc != nil {
+				_ = p.cc.Close()
+			}
+			return
+		}
 		done := make(chan struct{})
 		go func() { p.client.Kill(); close(done) }()
 		select {
@@ -305,13 +344,16 @@ func (p *Plugin) callErr(call string, err error) error {
 	if p.client.Exited() {
 		ce.Exited = true
 		ce.Err = fmt.Errorf("%w (%s)", ErrExited, exitStatus(p.cmd))
+		if p.attached {
+			ce.Err = fmt.Errorf("%w (pid %d, started outside this host)", ErrExited, p.pid)
+		}
 		ce.Panic = p.log.panicText()
 	}
 	return ce
 }
 
 func exitStatus(cmd *exec.Cmd) string {
-	if cmd.ProcessState == nil {
+	if cmd == nil || cmd.ProcessState == nil {
 		return "status unknown"
 	}
 	return cmd.ProcessState.String()

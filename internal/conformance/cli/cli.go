@@ -203,12 +203,16 @@ func newRunCmd(app *App) *cobra.Command {
 	o := &runOpts{}
 	c := &cobra.Command{
 		Use:   "run (--plugin BIN | --reattach CONFIG)",
-		Short: "Run the plugin suite against a plugin binary",
+		Short: "Run the plugin suite against a plugin binary, or one you started yourself (--reattach)",
 		Example: `  conformance run --plugin ./bin/guardrail
   conformance run --plugin ./bin/guardrail --run '^P2[0-9]/' -p 1 --trace
-  conformance run --plugin ./bin/guardrail --known-failing baseline.txt --junit report.xml`,
+  conformance run --plugin ./bin/guardrail --known-failing baseline.txt --junit report.xml
+  ABKIT_PLUGIN_DEBUG=1 ./bin/guardrail > reattach.json &   # or under dlv
+  conformance run --reattach reattach.json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.exec(cmd.Context(), app) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.exec(cmd.Context(), app, cmd.Flags().Changed("isolation") && o.isolation == string(conformance.IsolationCase))
+		},
 	}
 	f := c.Flags()
 	f.StringVar(&o.plugin, "plugin", "", "plugin binary to test")
@@ -219,7 +223,7 @@ func newRunCmd(app *App) *cobra.Command {
 	f.StringVar(&o.knownFlk, "known-flaky", "", "baseline file of cases retried up to 3 times")
 	f.IntVarP(&o.parallel, "parallel", "p", 0, "cases run at once (default GOMAXPROCS)")
 	f.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "timeout of each case")
-	f.StringVar(&o.isolation, "isolation", "case", "case: a fresh plugin process per case; suite: one shared process")
+	f.StringVar(&o.isolation, "isolation", "case", "case: a fresh plugin process per case; suite: one shared process (always suite with --reattach)")
 	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to FILE")
 	f.StringVarP(&o.out, "output", "o", "text", "output format: text or json")
 	f.StringVar(&o.artifacts, "artifacts", "", "keep each case's trace, log and plugin stderr under DIR")
@@ -228,7 +232,7 @@ func newRunCmd(app *App) *cobra.Command {
 	return c
 }
 
-func (o *runOpts) exec(ctx context.Context, app *App) error {
+func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 	if (o.plugin == "") == (o.reattach == "") {
 		return usage(errors.New("give exactly one of --plugin BIN and --reattach CONFIG"))
 	}
@@ -269,11 +273,11 @@ func (o *runOpts) exec(ctx context.Context, app *App) error {
 		if err != nil {
 			return usage(err)
 		}
-		l = conformance.Reattach(cfg, hopts)
-		if iso == conformance.IsolationCase {
-			opts.Isolation = conformance.IsolationSuite // one process: the user's
+		if explicitCase {
+			return usage(errors.New("--isolation case needs a fresh process per case, and with --reattach there is only the one you started: drop --isolation (it is suite with --reattach) or use --plugin BIN"))
 		}
-		opts.Parallel = max(opts.Parallel, 0)
+		// The runner switches to suite isolation and says so in the report.
+		l = conformance.Reattach(cfg, hopts)
 	}
 	if o.trace {
 		opts.OnResult = nil
