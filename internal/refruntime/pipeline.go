@@ -245,6 +245,7 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 		return nil, err
 	}
 	var factories []gateway.Factory
+	seenReq, seenResp := false, false
 	for _, ps := range sc.GetPlugins() {
 		f := gateway.Factory{Name: ps.GetName()}
 		if len(ps.GetConfigSchemaJson()) > 0 {
@@ -255,6 +256,18 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 			f.Config = &cs
 		}
 		caps := capsFrom(ps.GetCapabilities())
+		if s.opts.Bug == "second-writer-accepted" {
+			// Bug (P9): a second writer of a direction silently loses its
+			// write capability instead of failing the build.
+			if caps.WritesRequestBody && seenReq {
+				caps.WritesRequestBody = false
+			}
+			if caps.WritesResponseBody && seenResp {
+				caps.WritesResponseBody = false
+			}
+			seenReq = seenReq || caps.WritesRequestBody
+			seenResp = seenResp || caps.WritesResponseBody
+		}
 		id, name, behaviours := ps.GetProbe(), ps.GetName(), ps.GetBehaviours()
 		f.New = func(json.RawMessage) (gateway.Plugin, error) {
 			p := &probePlugin{id: id, name: name, caps: caps, c: pc, bug: s.opts.Bug,
@@ -266,33 +279,6 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 	spec := pipeline.Spec{Direction: dir, Mode: pipeline.Mode(sc.GetMode())}
 	for _, e := range sc.GetEntries() {
 		spec.Entries = append(spec.Entries, pipeline.Entry{Plugin: e.GetPlugin(), Config: e.GetConfigJson(), OnError: pipeline.OnError(e.GetOnError())})
-	}
-	if s.opts.Bug == "second-writer-accepted" {
-		// Bug (P9): only the first writer of each direction keeps its
-		// capability; the second is let through silently.
-		seenReq, seenResp := false, false
-		for i := range factories {
-			f := &factories[i]
-			inner := f.New
-			f.New = func(c json.RawMessage) (gateway.Plugin, error) {
-				p, err := inner(c)
-				if pp, ok := unwrap(p); ok {
-					if pp.caps.WritesRequestBody {
-						if seenReq {
-							pp.caps.WritesRequestBody = false
-						}
-						seenReq = true
-					}
-					if pp.caps.WritesResponseBody {
-						if seenResp {
-							pp.caps.WritesResponseBody = false
-						}
-						seenResp = true
-					}
-				}
-				return p, err
-			}
-		}
 	}
 	run := &abkitv1.PipelineRun{}
 	chain, err := pipeline.Build(spec, factories, pipeline.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs())})
@@ -344,16 +330,6 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 	}
 	return run, nil
 }
-
-func unwrap(p gateway.Plugin) (*probePlugin, bool) {
-	type inner interface{ probe() *probePlugin }
-	if i, ok := p.(inner); ok {
-		return i.probe(), true
-	}
-	return nil, false
-}
-
-func (p *probePlugin) probe() *probePlugin { return p }
 
 // chunks replays the upstream's chunks, ending early when asked.
 type chunks struct {

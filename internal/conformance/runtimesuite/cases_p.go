@@ -438,6 +438,7 @@ func addPipelineCases(r *conformance.Registry) {
 
 	// Build checks P6–P11: every misconfiguration, all errors reported.
 	w := &abkitv1.Capabilities{ReadsBody: true, WritesResponseBody: true}
+	wOnly := &abkitv1.Capabilities{WritesResponseBody: true} // reads_body by P4 only
 	for _, b := range []struct {
 		name    string
 		plugs   []plug
@@ -453,7 +454,7 @@ func addPipelineCases(r *conformance.Registry) {
 		{"P7/late", []plug{{name: "a", caps: &abkitv1.Capabilities{Requires: []string{"b"}}}, {name: "b"}}, []string{"a", "b"}, "", []string{"P7(a)"}},
 		{"P8/none-present", []plug{{name: "a", caps: &abkitv1.Capabilities{RequiresAny: []string{"b", "c"}}}}, []string{"a"}, "", []string{"P8(a)"}},
 		{"P8/present-late", []plug{{name: "a", caps: &abkitv1.Capabilities{RequiresAny: []string{"b", "c"}}}, {name: "b"}, {name: "c"}}, []string{"b", "a", "c"}, "", []string{"P8(a)"}},
-		{"P9/two-writers", []plug{{name: "w1", caps: w}, {name: "w2", caps: w}}, []string{"w1", "w2"}, "", []string{"P9(w2)"}},
+		{"P9/two-writers", []plug{{name: "w1", caps: wOnly}, {name: "w2", caps: wOnly}}, []string{"w1", "w2"}, "", []string{"P9(w2)"}},
 		{"P9/reader-after-writer", []plug{{name: "w1", caps: w}, {name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}}, []string{"w1", "r"}, "", []string{"P9(r)"}},
 		{"P10/waypoint-writer", []plug{{name: "w1", caps: w}}, []string{"w1"}, "waypoint", []string{"P10(w1)"}},
 	} {

@@ -1,0 +1,194 @@
+package runtimesuite
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/conformance/broken"
+	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/refruntime"
+)
+
+// Impl is one implementation the self-test runs.
+type Impl struct {
+	Name string
+	// Kind is "runtime" or "plugin".
+	Kind string
+	Path string
+	// Rule is the rule a broken runtime breaks; Cases the exact cases a
+	// broken plugin must fail. Both empty: a reference, which must pass.
+	Rule  string
+	Cases []string
+}
+
+// Reference reports whether the implementation must pass everything.
+func (i Impl) Reference() bool { return i.Rule == "" && i.Cases == nil }
+
+// BuildImpls builds, into dir, the reference runtime, every broken runtime,
+// the example plugins and the plugin suite's broken plugins, from the module
+// at root, in one go build.
+func BuildImpls(ctx context.Context, root, dir string) ([]Impl, error) {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator),
+		"./cmd/abkit-runtime", "./internal/refruntime/broken/...", "./examples/plugins/...", "./internal/conformance/testdata/broken")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the implementations: %v\n%s", err, out)
+	}
+	impls := []Impl{{Name: "abkit-runtime", Kind: "runtime", Path: filepath.Join(dir, "abkit-runtime")}}
+	var bugs []string
+	for b := range refruntime.Bugs {
+		bugs = append(bugs, string(b))
+	}
+	sort.Strings(bugs)
+	for _, b := range bugs {
+		impls = append(impls, Impl{Name: b, Kind: "runtime", Path: filepath.Join(dir, b), Rule: refruntime.Bugs[refruntime.Bug(b)]})
+	}
+	// The plugin suite's broken plugins are one binary picking its
+	// behaviour by name.
+	var bps []string
+	for name := range broken.Expect {
+		bps = append(bps, name)
+		if err := os.Link(filepath.Join(dir, "broken"), filepath.Join(dir, name)); err != nil && !os.IsExist(err) {
+			return nil, err
+		}
+	}
+	sort.Strings(bps)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	skip := map[string]bool{"abkit-runtime": true, "broken": true}
+	for _, e := range ents {
+		n := e.Name()
+		if _, bug := refruntime.Bugs[refruntime.Bug(n)]; bug || skip[n] || slices.Contains(bps, n) {
+			continue
+		}
+		impls = append(impls, Impl{Name: n, Kind: "plugin", Path: filepath.Join(dir, n)})
+	}
+	for _, n := range bps {
+		impls = append(impls, Impl{Name: n, Kind: "plugin", Path: filepath.Join(dir, n), Cases: append([]string{}, broken.Expect[n]...)})
+	}
+	return impls, nil
+}
+
+// Row is one line of the self-test table.
+type Row struct {
+	Impl     Impl
+	Expected string
+	CaughtBy []string
+	OK       bool
+	Problem  string
+}
+
+// Selftest runs every implementation against its suite and judges it:
+// references must pass every case; a broken runtime must fail at least one
+// case citing its rule; a broken plugin must fail exactly its expected
+// cases.
+func Selftest(ctx context.Context, impls []Impl, opts conformance.Options) ([]Row, error) {
+	var rows []Row
+	for _, im := range impls {
+		var rep *conformance.Report
+		var err error
+		if im.Kind == "runtime" {
+			// Scenarios are independent sessions, so one runtime process
+			// serves all cases; it is relaunched if a case kills it.
+			ro := opts
+			if ro.Isolation == "" {
+				ro.Isolation = conformance.IsolationSuite
+			}
+			rep, err = conformance.Run(ctx, Suite(), Launcher{Path: im.Path}, ro)
+		} else {
+			rep, err = conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(im.Path, pluginhost.Options{}), opts)
+		}
+		row := Row{Impl: im, Expected: "pass"}
+		if err != nil {
+			row.Problem = err.Error()
+			rows = append(rows, row)
+			continue
+		}
+		var failed []*conformance.CaseResult
+		for i := range rep.Results {
+			if rep.Results[i].Status.Bad() {
+				failed = append(failed, &rep.Results[i])
+				row.CaughtBy = append(row.CaughtBy, rep.Results[i].ID)
+			}
+		}
+		sort.Strings(row.CaughtBy)
+		switch {
+		case im.Reference():
+			row.OK = len(failed) == 0
+			if !row.OK {
+				row.Problem = "a reference implementation failed"
+			}
+		case im.Rule != "":
+			// A runtime bug shows wherever its behaviour is observed, so
+			// other cases may fail too; it must be caught by a case that
+			// cites its rule, and the table lists the citing cases first.
+			row.Expected = im.Rule
+			var citing, other []string
+			for _, f := range failed {
+				if slices.Contains(f.Rules, im.Rule) {
+					citing = append(citing, f.ID)
+				} else {
+					other = append(other, f.ID)
+				}
+			}
+			row.CaughtBy = append(citing, other...)
+			row.OK = len(citing) > 0
+			if !row.OK {
+				row.Problem = "not caught by a case citing " + im.Rule
+			}
+		default:
+			want := append([]string{}, im.Cases...)
+			sort.Strings(want)
+			row.Expected = strings.Join(want, ", ")
+			row.OK = slices.Equal(want, row.CaughtBy)
+			if !row.OK {
+				row.Problem = "failed cases differ from the expected ones"
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// WriteTable prints the rows: implementation, kind, expected rule, caught
+// by, verdict.
+func WriteTable(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMPLEMENTATION\tKIND\tEXPECTED\tCAUGHT BY\tOK")
+	for _, r := range rows {
+		caught := strings.Join(r.CaughtBy, ", ")
+		if caught == "" {
+			caught = "-"
+		}
+		if len(caught) > 90 {
+			caught = caught[:87] + "..."
+		}
+		ok := "ok"
+		if !r.OK {
+			ok = "MISS: " + r.Problem
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Impl.Name, r.Impl.Kind, r.Expected, caught, ok)
+	}
+	return tw.Flush()
+}
+
+// AllOK reports whether every row passed.
+func AllOK(rows []Row) bool {
+	for _, r := range rows {
+		if !r.OK {
+			return false
+		}
+	}
+	return len(rows) > 0
+}

@@ -1,0 +1,57 @@
+package runtimesuite
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abkit/abkit/internal/conformance"
+)
+
+// impls are the reference and broken implementations, built once.
+var impls []Impl
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "abkit-runtimesuite-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := 1
+	root, err := exec.Command("go", "env", "GOMOD").Output()
+	if err == nil {
+		impls, err = BuildImpls(context.Background(), filepath.Dir(strings.TrimSpace(string(root))), dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestSelftest is the acceptance test of the runtime suite: the reference
+// runtime and the example plugins pass everything; each broken runtime is
+// caught by a case citing its rule (P6 P9 P16 P21 P23 P27 P28 D9 D13 D15
+// D18 D19 H3 H5) and by no other case; each broken plugin fails exactly
+// its expected cases.
+func TestSelftest(t *testing.T) {
+	rows, err := Selftest(context.Background(), impls, conformance.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	WriteTable(&b, rows)
+	t.Log("\n" + b.String())
+	for _, r := range rows {
+		if !r.OK {
+			t.Errorf("%s (%s): expected %s, caught by %v: %s", r.Impl.Name, r.Impl.Kind, r.Expected, r.CaughtBy, r.Problem)
+		}
+	}
+}
