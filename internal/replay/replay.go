@@ -50,41 +50,86 @@ type Outcome struct {
 // end.
 func (r Report) MarshalIndent() ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteString("{\n  \"events\": [")
-	for i, e := range r.Events {
-		line, err := json.Marshal(e)
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("\n    ")
-		b.Write(line)
-	}
-	if len(r.Events) > 0 {
-		b.WriteString("\n  ")
-	}
-	b.WriteString("],\n  \"outcome\": ")
-	oc, err := json.Marshal(r.Outcome)
-	if err != nil {
+	b.Grow(64 + 160*len(r.Events))
+	if err := r.WriteIndent(&b); err != nil {
 		return nil, err
 	}
-	b.Write(oc)
-	if len(r.Warnings) > 0 {
-		b.WriteString(",\n  \"warnings\": [")
-		for i, w := range r.Warnings {
-			ws, _ := json.Marshal(w)
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString("\n    ")
-			b.Write(ws)
-		}
-		b.WriteString("\n  ]")
-	}
-	b.WriteString("\n}\n")
 	return b.Bytes(), nil
+}
+
+// WriteIndent writes the canonical golden form of [Report.MarshalIndent]
+// to w. One encoder and one line buffer serve every event, so writing a
+// report allocates little beyond what w keeps.
+func (r Report) WriteIndent(w io.Writer) error {
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line) // escapes HTML, as json.Marshal does
+	// put writes v's JSON, without the encoder's trailing newline.
+	put := func(prefix string, v any) error {
+		line.Reset()
+		line.WriteString(prefix)
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		_, err := w.Write(line.Bytes()[:line.Len()-1])
+		return err
+	}
+	if _, err := io.WriteString(w, "{\n  \"events\": ["); err != nil {
+		return err
+	}
+	for i := range r.Events {
+		prefix := ",\n    "
+		if i == 0 {
+			prefix = "\n    "
+		}
+		if err := put(prefix, &r.Events[i]); err != nil {
+			return err
+		}
+	}
+	tail := "],\n  \"outcome\": "
+	if len(r.Events) > 0 {
+		tail = "\n  " + tail
+	}
+	if err := put(tail, r.Outcome); err != nil {
+		return err
+	}
+	if len(r.Warnings) > 0 {
+		prefix := ",\n  \"warnings\": [\n    "
+		for _, wn := range r.Warnings {
+			if err := put(prefix, wn); err != nil {
+				return err
+			}
+			prefix = ",\n    "
+		}
+		if _, err := io.WriteString(w, "\n  ]"); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "\n}\n")
+	return err
+}
+
+// matchWriter compares what is written to it with want, without keeping
+// it: the golden fast path costs no buffer for the encoded report.
+type matchWriter struct {
+	want []byte
+	off  int
+	diff bool
+}
+
+func (m *matchWriter) Write(p []byte) (int, error) {
+	if !m.diff {
+		if len(p) > len(m.want)-m.off || !bytes.Equal(p, m.want[m.off:m.off+len(p)]) {
+			m.diff = true
+		}
+		m.off += len(p)
+	}
+	return len(p), nil
+}
+
+// EncodesTo reports whether r's canonical golden form is exactly golden.
+func (r Report) EncodesTo(golden []byte) bool {
+	m := &matchWriter{want: golden}
+	return r.WriteIndent(m) == nil && !m.diff && m.off == len(golden)
 }
 
 // WithoutDurations returns r with every event duration zeroed, for golden
@@ -92,6 +137,14 @@ func (r Report) MarshalIndent() ([]byte, error) {
 func (r Report) WithoutDurations() Report {
 	r.Events = trace.WithoutDurations(r.Events)
 	return r
+}
+
+// zeroDurations is WithoutDurations in place, for a report nobody else
+// holds: a 1,000-fixture replay need not copy every event list.
+func (r *Report) zeroDurations() {
+	for i := range r.Events {
+		r.Events[i].DurationNS = 0
+	}
 }
 
 // ParseDirection parses inbound or outbound.

@@ -18,7 +18,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -321,38 +320,124 @@ var textKeys = map[string]bool{
 }
 
 // jsonTexts returns the text-bearing strings of a JSON document in order;
-// nil when data is not JSON. With all, every string value counts.
+// nil when data is not JSON. With all, every string value counts. Object
+// members are visited in sorted key order (a repeated key counts once, its
+// last value), so the carried text, and so the verdict, is deterministic.
+//
+// It runs on every response frame, so it scans the validated text in place
+// rather than decoding it into maps: only the strings it returns are
+// copied.
 func jsonTexts(data []byte, all bool) []string {
 	data = bytes.TrimSpace(data)
-	if len(data) == 0 || (data[0] != '{' && data[0] != '[') {
-		return nil
-	}
-	var v any
-	if json.Unmarshal(data, &v) != nil {
+	if len(data) == 0 || (data[0] != '{' && data[0] != '[') || !json.Valid(data) {
 		return nil
 	}
 	out := []string{}
-	var walk func(v any, key string)
-	walk = func(v any, key string) {
-		switch x := v.(type) {
-		case string:
-			if all || textKeys[key] {
-				out = append(out, x)
+	textsOf(data, "", all, &out)
+	return out
+}
+
+// member is one object member: its decoded key and its value's text.
+type member struct {
+	key string
+	val []byte
+}
+
+// textsOf appends the texts of the valid JSON value v, found under key.
+func textsOf(v []byte, key string, all bool, out *[]string) {
+	switch v[0] {
+	case '"':
+		if all || textKeys[key] {
+			*out = append(*out, jsonString(v))
+		}
+	case '[':
+		for i := skipSpace(v, 1); v[i] != ']'; {
+			n := valueEnd(v, i)
+			textsOf(v[i:n], key, all, out)
+			i = skipSpace(v, n)
+			if v[i] == ',' {
+				i = skipSpace(v, i+1)
 			}
-		case []any:
-			for _, e := range x {
-				walk(e, key)
+		}
+	case '{':
+		var buf [8]member
+		ms := buf[:0]
+		for i := skipSpace(v, 1); v[i] != '}'; {
+			kn := valueEnd(v, i)
+			k := jsonString(v[i:kn])
+			i = skipSpace(v, kn)
+			i = skipSpace(v, i+1) // past ':'
+			n := valueEnd(v, i)
+			ms = append(ms, member{k, v[i:n]})
+			i = skipSpace(v, n)
+			if v[i] == ',' {
+				i = skipSpace(v, i+1)
 			}
-		case map[string]any:
-			// Sorted keys keep the carried text, and so the verdict,
-			// deterministic.
-			for _, k := range slices.Sorted(maps.Keys(x)) {
-				walk(x[k], k)
+		}
+		slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		for j, m := range ms {
+			if j+1 < len(ms) && ms[j+1].key == m.key {
+				continue // a later duplicate wins, as in a decoded map
+			}
+			textsOf(m.val, m.key, all, out)
+		}
+	}
+}
+
+// jsonString decodes a valid JSON string token. Plain ASCII is copied as
+// is; escapes and other bytes go through encoding/json, which also turns
+// invalid UTF-8 into U+FFFD as decoding the document would.
+func jsonString(tok []byte) string {
+	raw := tok[1 : len(tok)-1]
+	for _, c := range raw {
+		if c == '\\' || c >= utf8.RuneSelf {
+			var s string
+			_ = json.Unmarshal(tok, &s) // valid: checked by jsonTexts
+			return s
+		}
+	}
+	return string(raw)
+}
+
+func skipSpace(v []byte, i int) int {
+	for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\n' || v[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd returns the index just past the valid JSON value starting at i.
+func valueEnd(v []byte, i int) int {
+	switch v[i] {
+	case '"':
+		for j := i + 1; ; j++ {
+			switch v[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+	case '{', '[':
+		depth := 0
+		for j := i; ; j++ {
+			switch v[j] {
+			case '"':
+				j = valueEnd(v, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
 			}
 		}
 	}
-	walk(v, "")
-	return out
+	j := i
+	for j < len(v) && v[j] != ',' && v[j] != '}' && v[j] != ']' && v[j] != ' ' && v[j] != '\t' && v[j] != '\n' && v[j] != '\r' {
+		j++
+	}
+	return j
 }
 
 // Plugin bundles the factory for the catalog and for serving as a binary.

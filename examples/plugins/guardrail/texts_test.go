@@ -1,0 +1,81 @@
+package guardrail
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"slices"
+	"testing"
+)
+
+// refJSONTexts is the decoding reference jsonTexts must agree with: decode
+// into maps, walk members in sorted key order.
+func refJSONTexts(data []byte, all bool) []string {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || (data[0] != '{' && data[0] != '[') {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return nil
+	}
+	out := []string{}
+	var walk func(v any, key string)
+	walk = func(v any, key string) {
+		switch x := v.(type) {
+		case string:
+			if all || textKeys[key] {
+				out = append(out, x)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, key)
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				walk(x[k], k)
+			}
+		}
+	}
+	walk(v, "")
+	return out
+}
+
+var textSeeds = []string{
+	`{"choices":[{"index":0,"delta":{"content":" w1"}}]}`,
+	`{"type":"content_block_delta","delta":{"type":"text_delta","text":"drop table"}}`,
+	`{ "z" : { "text" : "b" } , "a" : [ {"content":"a1"}, {"content": ["x", 2, null, true]} ] }`,
+	`{"text":"first","text":"second"}`,
+	`{"text":"esc \"q\" \\ \u00e9 \ud83d\ude00","content":"caf\u00e9"}`,
+	"{\"text\":\"raw \xff bytes\"}",
+	`{"t\u0065xt":"escaped key","arguments":"{\"a\":1}"}`,
+	`[1, "two", {"text": "three"}, [{"content": "four"}]]`,
+	`{"content": 12.5e3, "text": false, "thinking": null, "partial_json": "{\"x\""}`,
+	`{}`, `[]`, `{"a":{}}`, `  {"text":"pad"}  `, `{"text":"cut"`, `not json`, `"str"`, ``,
+	"{\n\t\"text\"\r\n:\t\"ws\"\n}",
+}
+
+// TestJSONTextsMatchesDecoding: the in-place scan gives exactly what
+// decoding gives, with all and without.
+func TestJSONTextsMatchesDecoding(t *testing.T) {
+	for _, in := range textSeeds {
+		for _, all := range []bool{false, true} {
+			got, want := jsonTexts([]byte(in), all), refJSONTexts([]byte(in), all)
+			if !slices.Equal(got, want) || (got == nil) != (want == nil) {
+				t.Errorf("jsonTexts(%q, %t) = %q, want %q", in, all, got, want)
+			}
+		}
+	}
+}
+
+func FuzzJSONTexts(f *testing.F) {
+	for _, s := range textSeeds {
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, all bool) {
+		got, want := jsonTexts(in, all), refJSONTexts(in, all)
+		if !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Errorf("jsonTexts(%q, %t) = %q, want %q", in, all, got, want)
+		}
+	})
+}

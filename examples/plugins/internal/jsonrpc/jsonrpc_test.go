@@ -1,0 +1,46 @@
+package jsonrpc
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestParseFastPath: the shortcut for objects that cannot hold a JSON-RPC
+// message answers as decoding would, including for keys encoding/json
+// matches in another case or spelled with escapes.
+func TestParseFastPath(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		msgs     int
+		err      error // nil, ErrNotJSONRPC, or errSyntax for any other error
+	}{
+		{"inference delta", `{"choices":[{"index":0,"delta":{"content":" w1"}}]}`, 0, ErrNotJSONRPC},
+		{"value named method", `{"note":"method"}`, 0, ErrNotJSONRPC},
+		{"invalid", `{"choices":[`, 0, errSyntax},
+		{"request", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, 1, nil},
+		{"upper-case key", `{"Method":"tools/list"}`, 1, nil},
+		{"shouted result", `{"id":1,"RESULT":{}}`, 1, nil},
+		{"escaped key", `{"id":1,"\u0072esult":{}}`, 1, nil},
+		{"kelvin-free fold", `{"id":1,"ERROR":{"code":1,"message":"x"}}`, 1, nil},
+		{"long s folds to s", "{\"id\":1,\"re\u017fult\":{}}", 1, nil},
+		{"batch", `[{"id":1,"result":{}},{"id":2,"result":{}}]`, 2, nil},
+		{"number", `7`, 0, errSyntax},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs, err := Parse([]byte(tc.in))
+			switch {
+			case tc.err == errSyntax:
+				if err == nil || errors.Is(err, ErrNotJSONRPC) {
+					t.Errorf("err = %v, want a decoding error", err)
+				}
+			case !errors.Is(err, tc.err) && err != tc.err:
+				t.Errorf("err = %v, want %v", err, tc.err)
+			}
+			if len(msgs) != tc.msgs {
+				t.Errorf("%d messages, want %d", len(msgs), tc.msgs)
+			}
+		})
+	}
+}
+
+var errSyntax = errors.New("any decoding error")
