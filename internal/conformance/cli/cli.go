@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/conformance/runtimesuite"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/spf13/cobra"
 )
@@ -103,15 +104,18 @@ stale baseline entries, 2 usage, 3 the plugin could not be started.`,
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
-	root.AddCommand(newListCmd(app), newExplainCmd(app), newRunCmd(app))
+	root.AddCommand(newListCmd(app), newExplainCmd(app), newRunCmd(app), newSelftestCmd(app))
 	return root
 }
 
 func suite(name string) (*conformance.Registry, error) {
-	if name != "plugin" {
-		return nil, usage(fmt.Errorf("unknown suite %q; the suites are: plugin", name))
+	switch name {
+	case "plugin":
+		return conformance.PluginSuite(), nil
+	case "runtime":
+		return runtimesuite.Suite(), nil
 	}
-	return conformance.PluginSuite(), nil
+	return nil, usage(fmt.Errorf("unknown suite %q; the suites are: plugin, runtime", name))
 }
 
 func newListCmd(app *App) *cobra.Command {
@@ -190,6 +194,7 @@ func newExplainCmd(app *App) *cobra.Command {
 
 type runOpts struct {
 	plugin, reattach       string
+	runtime                string
 	run, skip              []string
 	knownFailing, knownFlk string
 	parallel               int
@@ -216,6 +221,7 @@ func newRunCmd(app *App) *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringVar(&o.plugin, "plugin", "", "plugin binary to test")
+	f.StringVar(&o.runtime, "runtime", "", "runtime binary to test with the runtime suite (proto/abkit/v1/runtime.proto)")
 	f.StringVar(&o.reattach, "reattach", "", "go-plugin reattach config (JSON, or a file holding it) of a plugin you started yourself")
 	f.StringArrayVar(&o.run, "run", nil, "run only cases whose ID matches this regexp (repeatable)")
 	f.StringArrayVar(&o.skip, "skip", nil, "skip cases whose ID matches this regexp (repeatable)")
@@ -233,8 +239,8 @@ func newRunCmd(app *App) *cobra.Command {
 }
 
 func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
-	if (o.plugin == "") == (o.reattach == "") {
-		return usage(errors.New("give exactly one of --plugin BIN and --reattach CONFIG"))
+	if n := btoi(o.plugin != "") + btoi(o.reattach != "") + btoi(o.runtime != ""); n != 1 {
+		return usage(errors.New("give exactly one of --plugin BIN, --runtime BIN and --reattach CONFIG"))
 	}
 	if o.out != "text" && o.out != "json" {
 		return usage(fmt.Errorf("output format %q: want text or json", o.out))
@@ -266,9 +272,13 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 	}
 	var l conformance.Launcher
 	hopts := pluginhost.Options{CallTimeout: o.timeout}
-	if o.plugin != "" {
+	reg := conformance.PluginSuite()
+	switch {
+	case o.runtime != "":
+		l, reg = runtimesuite.Launcher{Path: o.runtime}, runtimesuite.Suite()
+	case o.plugin != "":
 		l = conformance.Binary(o.plugin, hopts)
-	} else {
+	default:
 		cfg, err := conformance.ParseReattach(o.reattach)
 		if err != nil {
 			return usage(err)
@@ -282,7 +292,7 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 	if o.trace {
 		opts.OnResult = nil
 	}
-	rep, err := conformance.Run(ctx, conformance.PluginSuite(), l, opts)
+	rep, err := conformance.Run(ctx, reg, l, opts)
 	if err != nil {
 		return err
 	}

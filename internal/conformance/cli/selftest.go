@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/conformance/runtimesuite"
+	"github.com/spf13/cobra"
+)
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func newSelftestCmd(app *App) *cobra.Command {
+	var parallel int
+	return &cobra.Command{
+		Use:   "selftest",
+		Short: "Build the reference and broken implementations and check the suites catch every broken one",
+		Long: `selftest builds (from the abkit module in the current directory) the
+reference runtime, the broken runtimes, the example plugins and the broken
+plugins, runs the runtime or plugin suite against each, and prints a table:
+implementation, expected rule or cases, the cases that caught it. Every
+reference must pass; every broken runtime must be caught by a case citing its
+rule; every broken plugin must fail exactly its expected cases. Exit 1 on any
+miss or false failure.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			mod, err := exec.Command("go", "env", "GOMOD").Output()
+			if err != nil || strings.TrimSpace(string(mod)) == "" || strings.TrimSpace(string(mod)) == os.DevNull {
+				return usage(errors.New("selftest builds the implementations from source: run it inside the abkit module"))
+			}
+			dir, err := os.MkdirTemp("", "abkit-selftest-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			impls, err := runtimesuite.BuildImpls(cmd.Context(), filepath.Dir(strings.TrimSpace(string(mod))), dir)
+			if err != nil {
+				return err
+			}
+			rows, err := runtimesuite.Selftest(cmd.Context(), impls, conformance.Options{Parallel: parallel})
+			if err != nil {
+				return err
+			}
+			if err := runtimesuite.WriteTable(app.Out, rows); err != nil {
+				return err
+			}
+			if !runtimesuite.AllOK(rows) {
+				return &ExitError{Code: ExitFail, Err: fmt.Errorf("selftest: a reference implementation failed or a broken one was not caught")}
+			}
+			fmt.Fprintf(app.Out, "\nselftest: %d implementations, all as expected\n", len(rows))
+			return nil
+		},
+	}
+}
