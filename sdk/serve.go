@@ -608,6 +608,8 @@ func (s *Server) hook(ctx context.Context, r *abkitv1.HookRequest, phase gateway
 		st.ctl.SetOutcome(outcomeFromProto(o))
 	}
 	st.ctl.Enter(in.name, phase, in.wReq, in.wResp)
+	ctx, cancel := hostCtx(ctx, r.GetCtxErr(), 0)
+	defer cancel()
 	var act gateway.Action
 	var herr error
 	err, panicked := safe(func() error {
@@ -714,10 +716,12 @@ func (s *Server) Frames(fs abkitv1.Plugin_FramesServer) error {
 		st.apply(nil, r.GetResponse(), r.GetExtensions())
 		st.ctl.Enter(in.name, gateway.PhaseFrame, in.wReq, in.wResp)
 		var act gateway.Action
+		fctx, cancel := hostCtx(ctx, r.GetCtxErr(), r.GetDeadlineUnixNano())
 		perr, panicked := safe(func() error {
-			act = in.stream.OnResponseFrame(ctx, st.ex, r.GetFrame(), r.GetLast())
+			act = in.stream.OnResponseFrame(fctx, st.ex, r.GetFrame(), r.GetLast())
 			return nil
 		})
+		cancel()
 		resp := &abkitv1.FrameResponse{Action: abkitv1.ActionToProto(act)}
 		resp.Writes, resp.Extensions = st.collect()
 		if panicked {
@@ -853,3 +857,33 @@ func (s *Server) Tool(ctx context.Context, r *abkitv1.ToolRequest) (*abkitv1.Too
 }
 
 func durationNS(ns int64) time.Duration { return time.Duration(ns) }
+
+// hostCtx gives a hook the context it would have in-process: with the
+// request's deadline (deadlineNS, Unix nanoseconds; 0 when the call's own
+// gRPC deadline carries it) and, when the host's request context was
+// already done (ctxErr, HookRequest.ctx_err), done the same way before the
+// hook runs.
+func hostCtx(ctx context.Context, ctxErr string, deadlineNS int64) (context.Context, context.CancelFunc) {
+	cancels := []context.CancelFunc{}
+	if deadlineNS != 0 {
+		var c context.CancelFunc
+		ctx, c = context.WithDeadline(ctx, time.Unix(0, deadlineNS))
+		cancels = append(cancels, c)
+	}
+	switch ctxErr {
+	case "canceled":
+		var c context.CancelFunc
+		ctx, c = context.WithCancel(ctx)
+		c()
+		cancels = append(cancels, c)
+	case "deadline_exceeded":
+		var c context.CancelFunc
+		ctx, c = context.WithDeadline(ctx, time.Now())
+		cancels = append(cancels, c)
+	}
+	return ctx, func() {
+		for _, c := range cancels {
+			c()
+		}
+	}
+}

@@ -105,7 +105,7 @@ func helperBundle(mode string) sdk.Plugin {
 
 // runHelper is the test binary re-executed as a (misbehaving) plugin.
 func runHelper(mode string) {
-	if serveBoundaryHelper(mode) {
+	if serveBoundaryHelper(mode) || serveCancelHelper(mode) {
 		os.Exit(0)
 	}
 	switch mode {

@@ -256,6 +256,34 @@ func outcomeToProto(o gateway.Outcome) *abkitv1.Outcome {
 
 type grpcCallOption = grpc.CallOption
 
+// hookCtx is the context of a pipeline hook call across the boundary. An
+// in-process plugin is called even when the request context is already
+// cancelled (it may look at ctx.Err()), so the call must not fail just
+// because ctx is: it is made with ctx's values but not its cancellation,
+// bounded by the call timeout and by ctx's deadline while that is still
+// ahead. The cancellation itself travels as HookRequest.ctx_err. A cancel
+// that arrives while the plugin runs is not forwarded (see
+// docs/protocol.md).
+func (p *Plugin) hookCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := time.Now().Add(p.opts.CallTimeout)
+	if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil && dl.Before(d) {
+		d = dl
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), d)
+}
+
+// ctxErrName is how ctx ended, for HookRequest.ctx_err: "" while it runs.
+func ctxErrName(ctx context.Context) string {
+	switch err := ctx.Err(); {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline_exceeded" // HookRequest.ctx_err values, see abkit.proto
+	default:
+		return "canceled"
+	}
+}
+
 type unaryHook func(context.Context, *abkitv1.HookRequest, ...grpcCallOption) (*abkitv1.HookResponse, error)
 
 func (r *remote) call(ctx context.Context, ex *gateway.Exchange, name string, final bool, f unaryHook) *abkitv1.HookResponse {
@@ -265,7 +293,8 @@ func (r *remote) call(ctx context.Context, ex *gateway.Exchange, name string, fi
 	if o, ok := ex.Outcome(); ok {
 		req.Outcome = outcomeToProto(o)
 	}
-	cctx, cancel := r.p.callCtx(ctx)
+	req.CtxErr = ctxErrName(ctx)
+	cctx, cancel := r.p.hookCtx(ctx)
 	resp, err := f(cctx, req)
 	cancel()
 	if final {
@@ -346,17 +375,25 @@ func (r *remote) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, 
 	} else if b := ex.ResponseBody(); b != nil && !sameSlice(b, hx.respBody) {
 		req.Response = hx.response(ex)
 	}
-	// Bound the answer by the call timeout and the caller's context: either
-	// ends the stream.
-	timer := time.AfterFunc(r.p.opts.CallTimeout, func() { hx.fsTimed.Store(true); hx.fsCancel() })
-	stop := context.AfterFunc(ctx, hx.fsCancel)
+	// As for the unary hooks (hookCtx), a cancelled request context does
+	// not end the stream: the plugin is told (ctx_err) and answers, as an
+	// in-process plugin is called anyway. The answer is bounded by the call
+	// timeout, or the request's deadline if it is earlier and still ahead.
+	req.CtxErr = ctxErrName(ctx)
+	bound := r.p.opts.CallTimeout
+	if d, ok := ctx.Deadline(); ok {
+		req.DeadlineUnixNano = d.UnixNano()
+		if left := time.Until(d); ctx.Err() == nil && left < bound {
+			bound = left
+		}
+	}
+	timer := time.AfterFunc(bound, func() { hx.fsTimed.Store(true); hx.fsCancel() })
 	err := hx.fs.Send(req)
 	var resp *abkitv1.FrameResponse
 	if err == nil {
 		resp, err = hx.fs.Recv()
 	}
 	timer.Stop()
-	stop()
 	if last || err != nil {
 		if err == nil {
 			_ = hx.fs.CloseSend()
@@ -370,7 +407,7 @@ func (r *remote) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, 
 	if err != nil {
 		if hx.fsTimed.Load() {
 			panic(&CallError{Plugin: r.p.name, Call: "on_response_frame",
-				Err: fmt.Errorf("no answer within the call timeout %s: %w", r.p.opts.CallTimeout, context.DeadlineExceeded)})
+				Err: fmt.Errorf("no answer within %s (the call timeout %s, or the request's deadline if earlier): %w", bound.Round(time.Millisecond), r.p.opts.CallTimeout, context.DeadlineExceeded)})
 		}
 		panic(r.p.callErr("on_response_frame", err))
 	}

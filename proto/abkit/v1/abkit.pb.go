@@ -992,7 +992,14 @@ type HookRequest struct {
 	Outcome    *Outcome          `protobuf:"bytes,7,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	// final tells the plugin this is the last call of the exchange for this
 	// instance: it drops the exchange's state after answering.
-	Final         bool `protobuf:"varint,8,opt,name=final,proto3" json:"final,omitempty"`
+	Final bool `protobuf:"varint,8,opt,name=final,proto3" json:"final,omitempty"`
+	// ctx_err is set when the host's request context was already done when
+	// the call was made: "canceled" or "deadline_exceeded". The host still
+	// makes the call (bounded by its call timeout), as an in-process plugin
+	// is still called, and the plugin makes the context its hook receives
+	// done the same way before the hook runs, so the hook observes exactly
+	// what it would observe in-process (ctx.Err()).
+	CtxErr        string `protobuf:"bytes,9,opt,name=ctx_err,json=ctxErr,proto3" json:"ctx_err,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1081,6 +1088,13 @@ func (x *HookRequest) GetFinal() bool {
 		return x.Final
 	}
 	return false
+}
+
+func (x *HookRequest) GetCtxErr() string {
+	if x != nil {
+		return x.CtxErr
+	}
+	return ""
 }
 
 // Action is a pipeline hook's answer.
@@ -1301,9 +1315,15 @@ type FrameRequest struct {
 	Extensions []*ExtensionValue `protobuf:"bytes,6,rep,name=extensions,proto3" json:"extensions,omitempty"`
 	// final: no call follows for this exchange on this instance (it has no
 	// OnFinish); drop the state after answering.
-	Final         bool `protobuf:"varint,7,opt,name=final,proto3" json:"final,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Final bool `protobuf:"varint,7,opt,name=final,proto3" json:"final,omitempty"`
+	// ctx_err: as HookRequest.ctx_err, for this frame's call.
+	CtxErr string `protobuf:"bytes,8,opt,name=ctx_err,json=ctxErr,proto3" json:"ctx_err,omitempty"`
+	// deadline_unix_nano is the request context's deadline (Unix time in
+	// nanoseconds; 0: none). The stream outlives one frame, so the deadline
+	// travels with each frame rather than as the stream's gRPC deadline.
+	DeadlineUnixNano int64 `protobuf:"varint,9,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *FrameRequest) Reset() {
@@ -1383,6 +1403,20 @@ func (x *FrameRequest) GetFinal() bool {
 		return x.Final
 	}
 	return false
+}
+
+func (x *FrameRequest) GetCtxErr() string {
+	if x != nil {
+		return x.CtxErr
+	}
+	return ""
+}
+
+func (x *FrameRequest) GetDeadlineUnixNano() int64 {
+	if x != nil {
+		return x.DeadlineUnixNano
+	}
+	return 0
 }
 
 type FrameResponse struct {
@@ -2308,7 +2342,7 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"durationNs\"6\n" +
 	"\x0eExtensionValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
-	"\x04json\x18\x02 \x01(\fR\x04json\"\xc5\x02\n" +
+	"\x04json\x18\x02 \x01(\fR\x04json\"\xde\x02\n" +
 	"\vHookRequest\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\x12\x1a\n" +
 	"\bexchange\x18\x02 \x01(\x04R\bexchange\x12\x1c\n" +
@@ -2319,7 +2353,8 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"extensions\x18\x06 \x03(\v2\x18.abkit.v1.ExtensionValueR\n" +
 	"extensions\x12+\n" +
 	"\aoutcome\x18\a \x01(\v2\x11.abkit.v1.OutcomeR\aoutcome\x12\x14\n" +
-	"\x05final\x18\b \x01(\bR\x05final\"L\n" +
+	"\x05final\x18\b \x01(\bR\x05final\x12\x17\n" +
+	"\actx_err\x18\t \x01(\tR\x06ctxErr\"L\n" +
 	"\x06Action\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x16\n" +
@@ -2335,7 +2370,7 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"extensions\x18\x03 \x03(\v2\x18.abkit.v1.ExtensionValueR\n" +
 	"extensions\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1a\n" +
-	"\bpanicked\x18\x05 \x01(\bR\bpanicked\"\xf4\x01\n" +
+	"\bpanicked\x18\x05 \x01(\bR\bpanicked\"\xbb\x02\n" +
 	"\fFrameRequest\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\x12\x1a\n" +
 	"\bexchange\x18\x02 \x01(\x04R\bexchange\x122\n" +
@@ -2345,7 +2380,9 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\n" +
 	"extensions\x18\x06 \x03(\v2\x18.abkit.v1.ExtensionValueR\n" +
 	"extensions\x12\x14\n" +
-	"\x05final\x18\a \x01(\bR\x05final\"\xd2\x01\n" +
+	"\x05final\x18\a \x01(\bR\x05final\x12\x17\n" +
+	"\actx_err\x18\b \x01(\tR\x06ctxErr\x12,\n" +
+	"\x12deadline_unix_nano\x18\t \x01(\x03R\x10deadlineUnixNano\"\xd2\x01\n" +
 	"\rFrameResponse\x12(\n" +
 	"\x06action\x18\x01 \x01(\v2\x10.abkit.v1.ActionR\x06action\x12+\n" +
 	"\x06writes\x18\x02 \x03(\v2\x13.abkit.v1.BodyWriteR\x06writes\x128\n" +
