@@ -286,24 +286,12 @@ func (s *Server) describe() *abkitv1.DescribeResponse {
 	return d
 }
 
-// probe makes two instances (for the host's P2 check): with no config
-// first, then with the schema's defaults, since a plugin may refuse to start
-// without configuration.
+// probe makes two instances (for the host's P2 check) with the first of
+// gateway.ProbeConfigs that works: no config, the schema's defaults, a
+// sample config, since a plugin may refuse to start without configuration.
 func probe(f *gateway.Factory) ([]gateway.Plugin, error) {
-	configs := []json.RawMessage{nil}
-	if f.Config != nil {
-		def := map[string]any{}
-		for _, fl := range f.Config.Fields {
-			if fl.Default != nil {
-				def[fl.Name] = fl.Default
-			}
-		}
-		if b, err := json.Marshal(def); err == nil {
-			configs = append(configs, b)
-		}
-	}
 	var firstErr error
-	for _, cfg := range configs {
+	for _, cfg := range gateway.ProbeConfigs(f.Config) {
 		var insts []gateway.Plugin
 		var err error
 		for range 2 {

@@ -3,6 +3,7 @@ package sdk_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -62,5 +63,48 @@ func TestDescribe(t *testing.T) {
 	}
 	if h := d.GetHooks(); len(h) != 1 || h[0].GetId() != "s" || h[0].GetKind() != "submit" || h[0].GetOrder() != 3 {
 		t.Errorf("hooks %+v", h)
+	}
+}
+
+// TestDescribeNeedsConfig_P2: a plugin that refuses no config and the schema's
+// defaults is described with the sample config, so its capabilities and
+// both P2 observations reach the host instead of a probe error.
+func TestDescribeNeedsConfig_P2(t *testing.T) {
+	var seen []string
+	s, err := sdk.NewServer(sdk.Plugin{
+		Name: "fin", Description: "Finishes",
+		Pipeline: &gateway.Factory{Name: "fin",
+			Config: &gateway.ConfigSchema{Fields: []gateway.Field{{Name: "target", Type: "string", Required: true}}},
+			New: func(cfg json.RawMessage) (gateway.Plugin, error) {
+				seen = append(seen, string(cfg))
+				var c struct{ Target string }
+				if len(cfg) > 0 {
+					if err := json.Unmarshal(cfg, &c); err != nil {
+						return nil, err
+					}
+				}
+				if c.Target == "" {
+					return nil, errors.New("target is required")
+				}
+				return finisher{}, nil
+			}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Describe(context.Background(), &abkitv1.DescribeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi := d.GetPipeline()
+	if pi.GetProbeError() != "" || pi.GetCapabilities() == nil || pi.GetCapabilities().GetDescription() != "Finishes" {
+		t.Errorf("probe error %q, capabilities %+v: want the capabilities of a sample-config instance", pi.GetProbeError(), pi.GetCapabilities())
+	}
+	if len(pi.GetObserved()) != 2 {
+		t.Errorf("observed %d instances, want 2 (P2)", len(pi.GetObserved()))
+	}
+	want := []string{"", "{}", `{"target":"example"}`, `{"target":"example"}`}
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("configs tried %q, want %q", seen, want)
 	}
 }

@@ -2,9 +2,7 @@ package catalog
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -103,22 +101,14 @@ func FromManifest(m intercept.Manifest) *Extension {
 }
 
 // probe makes two instances of f (P2) and returns the first and what both
-// reported. It tries no config first, then a config made of the schema's
-// defaults, because a plugin may refuse to start without configuration.
+// reported. It tries gateway.ProbeConfigs in order, because a plugin may
+// refuse to start without configuration.
 func probe(f *gateway.Factory) (gateway.Plugin, []ObservedInstance, error) {
 	if f.New == nil {
 		return nil, nil, fmt.Errorf("factory %q has no New function", f.Name)
 	}
-	configs := []json.RawMessage{nil}
-	if f.Config != nil {
-		for _, m := range []map[string]any{defaults(f.Config.Fields), sample(f.Config.Fields)} {
-			if b, err := json.Marshal(m); err == nil {
-				configs = append(configs, b)
-			}
-		}
-	}
 	var firstErr error
-	for _, cfg := range configs {
+	for _, cfg := range gateway.ProbeConfigs(f.Config) {
 		var (
 			insts []gateway.Plugin
 			obs   []ObservedInstance
@@ -145,66 +135,6 @@ func probe(f *gateway.Factory) (gateway.Plugin, []ObservedInstance, error) {
 		}
 	}
 	return nil, nil, firstErr
-}
-
-// defaults builds a config object from the fields' defaults.
-func defaults(fields []gateway.Field) map[string]any {
-	m := map[string]any{}
-	for _, f := range fields {
-		switch {
-		case f.Default != nil:
-			m[f.Name] = f.Default
-		case f.Type == "object" && len(f.Fields) > 0:
-			m[f.Name] = defaults(f.Fields)
-		}
-	}
-	return m
-}
-
-// sample builds a config object with every field set: its default, or else
-// a placeholder value of its type (the first enum value where there is
-// one). Capabilities are static (P2), so any config that makes an instance
-// tells the truth about them.
-func sample(fields []gateway.Field) map[string]any {
-	m := map[string]any{}
-	for _, f := range fields {
-		if f.Default != nil {
-			m[f.Name] = f.Default
-			continue
-		}
-		m[f.Name] = sampleValue(f)
-	}
-	return m
-}
-
-func sampleValue(f gateway.Field) any {
-	first := func(def any) any {
-		if len(f.Enum) > 0 {
-			return f.Enum[0]
-		}
-		return def
-	}
-	switch f.Type {
-	case "integer", "number":
-		if len(f.Enum) > 0 {
-			if n, err := strconv.ParseFloat(f.Enum[0], 64); err == nil {
-				return n
-			}
-		}
-		return 1
-	case "boolean":
-		return false
-	case "duration":
-		return first("1s")
-	case "object":
-		return sample(f.Fields)
-	case "array":
-		if len(f.Fields) > 0 {
-			return []any{sample(f.Fields)}
-		}
-		return []any{first("example")}
-	}
-	return first("example")
 }
 
 func behaviours(p gateway.Plugin) []string {

@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 // countingDescriber is the real plugin host's describer, counting the
 // processes it starts (one per Describe call).
 type countingDescriber struct {
-	d      cli.Describer
+	d      catalog.Describer
 	starts atomic.Int64
 }
 

@@ -58,8 +58,9 @@ func newProcSubject(p *pluginhost.Plugin) *procSubject {
 	if f, ok := p.Factory(); ok {
 		s.plug.Pipeline = &f
 		if pi := s.d.Pipeline; pi != nil && pi.ProbeError != "" {
-			// The SDK's Describe tries no config and the defaults; the suite
-			// also tries a sample config (ProbeConfigs) before giving up.
+			// The SDK's Describe tries every gateway.ProbeConfigs; a plugin
+			// built otherwise may not, so the suite tries them itself before
+			// giving up.
 			if insts, err := probe(&f); err == nil {
 				pi.ProbeError = ""
 				pi.Capabilities, pi.InstanceName, pi.Behaviours = insts[0].Capabilities(), insts[0].Name(), Behaviours(insts[0])

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -133,7 +132,7 @@ func (s *inProcSubject) Close() error          { return nil }
 
 // DescribeSDK describes an in-process plugin the way the SDK's Describe
 // does across the protocol: a family P plugin gets two probe instances
-// (P2), made with the first config the factory accepts (see ProbeConfigs).
+// (P2), made with the first config the factory accepts (see WorkingConfig).
 func DescribeSDK(p sdk.Plugin) *Descriptor {
 	d := &Descriptor{Name: p.Name, Description: p.Description, Version: p.Version, Families: p.Families()}
 	if f := p.Pipeline; f != nil {
@@ -222,27 +221,12 @@ func newInstance(f *gateway.Factory, cfg json.RawMessage) (p gateway.Plugin, err
 	return p, err
 }
 
-// ProbeConfigs returns the configs the suite tries, in order, to make an
-// instance of a plugin with the given schema: none, the schema's defaults,
-// and a sample with every field set. A plugin that needs configuration is
-// tested with the first one it accepts.
-func ProbeConfigs(schema *gateway.ConfigSchema) []json.RawMessage {
-	configs := []json.RawMessage{nil}
-	if schema != nil {
-		for _, m := range []map[string]any{defaults(schema.Fields), sample(schema.Fields)} {
-			if b, err := json.Marshal(m); err == nil {
-				configs = append(configs, b)
-			}
-		}
-	}
-	return configs
-}
-
-// WorkingConfig returns the first of ProbeConfigs(f.Config) with which f
-// makes an instance.
+// WorkingConfig returns the first of gateway.ProbeConfigs(f.Config) (no
+// config, the schema's defaults, a sample config) with which f makes an
+// instance: a plugin that needs configuration is tested with it.
 func WorkingConfig(f *gateway.Factory) (json.RawMessage, error) {
 	var errs []error
-	for _, cfg := range ProbeConfigs(f.Config) {
+	for _, cfg := range gateway.ProbeConfigs(f.Config) {
 		if _, err := newInstance(f, cfg); err != nil {
 			errs = append(errs, err)
 			continue
@@ -250,59 +234,4 @@ func WorkingConfig(f *gateway.Factory) (json.RawMessage, error) {
 		return cfg, nil
 	}
 	return nil, fmt.Errorf("no instance could be made with no config, the schema defaults or a sample config: %w", errors.Join(errs...))
-}
-
-func defaults(fields []gateway.Field) map[string]any {
-	m := map[string]any{}
-	for _, f := range fields {
-		switch {
-		case f.Default != nil:
-			m[f.Name] = f.Default
-		case f.Type == "object" && len(f.Fields) > 0:
-			m[f.Name] = defaults(f.Fields)
-		}
-	}
-	return m
-}
-
-func sample(fields []gateway.Field) map[string]any {
-	m := map[string]any{}
-	for _, f := range fields {
-		if f.Default != nil {
-			m[f.Name] = f.Default
-			continue
-		}
-		m[f.Name] = sampleValue(f)
-	}
-	return m
-}
-
-func sampleValue(f gateway.Field) any {
-	first := func(def any) any {
-		if len(f.Enum) > 0 {
-			return f.Enum[0]
-		}
-		return def
-	}
-	switch f.Type {
-	case "integer", "number":
-		if len(f.Enum) > 0 {
-			if n, err := strconv.ParseFloat(f.Enum[0], 64); err == nil {
-				return n
-			}
-		}
-		return 1
-	case "boolean":
-		return false
-	case "duration":
-		return first("1s")
-	case "object":
-		return sample(f.Fields)
-	case "array":
-		if len(f.Fields) > 0 {
-			return []any{sample(f.Fields)}
-		}
-		return []any{first("example")}
-	}
-	return first("example")
 }
