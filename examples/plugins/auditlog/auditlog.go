@@ -62,17 +62,7 @@ func Schema() *gateway.ConfigSchema { return schema }
 
 // Factory registers the plugin.
 func Factory() gateway.Factory {
-	return gateway.Factory{
-		Name:   Name,
-		Config: schema,
-		New: func(raw json.RawMessage) (gateway.Plugin, error) {
-			var c Config
-			if err := pluginconf.Decode(Name, schema, raw, &c); err != nil {
-				return nil, err
-			}
-			return New(c, nil)
-		},
-	}
+	return pluginconf.Factory(Name, schema, func(c Config) (*Logger, error) { return New(c, nil) })
 }
 
 // Record is one audit line.

@@ -121,7 +121,7 @@ func Factory() gateway.Factory {
 	return gateway.Factory{
 		Name: Name,
 		New: func(json.RawMessage) (gateway.Plugin, error) {
-			return &Parser{key: gateway.NewKey[*state](Name)}, nil
+			return &Parser{bodystream.NewParser[aggregator](Name, Description)}, nil
 		},
 	}
 }
@@ -129,56 +129,20 @@ func Factory() gateway.Factory {
 // Parser is an inference-parser instance; it is safe for concurrent
 // exchanges because all per-exchange state lives on the exchange (P31).
 type Parser struct {
-	key gateway.Key[*state]
+	bodystream.Parser[aggregator, *aggregator]
 }
 
 var _ gateway.StreamingResponder = (*Parser)(nil)
 
-// Name returns "inference-parser".
-func (*Parser) Name() string { return Name }
-
-// Capabilities: reads bodies, streams.
-func (*Parser) Capabilities() gateway.Capabilities {
-	return gateway.Capabilities{ReadsBody: true, Description: Description}
-}
-
 // OnRequest records the request when the body looks like an inference
 // request.
 func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
-	st := &state{}
-	st.agg.res.Request = parseRequest(ex.RequestBody())
-	gateway.SetState(ex, p.key, st)
-	if st.agg.res.Request != nil {
-		ex.SetExtension(Key, Result{Request: st.agg.res.Request})
+	a := p.Begin(ex)
+	a.res.Request = parseRequest(ex.RequestBody())
+	if a.res.Request != nil {
+		ex.SetExtension(Key, Result{Request: a.res.Request})
 	}
 	return gateway.Continue()
-}
-
-// OnResponse is never called for a streaming plugin (P23).
-func (*Parser) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
-	return gateway.Continue()
-}
-
-// OnResponseFrame aggregates one frame; at the last call it stores the
-// result.
-func (p *Parser) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
-	st, ok := gateway.GetState(ex, p.key)
-	if !ok { // a host that skipped OnRequest: parse the response anyway
-		st = &state{}
-		gateway.SetState(ex, p.key, st)
-	}
-	st.reader.Feed(ex.Response.Header.Get("Content-Type"), frame, last, &st.agg)
-	if last {
-		if res, ok := st.agg.result(); ok {
-			ex.SetExtension(Key, res)
-		}
-	}
-	return gateway.Continue()
-}
-
-type state struct {
-	reader bodystream.Reader
-	agg    aggregator
 }
 
 // aggregator builds a Result from the units of one response.
@@ -187,6 +151,13 @@ type aggregator struct {
 	choices []*choiceAgg // by first appearance; sorted by index at the end
 	blocks  map[int]*blockRef
 	seen    bool // the response held anything recognisable
+}
+
+// Done stores the result, if the response held anything recognisable.
+func (a *aggregator) Done(ex *gateway.Exchange) {
+	if res, ok := a.result(); ok {
+		ex.SetExtension(Key, res)
+	}
 }
 
 type choiceAgg struct {

@@ -96,7 +96,7 @@ func Factory() gateway.Factory {
 	return gateway.Factory{
 		Name: Name,
 		New: func(json.RawMessage) (gateway.Plugin, error) {
-			return &Parser{key: gateway.NewKey[*state](Name)}, nil
+			return &Parser{bodystream.NewParser[state](Name, Description)}, nil
 		},
 	}
 }
@@ -104,23 +104,14 @@ func Factory() gateway.Factory {
 // Parser is an mcp-parser instance, safe for concurrent exchanges: all
 // per-exchange state lives on the exchange (P31).
 type Parser struct {
-	key gateway.Key[*state]
+	bodystream.Parser[state, *state]
 }
 
 var _ gateway.StreamingResponder = (*Parser)(nil)
 
-// Name returns "mcp-parser".
-func (*Parser) Name() string { return Name }
-
-// Capabilities: reads bodies, streams.
-func (*Parser) Capabilities() gateway.Capabilities {
-	return gateway.Capabilities{ReadsBody: true, Description: Description}
-}
-
 // OnRequest records the request body's JSON-RPC calls.
 func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
-	st := &state{}
-	gateway.SetState(ex, p.key, st)
+	st := p.Begin(ex)
 	if body := ex.RequestBody(); len(body) > 0 {
 		if msgs, err := jsonrpc.Parse(body); err == nil {
 			for _, m := range msgs {
@@ -137,29 +128,16 @@ func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Acti
 	return gateway.Continue()
 }
 
-// OnResponse is never called for a streaming plugin (P23).
-func (*Parser) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
-	return gateway.Continue()
+type state struct {
+	res  Result
+	seen bool
 }
 
-// OnResponseFrame reads one frame; at the last call it stores the result.
-func (p *Parser) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
-	st, ok := gateway.GetState(ex, p.key)
-	if !ok {
-		st = &state{}
-		gateway.SetState(ex, p.key, st)
-	}
-	st.reader.Feed(ex.Response.Header.Get("Content-Type"), frame, last, st)
-	if last && st.seen {
+// Done stores the result, if the exchange held MCP traffic.
+func (st *state) Done(ex *gateway.Exchange) {
+	if st.seen {
 		ex.SetExtension(Key, st.res)
 	}
-	return gateway.Continue()
-}
-
-type state struct {
-	reader bodystream.Reader
-	res    Result
-	seen   bool
 }
 
 // Event reads one SSE event's JSON-RPC data.

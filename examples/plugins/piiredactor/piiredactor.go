@@ -12,7 +12,6 @@ package piiredactor
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -60,17 +59,7 @@ func Schema() *gateway.ConfigSchema { return schema }
 
 // Factory registers the plugin.
 func Factory() gateway.Factory {
-	return gateway.Factory{
-		Name:   Name,
-		Config: schema,
-		New: func(raw json.RawMessage) (gateway.Plugin, error) {
-			var c Config
-			if err := pluginconf.Decode(Name, schema, raw, &c); err != nil {
-				return nil, err
-			}
-			return New(c)
-		},
-	}
+	return pluginconf.Factory(Name, schema, New)
 }
 
 // detector finds one kind of personal data. ok vets a candidate in its

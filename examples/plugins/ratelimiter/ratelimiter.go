@@ -12,7 +12,6 @@ package ratelimiter
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -49,17 +48,7 @@ func Schema() *gateway.ConfigSchema { return schema }
 
 // Factory registers the plugin.
 func Factory() gateway.Factory {
-	return gateway.Factory{
-		Name:   Name,
-		Config: schema,
-		New: func(raw json.RawMessage) (gateway.Plugin, error) {
-			var c Config
-			if err := pluginconf.Decode(Name, schema, raw, &c); err != nil {
-				return nil, err
-			}
-			return New(c, nil)
-		},
-	}
+	return pluginconf.Factory(Name, schema, func(c Config) (*Limiter, error) { return New(c, nil) })
 }
 
 // Limiter is a rate-limiter instance, safe for concurrent exchanges.

@@ -6,7 +6,6 @@ package toolallowlist
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,17 +39,7 @@ func Schema() *gateway.ConfigSchema { return schema }
 
 // Factory registers the plugin.
 func Factory() gateway.Factory {
-	return gateway.Factory{
-		Name:   Name,
-		Config: schema,
-		New: func(raw json.RawMessage) (gateway.Plugin, error) {
-			var c Config
-			if err := pluginconf.Decode(Name, schema, raw, &c); err != nil {
-				return nil, err
-			}
-			return New(c)
-		},
-	}
+	return pluginconf.Factory(Name, schema, New)
 }
 
 // New makes an instance from a decoded config.

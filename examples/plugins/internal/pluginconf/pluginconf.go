@@ -169,3 +169,24 @@ func CheckSchema(schema *gateway.ConfigSchema, cfg any) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Factory returns the factory of a plugin configured by a C: an entry's
+// config block is decoded with Decode against schema into a zero C (so a
+// plugin's defaults are applied by newPlugin), then handed to newPlugin.
+func Factory[C any, P gateway.Plugin](name string, schema *gateway.ConfigSchema, newPlugin func(C) (P, error)) gateway.Factory {
+	return gateway.Factory{
+		Name:   name,
+		Config: schema,
+		New: func(raw json.RawMessage) (gateway.Plugin, error) {
+			var c C
+			if err := Decode(name, schema, raw, &c); err != nil {
+				return nil, err
+			}
+			p, err := newPlugin(c)
+			if err != nil {
+				return nil, err // not a typed nil in a non-nil interface
+			}
+			return p, nil
+		},
+	}
+}
