@@ -45,6 +45,7 @@ func (e probeExt) Notify(point intercept.Point, payload json.RawMessage) error {
 	if err != nil {
 		return err
 	}
+	sleep(r) // a slow observer holds up event delivery (D20)
 	return replyErr(r)
 }
 

@@ -339,6 +339,11 @@ type chunks struct {
 }
 
 func (c *chunks) Next(ctx context.Context) ([]byte, error) {
+	// A real upstream body read fails once the request context is done
+	// (the client went away); the scripted one does the same.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if c.i < len(c.list) {
 		c.i++
 		return c.list[c.i-1], nil

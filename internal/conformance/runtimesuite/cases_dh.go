@@ -1,10 +1,13 @@
 package runtimesuite
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/conformance"
@@ -246,6 +249,169 @@ func addInterceptCases(r *conformance.Registry) {
 				t.Errorf("D12", "a failing slot owner must fail the operation: %v", g)
 			}
 		})
+	// Event-only points (D1) with a valid payload each.
+	events := []struct{ point, payload string }{
+		{"session.start", `{"sessionPath":"/s","phase":"start"}`}, {"session.end", `{"sessionPath":"/s","phase":"end"}`},
+		{"session.load", `{"sessionPath":"/s","phase":"load"}`}, {"session.save", `{"sessionPath":"/s","phase":"save"}`},
+		{"session.rotate", `{"sessionPath":"/s","phase":"rotate"}`}, {"system_prompt.build", `{"prompt":"p"}`},
+		{"frontend.event", `{"kind":"k","text":"t"}`},
+	}
+	add("D1/points/all-accepted-unknown-rejected", []string{"D1"}, "every point of D1 is accepted; an unknown point is rejected at build and at dispatch",
+		"An extension whose manifest lists all seventeen points must build. A dispatch at each of the ten request points must ask it for a decision; a dispatch at each of the seven event-only points must only notify it (no decision call). A manifest naming a point outside D1 must fail the build, and a dispatch at an unknown point must be a host error that never reaches the extension.",
+		func(t *conformance.T) {
+			var all []string
+			for _, p := range payloads {
+				all = append(all, p.point)
+			}
+			for _, e := range events {
+				all = append(all, e.point)
+			}
+			for _, p := range payloads {
+				calls, run := runIntercept(t, "D1", p.point, p.payload, 1, ext{id: "x", points: all})
+				if run.GetBuildError() != "" || len(run.GetResults()) != 1 || run.GetResults()[0].GetError() != "" {
+					t.Errorf("D1", "%s: build error %q, results %v; want a dispatch through x", p.point, run.GetBuildError(), run.GetResults())
+					continue
+				}
+				t.Diff("D1", p.point+" decision calls", []string{"x.intercept"}, seq(calls, "intercept"))
+			}
+			for _, e := range events {
+				calls, run := runIntercept(t, "D1", e.point, e.payload, 1, ext{id: "x", points: all})
+				if run.GetBuildError() != "" || len(run.GetResults()) != 1 || run.GetResults()[0].GetError() != "" || run.GetResults()[0].GetFailure() != nil {
+					t.Errorf("D1", "%s: build error %q, results %v; an event-only point must be accepted", e.point, run.GetBuildError(), run.GetResults())
+					continue
+				}
+				t.Diff("D1", e.point+" (event-only) calls", []string{"x.notify"}, seq(calls))
+			}
+			_, run := runIntercept(t, "D1", "input.receive", `{"text":"x"}`, 1, ext{id: "x", points: []string{"input.receive", "no.such_point"}})
+			if run.GetBuildError() == "" {
+				t.Errorf("D1", "a manifest naming the unknown point no.such_point was accepted; the build must fail naming it")
+			}
+			calls, run := runIntercept(t, "D1", "no.such_point", `{"text":"x"}`, 1, ext{id: "x", points: []string{"input.receive"}})
+			if rs := run.GetResults(); run.GetBuildError() != "" || len(rs) != 1 || rs[0].GetError() == "" || rs[0].GetFailure() != nil {
+				t.Errorf("D1", "dispatch at an unknown point: build error %q, results %v; want a host error, not an extension failure", run.GetBuildError(), rs)
+			}
+			if len(calls) != 0 {
+				t.Errorf("D1", "a dispatch at an unknown point reached the extension: %v", seq(calls))
+			}
+		})
+	add("D2/payload/wrong-type-is-host-error", []string{"D2", "D13"}, "an invalid or wrong-typed payload is a host error: the extension is never called or blamed",
+		"Dispatches payloads that break their point's schema (empty input text, another point's payload, an array, a tool.before payload without a name) through a required extension. Each must come back as a host error: the extension is not asked, no extension failure names it, no warning blames it.",
+		func(t *conformance.T) {
+			for _, b := range []struct{ point, payload string }{
+				{"input.receive", `{"text":""}`},
+				{"input.receive", `{"name":"t","arguments":{},"callId":"c"}`},
+				{"input.receive", `[1]`},
+				{"tool.before", `{"text":"hi"}`},
+				{"permission.decision", `{"name":"t","hostDecision":"maybe"}`},
+			} {
+				calls, run := runIntercept(t, "D2", b.point, b.payload, 1, ext{id: "x", required: true})
+				rs := run.GetResults()
+				if run.GetBuildError() != "" || len(rs) != 1 || rs[0].GetError() == "" || rs[0].GetFailure() != nil {
+					t.Errorf("D2", "%s %s: build error %q, results %v; want a host error, never an extension failure", b.point, b.payload, run.GetBuildError(), rs)
+				}
+				if n := seq(calls, "intercept"); len(n) != 0 {
+					t.Errorf("D2", "%s %s: the extension was asked about an invalid payload: %v", b.point, b.payload, n)
+				}
+				for _, w := range run.GetWarnings() {
+					if w.GetExtension() == "x" {
+						t.Errorf("D2", "%s %s: a warning blames the extension for the host's payload: %v", b.point, b.payload, w)
+					}
+				}
+			}
+		})
+	add("D3/budgets/per-point-and-manifest", []string{"D3"}, "call deadlines: 5 s at input/tool/permission, 30 s elsewhere, a manifest's own budget, capped at 60 s",
+		"Reads the deadline each extension call observes (no waiting): about 5 s at input.receive, tool.before, tool.after and permission.decision; about 30 s at the other request points; a manifest timeout of 10 s gives about 10 s even where the default is 5 s; a manifest timeout of 90 s is capped at 60 s. 'About' is within 2 s below the budget (the call starts after the budget does) and never above it. The scenario runs under a 90 s outer deadline so that a runtime bounding the call by its caller's deadline is not blamed.",
+		func(t *conformance.T) {
+			for _, b := range []struct {
+				point    string
+				manifest time.Duration
+				want     time.Duration
+			}{
+				{"input.receive", 0, 5 * time.Second}, {"tool.before", 0, 5 * time.Second}, {"tool.after", 0, 5 * time.Second},
+				{"permission.decision", 0, 5 * time.Second}, {"context.prepare", 0, 30 * time.Second}, {"provider.request", 0, 30 * time.Second},
+				{"compaction.complete", 0, 30 * time.Second}, {"input.receive", 10 * time.Second, 10 * time.Second},
+				{"context.prepare", 90 * time.Second, 60 * time.Second},
+			} {
+				payload := ""
+				for _, p := range payloads {
+					if p.point == b.point {
+						payload = p.payload
+					}
+				}
+				calls := deadlineRun(t, b.point, payload, b.manifest)
+				if len(calls) != 1 {
+					t.Errorf("D3", "%s: %d decision calls; want 1", b.point, len(calls))
+					continue
+				}
+				if d := calls[0].Deadline; d <= b.want-2*time.Second || d > b.want {
+					t.Errorf("D3", "%s with manifest timeout %v: the call's deadline is in %v; want a budget of %v (within 2 s below it)", b.point, b.manifest, d, b.want)
+				}
+			}
+		})
+	add("D5/nameless-skipped", []string{"D5"}, "a contribution without a plugin ID is skipped: never called, no build error",
+		"A nameless extension sits between two named ones at input.receive. The dispatcher must build, never call the nameless one (neither for a decision nor for the event), and walk the named ones.",
+		func(t *conformance.T) {
+			calls, run := runIntercept(t, "D5", "input.receive", `{"text":"x"}`, 1, ext{id: "a"}, ext{id: "", priority: 1, script: answer("block", "nameless", "")}, ext{id: "b", priority: 2})
+			if run.GetBuildError() != "" {
+				t.Errorf("D5", "a nameless contribution failed the build (%q); it must be skipped", run.GetBuildError())
+			}
+			t.Diff("D5", "calls", []string{"a.intercept", "b.intercept", "a.notify", "b.notify"}, sortNotify(seq(calls)))
+			if rs := run.GetResults(); len(rs) == 1 && rs[0].GetBlocked() {
+				t.Errorf("D5", "the nameless contribution took part in the walk: %v", rs[0])
+			}
+		})
+	add("D20/events/slot-owners", []string{"D20", "D19"}, "slot owners get the events of the points their slot observes, once each",
+		"The owner of the context slot (no chain points) and a chain member at context.prepare each get the final payload once; the owner of session_policy gets session.start, an event-only point its slot observes, once; an extension at no point and owning no slot gets nothing.",
+		func(t *conformance.T) {
+			calls, _ := runIntercept(t, "D20", "context.prepare", `{"messages":[]}`, 1,
+				ext{id: "owner", slots: []string{"context"}, points: []string{}}, ext{id: "member"}, ext{id: "bystander", points: []string{"input.receive"}})
+			t.Diff("D20", "events at context.prepare", []string{"member.notify", "owner.notify"}, sortNotify(seq(calls, "notify")))
+			for _, c := range calls {
+				if c.Hook == "notify" && c.Payload != `{"messages":[]}` {
+					t.Errorf("D20", "%s got event payload %s; want the final payload", c.Probe, c.Payload)
+				}
+			}
+			calls, _ = runIntercept(t, "D20", "session.start", `{"sessionPath":"/s","phase":"start"}`, 1,
+				ext{id: "policy", slots: []string{"session_policy"}, points: []string{}}, ext{id: "bystander", points: []string{"input.receive"}})
+			t.Diff("D20", "events at session.start", []string{"policy.notify"}, seq(calls))
+		})
+	add("D20/events/drops-warned-once", []string{"D20", "D15"}, "a full event queue drops events without blocking, with exactly one warning",
+		"Dispatches 1,500 concurrent operations at the event-only point session.save to an observer whose first event takes 300 ms. A bounded queue fills: each event is either delivered or dropped, and if any was dropped there is exactly one drop warning. A runtime whose queue holds all 1,500 passes with no warning (the drop path is then not exercised, and the case logs it); the spec does not fix the queue size, so a larger queue is not a failure.",
+		func(t *conformance.T) {
+			const n = 1500
+			var first sync.Once
+			slow := func(c *Call) *abkitv1.ProbeReply {
+				r := &abkitv1.ProbeReply{}
+				if c.Hook == "notify" {
+					first.Do(func() { r.SleepNs = int64(300 * time.Millisecond) })
+				}
+				return r
+			}
+			calls, run := runIntercept(t, "D20", "session.save", `{"sessionPath":"/s","phase":"save"}`, n, ext{id: "obs", script: slow})
+			delivered := len(seq(calls, "notify"))
+			drops := 0
+			for _, w := range run.GetWarnings() {
+				if strings.HasPrefix(w.GetKind(), "event") {
+					drops++
+				}
+			}
+			for _, r := range run.GetResults() {
+				if r.GetError() != "" || r.GetFailure() != nil {
+					t.Fatalf("D20", "an event-only dispatch failed: %v", r)
+				}
+			}
+			t.Logf("%d of %d events delivered, %d drop warnings", delivered, n, drops)
+			switch {
+			case delivered > n:
+				t.Errorf("D20", "%d events delivered for %d dispatches: an event went out twice", delivered, n)
+			case delivered < n && drops != 1:
+				t.Errorf("D15", "%d of %d events dropped with %d drop warnings; want exactly one warning", n-delivered, n, drops)
+			case delivered == n && drops != 0:
+				t.Errorf("D20", "every event was delivered, yet %d drop warnings", drops)
+			case delivered == n:
+				t.Logf("the runtime's queue held all %d events; the drop path was not exercised", n)
+			}
+		})
 	add("D20/events", []string{"D20"}, "after a walk, blocked or not, each member gets the final payload once; none after a required failure",
 		"Checks the notify calls after a completed walk, after a block, and after a required failure.",
 		func(t *conformance.T) {
@@ -259,6 +425,52 @@ func addInterceptCases(r *conformance.Registry) {
 				t.Errorf("D20", "events after a required failure: %v", n)
 			}
 		})
+}
+
+// sortNotify keeps decision calls in order and sorts the notify calls that
+// follow (events are delivered asynchronously, in no fixed order across
+// extensions).
+func sortNotify(xs []string) []string {
+	var calls, notes []string
+	for _, x := range xs {
+		if strings.HasSuffix(x, ".notify") {
+			notes = append(notes, x)
+		} else {
+			calls = append(calls, x)
+		}
+	}
+	sort.Strings(notes)
+	return append(calls, notes...)
+}
+
+// deadlineRun dispatches payload at point through one recording extension
+// with the given manifest timeout and returns its decision calls. The RPC
+// gets a 90 s deadline of its own (still cancelled with the case), so a
+// runtime bounding calls by its caller's deadline shows the real budget.
+func deadlineRun(t *conformance.T, point, payload string, manifest time.Duration) []Call {
+	s := session(t)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 90*time.Second)
+	defer cancel()
+	stop := context.AfterFunc(t.Context(), cancel)
+	defer stop()
+	sc := &abkitv1.InterceptScenario{BrokerId: s.Broker(), Point: point, PayloadJson: []byte(payload),
+		Extensions: []*abkitv1.ProbeSpec{{Probe: s.Probe("x", nil), Name: "x",
+			Manifest: &abkitv1.Manifest{PluginId: "x", Points: []string{point}, TimeoutNs: int64(manifest)}}}}
+	res, err := s.RPC().RunIntercept(ctx, sc)
+	if err != nil {
+		t.Fatalf("D3", "the runtime failed to run the intercept scenario: %v", err)
+	}
+	if res.GetBuildError() != "" {
+		t.Fatalf("D3", "build error %q", res.GetBuildError())
+	}
+	var out []Call
+	for _, c := range s.Calls() {
+		if c.Hook == "intercept" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // runInterceptTO is runIntercept with a manifest timeout on the first

@@ -168,6 +168,33 @@ func addPipelineCases(r *conformance.Registry) {
 				}))
 		}
 	}
+	r.Add(pcase("P21/cancel/mid-stream", []string{"P15", "P20", "P21", "P26", "P28"}, "a client gone during frame 1: no later frame, exactly one last call each, finish with a fresh context",
+		"Three streaming, finishing probes get a five-event stream; the first to get each frame (p2) cancels the client's context while handling frame 1. No frame after frame 1 may be dispatched to anyone (frame 1 itself may or may not reach the others); every streaming plugin still gets exactly one last=true call; every plugin finishes, in LIFO order, with a context that is not cancelled and has a deadline; the exchange does not end as a plain allow.",
+		func(t *conformance.T) {
+			pl := chain(3, "finish", "stream")
+			pl[2].script = on("frame", 1, &abkitv1.ProbeReply{CancelClient: true})
+			calls, res := pipe{plugs: pl, exchanges: []*abkitv1.ExchangeSpec{exchange(sseUpstream(sseFrames(5), false))}}.run(t, "P21")
+			lasts := map[string]int{}
+			for _, c := range calls {
+				switch {
+				case c.Hook == "frame" && !c.Last && c.FrameIndex > 1:
+					t.Errorf("P15", "%s got frame %d after the client went away during frame 1", c.Probe, c.FrameIndex)
+				case c.Hook == "frame" && c.Last:
+					lasts[c.Probe]++
+				case c.Hook == "finish" && (c.CtxDone || c.Deadline <= 0):
+					t.Errorf("P28", "%s: OnFinish context done=%v deadline in %v; want a fresh, live context with a host-set deadline", c.Probe, c.CtxDone, c.Deadline)
+				}
+			}
+			for _, p := range names(3) {
+				if lasts[p] != 1 {
+					t.Errorf("P21", "%s got %d last=true calls; want exactly 1", p, lasts[p])
+				}
+			}
+			t.Diff("P26", "finish calls", each(rev(names(3)), "finish"), seq(calls, "finish"))
+			if e := res.GetExchanges(); len(e) != 1 || (e[0].GetOutcome().GetKind() == "allow" && e[0].GetOutcome().GetStatus() == 200 && !e[0].GetCancelled()) {
+				t.Errorf("P15", "exchange result %v; a stream cut short by the client must not end as a plain allow", e)
+			}
+		}))
 	r.Add(pcase("P19/split/every-byte", []string{"P19", "P20"}, "two SSE events split into two chunks at every byte: the same frames each time",
 		"Sends the same two-event stream split into two chunks at every byte offset. Every split must yield exactly the two complete events as frames, byte for byte.",
 		func(t *conformance.T) {
@@ -370,6 +397,35 @@ func addPipelineCases(r *conformance.Registry) {
 			for _, c := range calls {
 				if c.Hook == "request" && (c.ReqBody == nil || *c.ReqBody != "hello") {
 					t.Errorf("P11", "a body reader saw %v; want %q", c.ReqBody, "hello")
+				}
+			}
+		}))
+	r.Add(pcase("P4/normalise/write-implies-read", []string{"P4", "P11"}, "a writer that does not declare reads_body still gets the bodies it may write",
+		"A plugin declaring writes_request_body (then one declaring writes_response_body) without reads_body is the only plugin of the chain. By P4 the runtime must treat it as a body reader before anything reads the capabilities, so its OnRequest sees the request body and the response writer's OnResponse sees the response body. A runtime that reads the raw flags sees no reader and hands out no bodies.",
+		func(t *conformance.T) {
+			ex := &abkitv1.ExchangeSpec{Request: &abkitv1.HTTPRequest{Method: "POST", Url: "http://u/", HasBody: true, Body: []byte("hello")}, Upstream: jsonUpstream(`{"r":1}`)}
+			for _, c := range []struct {
+				name string
+				caps *abkitv1.Capabilities
+			}{{"req-writer", &abkitv1.Capabilities{WritesRequestBody: true}}, {"resp-writer", &abkitv1.Capabilities{WritesResponseBody: true}}} {
+				calls, _ := pipe{plugs: []plug{{name: c.name, caps: c.caps}}, exchanges: []*abkitv1.ExchangeSpec{ex}}.run(t, "P4")
+				sawReq, sawResp := false, false
+				for _, k := range calls {
+					if k.Hook == "request" {
+						sawReq = true
+						if k.ReqBody == nil || *k.ReqBody != "hello" {
+							t.Errorf("P4", "%s (writes without reads_body) saw request body %v in OnRequest; want %q: a write capability implies reads_body", c.name, k.ReqBody, "hello")
+						}
+					}
+					if k.Hook == "response" && c.name == "resp-writer" {
+						sawResp = true
+						if k.RespBody == nil || *k.RespBody != `{"r":1}` {
+							t.Errorf("P4", "%s saw response body %v in OnResponse; want %q", c.name, k.RespBody, `{"r":1}`)
+						}
+					}
+				}
+				if !sawReq || (c.name == "resp-writer" && !sawResp) {
+					t.Errorf("P4", "%s: calls %v; want OnRequest (and OnResponse for the response writer)", c.name, seq(calls))
 				}
 			}
 		}))

@@ -30,9 +30,11 @@ type Call struct {
 	State      *string          // nil when unset
 	// ReqBody is nil when the hook saw no request body (P11).
 	ReqBody *string
-	Point   string
-	Payload string
-	Value   string
+	// RespBody is nil when the hook saw no response body.
+	RespBody *string
+	Point    string
+	Payload  string
+	Value    string
 }
 
 // Script answers one call; nil means the neutral answer (continue, pass).
@@ -123,6 +125,10 @@ func (ps probeServer) Call(_ context.Context, pc *abkitv1.ProbeCall) (*abkitv1.P
 	if pc.GetHasRequestBody() {
 		b := string(pc.GetRequestBody())
 		c.ReqBody = &b
+	}
+	if pc.GetHasResponseBody() {
+		b := string(pc.GetResponseBody())
+		c.RespBody = &b
 	}
 	s := p.s
 	s.mu.Lock()

@@ -1,0 +1,40 @@
+package runtimesuite
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCoverageNoGaps: every rule of the contracts has runtime cases or a
+// runtime-specific reason, and the reasons never hide a rule a case checks
+// (P4, P24, D1, D2 were decided rule by rule).
+func TestCoverageNoGaps(t *testing.T) {
+	cov := Coverage()
+	if len(cov) != 31+20+6 {
+		t.Fatalf("%d rules; want 57", len(cov))
+	}
+	for _, r := range cov {
+		switch {
+		case len(r.Cases) == 0 && (r.Reason == "" || strings.HasPrefix(r.Reason, "GAP")):
+			t.Errorf("%s: no runtime case and no stated reason (%q)", r.Rule, r.Reason)
+		case len(r.Cases) > 0 && r.Reason != "":
+			t.Errorf("%s: has cases %v and a reason %q", r.Rule, r.Cases, r.Reason)
+		case len(r.Cases) == 0 && strings.Contains(r.Reason, "chain building is the host's"):
+			t.Errorf("%s: borrows the plugin suite's reason %q", r.Rule, r.Reason)
+		}
+	}
+	for rule := range reasons {
+		for _, r := range cov {
+			if r.Rule == rule && len(r.Cases) > 0 {
+				t.Errorf("%s: a stated reason for a rule the suite checks (%v)", rule, r.Cases)
+			}
+		}
+	}
+	for _, want := range []string{"P4", "D1", "D2", "D3", "D5", "D20"} {
+		for _, r := range cov {
+			if r.Rule == want && len(r.Cases) == 0 {
+				t.Errorf("%s: no runtime case", want)
+			}
+		}
+	}
+}
