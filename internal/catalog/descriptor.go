@@ -11,7 +11,9 @@
 package catalog
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
@@ -223,4 +225,33 @@ func (d *Descriptor) finish() {
 	}
 	slices.Sort(d.Behaviours)
 	d.Behaviours = slices.Compact(d.Behaviours)
+}
+
+// ConfigLines describes configuration fields one a line, as `abctl catalog
+// show` and the TUI's catalog tab print them: "NAME TYPE", then
+// " required", " default=V", " enum=A|B" and " — DESCRIPTION" where they
+// apply. Nested fields follow their parent under its dotted name.
+func ConfigLines(fields []gateway.Field) []string { return configLines("", fields) }
+
+func configLines(prefix string, fields []gateway.Field) []string {
+	var out []string
+	for _, f := range fields {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s%s %s", prefix, f.Name, f.Type)
+		if f.Required {
+			b.WriteString(" required")
+		}
+		if f.Default != nil {
+			fmt.Fprintf(&b, " default=%v", f.Default)
+		}
+		if len(f.Enum) > 0 {
+			fmt.Fprintf(&b, " enum=%s", strings.Join(f.Enum, "|"))
+		}
+		if f.Description != "" {
+			fmt.Fprintf(&b, " — %s", f.Description)
+		}
+		out = append(out, b.String())
+		out = append(out, configLines(prefix+f.Name+".", f.Fields)...)
+	}
+	return out
 }

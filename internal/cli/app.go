@@ -200,6 +200,20 @@ func (o *globalOpts) format() (string, error) {
 	return "", usageErr(fmt.Errorf("output format %q: want table, json or yaml", o.output))
 }
 
+// formatAndCatalog returns the checked output format and then the loaded
+// catalog: an unknown -o is a usage error before any source is read.
+func (o *globalOpts) formatAndCatalog(ctx context.Context) (string, *catalog.Catalog, error) {
+	format, err := o.format()
+	if err != nil {
+		return "", nil, err
+	}
+	cat, err := o.loadCatalog(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return format, cat, nil
+}
+
 // completeNames completes plugin names from the catalog the --source flags
 // name.
 func (o *globalOpts) completeNames(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {

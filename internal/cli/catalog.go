@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/abkit/abkit/internal/catalog"
-	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
 )
 
@@ -54,11 +53,7 @@ with the fields documented in docs/catalog.md.`,
 		Example: "  abctl catalog list\n  abctl catalog list -o json\n  abctl catalog list --source dir:./bin --source url:http://gateway:9901/plugins",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			cat, err := o.loadCatalog(cmd.Context())
+			format, cat, err := o.formatAndCatalog(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -142,11 +137,7 @@ and which plugins depend on it.`,
 		Args:              exactArgs(1),
 		ValidArgsFunction: o.completeNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			cat, err := o.loadCatalog(cmd.Context())
+			format, cat, err := o.formatAndCatalog(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -192,7 +183,7 @@ func printShow(o *globalOpts, cat *catalog.Catalog, s showOutput) error {
 		add("behaviours", strings.Join(d.Behaviours, ","))
 	}
 	if d.Config != nil {
-		for _, f := range flattenFields("", d.Config.Fields) {
+		for _, f := range catalog.ConfigLines(d.Config.Fields) {
 			add("config", f)
 		}
 	} else if d.HasFamily(catalog.FamilyPipeline) {
@@ -246,29 +237,6 @@ func depList(cat *catalog.Catalog, names []string, p painter) string {
 	return strings.Join(out, ",")
 }
 
-func flattenFields(prefix string, fields []gateway.Field) []string {
-	var out []string
-	for _, f := range fields {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s%s %s", prefix, f.Name, f.Type)
-		if f.Required {
-			b.WriteString(" required")
-		}
-		if f.Default != nil {
-			fmt.Fprintf(&b, " default=%v", f.Default)
-		}
-		if len(f.Enum) > 0 {
-			fmt.Fprintf(&b, " enum=%s", strings.Join(f.Enum, "|"))
-		}
-		if f.Description != "" {
-			fmt.Fprintf(&b, " — %s", f.Description)
-		}
-		out = append(out, b.String())
-		out = append(out, flattenFields(prefix+f.Name+".", f.Fields)...)
-	}
-	return out
-}
-
 // lintOutput is the JSON and YAML form of `catalog lint`.
 type lintOutput struct {
 	Findings []catalog.Finding `json:"findings"`
@@ -289,11 +257,7 @@ when there are findings.`,
 		Example: "  abctl catalog lint\n  abctl catalog lint --source file:catalog.yaml -o json",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			cat, err := o.loadCatalog(cmd.Context())
+			format, cat, err := o.formatAndCatalog(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -45,15 +46,7 @@ cannot be read or decoded (the error gives file:line:column).`,
 		Args:              exactArgs(1),
 		ValidArgsFunction: completeYAML,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			cat, err := o.loadCatalog(cmd.Context())
-			if err != nil {
-				return err
-			}
-			cf, err := catalog.ReadChainFile(args[0])
+			format, cat, cf, err := o.chainInputs(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -75,15 +68,7 @@ hooks in bus order (H1). It does not judge the chain; use 'chain validate'.`,
 		Args:              exactArgs(1),
 		ValidArgsFunction: completeYAML,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			cat, err := o.loadCatalog(cmd.Context())
-			if err != nil {
-				return err
-			}
-			cf, err := catalog.ReadChainFile(args[0])
+			format, cat, cf, err := o.chainInputs(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -94,6 +79,20 @@ hooks in bus order (H1). It does not judge the chain; use 'chain validate'.`,
 			return writeOut(printResolved(o, r))
 		},
 	}
+}
+
+// chainInputs returns what both chain commands start from: the output
+// format, the catalog and the chain file at path.
+func (o *globalOpts) chainInputs(ctx context.Context, path string) (string, *catalog.Catalog, *catalog.ChainFile, error) {
+	format, cat, err := o.formatAndCatalog(ctx)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	cf, err := catalog.ReadChainFile(path)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return format, cat, cf, nil
 }
 
 func printResolved(o *globalOpts, r catalog.Resolved) error {

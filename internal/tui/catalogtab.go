@@ -10,7 +10,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/abkit/abkit/internal/catalog"
-	"github.com/abkit/abkit/sdk/gateway"
 )
 
 // catalogTab is the Catalog tab: a filterable list and a detail pane.
@@ -269,7 +268,7 @@ func (t *catalogTab) detailLines(d *catalog.Descriptor, w int, th theme) []strin
 	}
 	if d.Config != nil {
 		add("config", "")
-		for _, f := range schemaLines("", d.Config.Fields) {
+		for _, f := range catalog.ConfigLines(d.Config.Fields) {
 			out = append(out, wrap("  "+f, w, 4)...)
 		}
 	} else if d.HasFamily(catalog.FamilyPipeline) {
@@ -324,29 +323,6 @@ func originText(o catalog.Origin) string {
 		s += " sha256:" + o.SHA256[:min(12, len(o.SHA256))]
 	}
 	return s
-}
-
-func schemaLines(prefix string, fields []gateway.Field) []string {
-	var out []string
-	for _, f := range fields {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s%s %s", prefix, f.Name, f.Type)
-		if f.Required {
-			b.WriteString(" required")
-		}
-		if f.Default != nil {
-			fmt.Fprintf(&b, " default=%v", f.Default)
-		}
-		if len(f.Enum) > 0 {
-			fmt.Fprintf(&b, " enum=%s", strings.Join(f.Enum, "|"))
-		}
-		if f.Description != "" {
-			fmt.Fprintf(&b, " — %s", f.Description)
-		}
-		out = append(out, b.String())
-		out = append(out, schemaLines(prefix+f.Name+".", f.Fields)...)
-	}
-	return out
 }
 
 func orNone(s string) string { return cmpOr(s, "none") }
