@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/abkit/abkit/internal/dispatch"
@@ -22,7 +23,14 @@ type probeExt struct {
 	bug Bug
 }
 
+// walkEndedKey carries, per dispatch, whether a bug ended the walk.
+type walkEndedKey struct{}
+
 func (e probeExt) Call(ctx context.Context, point intercept.Point, payload json.RawMessage) (intercept.Answer, error) {
+	ended, _ := ctx.Value(walkEndedKey{}).(*atomic.Bool)
+	if e.bug == "allow-at-tool-before" && ended != nil && ended.Load() {
+		return intercept.Answer{Decision: intercept.DecisionContinue}, nil // the walk "ended" at an allow
+	}
 	r := call(ctx, e.c, &abkitv1.ProbeCall{Probe: e.id, Hook: "intercept", Point: string(point), PayloadJson: payload})
 	sleep(r)
 	if r.GetPanic() {
@@ -35,7 +43,27 @@ func (e probeExt) Call(ctx context.Context, point intercept.Point, payload json.
 	if e.bug == "allow-outside-perm" && point != intercept.PermissionDecision && (d == intercept.DecisionAllow || d == intercept.DecisionDeny) {
 		d = intercept.DecisionContinue // Bug (D9): allow/deny outside permission.decision accepted.
 	}
-	return intercept.Answer{Decision: d, Reason: r.GetReason(), Replacement: r.GetReplacementJson()}, nil
+	if e.bug == "allow-at-tool-before" && point == intercept.ToolBefore && d == intercept.DecisionAllow && ended != nil {
+		// Bug (D9): allow is honoured at tool.before: the walk ends there,
+		// no violation. The dispatcher would flag it, so the harness
+		// answers continue and skips every later call of the dispatch.
+		ended.Store(true)
+		d = intercept.DecisionContinue
+	}
+	repl := r.GetReplacementJson()
+	if e.bug == "unknown-field-accepted" && d == intercept.DecisionReplace {
+		// Bug (D8): replacements are decoded leniently: unknown fields are
+		// ignored instead of being a violation (the dispatcher decodes
+		// strictly, so the harness hands it the lenient re-encoding).
+		if _, err := intercept.DecodeStrict(point, repl); err != nil {
+			if v := intercept.PayloadFor(point); v != nil && json.Unmarshal(repl, v) == nil {
+				if b, err := json.Marshal(v); err == nil {
+					repl = b
+				}
+			}
+		}
+	}
+	return intercept.Answer{Decision: d, Reason: r.GetReason(), Replacement: repl}, nil
 }
 
 func (e probeExt) Notify(point intercept.Point, payload json.RawMessage) error {
@@ -108,7 +136,8 @@ func (s *Server) RunIntercept(ctx context.Context, sc *abkitv1.InterceptScenario
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			res, err := d.Dispatch(ctx, dispatch.Request{Point: intercept.Point(sc.GetPoint()),
+			dctx := context.WithValue(ctx, walkEndedKey{}, new(atomic.Bool))
+			res, err := d.Dispatch(dctx, dispatch.Request{Point: intercept.Point(sc.GetPoint()),
 				Payload: json.RawMessage(sc.GetPayloadJson()), Provider: sc.GetProvider()})
 			out := &abkitv1.InterceptResult{}
 			var ee *dispatch.ExtensionError

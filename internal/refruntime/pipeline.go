@@ -1,6 +1,7 @@
 package refruntime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,10 @@ var (
 	exIndexKey = gateway.NewKey[uint32]("refruntime.exchange")
 	reqCtxKey  = gateway.NewKey[context.Context]("refruntime.request-ctx")
 	deferKey   = gateway.NewKey[*[]func()]("refruntime.deferred")
+	// frameDeferKey holds frame calls a frame-order bug holds back.
+	frameDeferKey = gateway.NewKey[*[]func()]("refruntime.deferred-frames")
+	// deniedKey names the plugin whose OnRequest denied (for a bug).
+	deniedKey = gateway.NewKey[string]("refruntime.denied-by")
 )
 
 type cancelKey struct{}
@@ -32,6 +37,9 @@ type probePlugin struct {
 	c     abkitv1.ProbeClient
 	bug   Bug
 	state gateway.Key[string]
+	// lastInFrame: the plugin is the first streamer in declaration order,
+	// so the last to get each frame (for the frame-order bugs).
+	lastInFrame bool
 
 	mu     sync.Mutex
 	frames map[uint32]int // frames seen per exchange (for a bug)
@@ -99,7 +107,11 @@ func replyErr(r *abkitv1.ProbeReply) error {
 }
 
 func (p *probePlugin) OnRequest(ctx context.Context, ex *gateway.Exchange) gateway.Action {
-	return action(p.hook(ctx, ex, "request", nil, false))
+	a := action(p.hook(ctx, ex, "request", nil, false))
+	if p.bug == "denier-not-finished" && !a.IsContinue() {
+		gateway.SetState(ex, deniedKey, p.name)
+	}
+	return a
 }
 
 func (p *probePlugin) OnResponse(ctx context.Context, ex *gateway.Exchange) gateway.Action {
@@ -123,6 +135,10 @@ func (p *probePlugin) finish(ctx context.Context, ex *gateway.Exchange) error {
 			defer cancel()
 			ctx = c
 		}
+	case "denier-not-finished":
+		if d, _ := gateway.GetState(ex, deniedKey); d == p.name {
+			return nil // Bug (P26): the denier is not finished.
+		}
 	case "fifo-finish":
 		// Bug (P27): finishers run in declaration order.
 		if d, ok := gateway.GetState(ex, deferKey); ok {
@@ -143,6 +159,42 @@ func (p *probePlugin) frame(ctx context.Context, ex *gateway.Exchange, frame []b
 	p.mu.Unlock()
 	if p.bug == "no-last-on-empty" && last && seen == 0 && len(frame) == 0 {
 		return gateway.Continue() // Bug (P21): no closing call for an empty stream.
+	}
+	if p.bug == "last-twice" && last {
+		p.hook(ctx, ex, "frame", frame, last) // Bug (P21): a second last=true call.
+	}
+	if d, ok := gateway.GetState(ex, frameDeferKey); ok {
+		switch p.bug {
+		case "frames-declaration-order":
+			// Bug (P20): each frame goes to the streamers in declaration
+			// order. The pipeline calls them in reverse, so every call but
+			// the last one of the frame is held back and replayed after it,
+			// in reverse; the held-back calls' actions are lost.
+			if !p.lastInFrame {
+				f := bytes.Clone(frame)
+				*d = append(*d, func() { p.hook(ctx, ex, "frame", f, last) })
+				return gateway.Continue()
+			}
+			a := action(p.hook(ctx, ex, "frame", frame, last))
+			replay(d)
+			return a
+		case "frame-overtakes":
+			// Bug (P20): the last streamer of each frame gets it only after
+			// the next frame went to the others (each plugin still sees the
+			// frames in wire order).
+			if p.lastInFrame {
+				fs := *d
+				*d = nil
+				for _, f := range fs {
+					f()
+				}
+				if !last {
+					f := bytes.Clone(frame)
+					*d = append(*d, func() { p.hook(ctx, ex, "frame", f, false) })
+					return gateway.Continue()
+				}
+			}
+		}
 	}
 	a := action(p.hook(ctx, ex, "frame", frame, last))
 	if p.bug == "response-for-streamers" && last {
@@ -246,6 +298,22 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 	}
 	var factories []gateway.Factory
 	seenReq, seenResp := false, false
+	// The first streamer in declaration order gets each frame last.
+	streams := map[string]bool{}
+	for _, ps := range sc.GetPlugins() {
+		for _, b := range ps.GetBehaviours() {
+			if b == "stream" {
+				streams[ps.GetName()] = true
+			}
+		}
+	}
+	firstStreamer := ""
+	for _, e := range sc.GetEntries() {
+		if streams[e.GetPlugin()] && e.GetOnError() != "off" {
+			firstStreamer = e.GetPlugin()
+			break
+		}
+	}
 	for _, ps := range sc.GetPlugins() {
 		f := gateway.Factory{Name: ps.GetName()}
 		if len(ps.GetConfigSchemaJson()) > 0 {
@@ -271,7 +339,7 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 		id, name, behaviours := ps.GetProbe(), ps.GetName(), ps.GetBehaviours()
 		f.New = func(json.RawMessage) (gateway.Plugin, error) {
 			p := &probePlugin{id: id, name: name, caps: caps, c: pc, bug: s.opts.Bug,
-				state: gateway.NewKey[string]("probe." + name), frames: map[uint32]int{}}
+				state: gateway.NewKey[string]("probe." + name), frames: map[uint32]int{}, lastInFrame: name == firstStreamer}
 			return wrap(p, behaviours), nil
 		}
 		factories = append(factories, f)
@@ -371,8 +439,9 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 	gx := e.Gateway()
 	gateway.SetState(gx, exIndexKey, idx)
 	gateway.SetState(gx, reqCtxKey, context.Context(rctx))
-	var deferred []func()
+	var deferred, deferredFrames []func()
 	gateway.SetState(gx, deferKey, &deferred)
+	gateway.SetState(gx, frameDeferKey, &deferredFrames)
 	if e.Request(rctx) {
 		u := es.GetUpstream()
 		up := pipeline.Upstream{Status: int(u.GetStatus()), Header: abkitv1.HeaderFromProto(u.GetHeader()), Body: u.GetBody()}
