@@ -22,7 +22,8 @@ func btoi(b bool) int {
 
 func newSelftestCmd(app *App) *cobra.Command {
 	var parallel int
-	return &cobra.Command{
+	var binDir string
+	c := &cobra.Command{
 		Use:   "selftest",
 		Short: "Build the reference and broken implementations and check the suites catch every broken one",
 		Long: `selftest builds (from the abkit module in the current directory) the
@@ -31,9 +32,21 @@ plugins, runs the runtime or plugin suite against each, and prints a table:
 implementation, expected rule or cases, the cases that caught it. Every
 reference must pass; every broken runtime must be caught by a case citing its
 rule; every broken plugin must fail exactly its expected cases. Exit 1 on any
-miss or false failure.`,
+miss or false failure. --bin DIR skips the build and runs the
+implementations already in DIR (see runtimesuite.ImplsIn for the naming).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if parallel < 0 {
+				return usage(errors.New("-p must be at least 0"))
+			}
+			var impls []runtimesuite.Impl
+			var err error
+			if binDir != "" {
+				if impls, err = runtimesuite.ImplsIn(binDir); err != nil {
+					return usage(fmt.Errorf("--bin: %w", err))
+				}
+				return runSelftest(cmd, app, impls, parallel)
+			}
 			mod, err := exec.Command("go", "env", "GOMOD").Output()
 			if err != nil || strings.TrimSpace(string(mod)) == "" || strings.TrimSpace(string(mod)) == os.DevNull {
 				return usage(errors.New("selftest builds the implementations from source: run it inside the abkit module"))
@@ -43,22 +56,29 @@ miss or false failure.`,
 				return err
 			}
 			defer os.RemoveAll(dir)
-			impls, err := runtimesuite.BuildImpls(cmd.Context(), filepath.Dir(strings.TrimSpace(string(mod))), dir)
+			impls, err = runtimesuite.BuildImpls(cmd.Context(), filepath.Dir(strings.TrimSpace(string(mod))), dir)
 			if err != nil {
 				return err
 			}
-			rows, err := runtimesuite.Selftest(cmd.Context(), impls, conformance.Options{Parallel: parallel})
-			if err != nil {
-				return err
-			}
-			if err := runtimesuite.WriteTable(app.Out, rows); err != nil {
-				return err
-			}
-			if !runtimesuite.AllOK(rows) {
-				return &ExitError{Code: ExitFail, Err: fmt.Errorf("selftest: a reference implementation failed or a broken one was not caught")}
-			}
-			fmt.Fprintf(app.Out, "\nselftest: %d implementations, all as expected\n", len(rows))
-			return nil
+			return runSelftest(cmd, app, impls, parallel)
 		},
 	}
+	c.Flags().IntVarP(&parallel, "parallel", "p", 0, "cases run at once (default GOMAXPROCS)")
+	c.Flags().StringVar(&binDir, "bin", "", "run the implementations already built in DIR instead of building them")
+	return c
+}
+
+func runSelftest(cmd *cobra.Command, app *App, impls []runtimesuite.Impl, parallel int) error {
+	rows, err := runtimesuite.Selftest(cmd.Context(), impls, conformance.Options{Parallel: parallel})
+	if err != nil {
+		return err
+	}
+	if err := runtimesuite.WriteTable(app.Out, rows); err != nil {
+		return err
+	}
+	if !runtimesuite.AllOK(rows) {
+		return &ExitError{Code: ExitFail, Err: fmt.Errorf("selftest: a reference implementation failed or a broken one was not caught")}
+	}
+	fmt.Fprintf(app.Out, "\nselftest: %d implementations, all as expected\n", len(rows))
+	return nil
 }

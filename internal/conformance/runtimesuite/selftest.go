@@ -43,10 +43,24 @@ func BuildImpls(ctx context.Context, root, dir string) ([]Impl, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the implementations: %v\n%s", err, out)
 	}
-	impls := []Impl{{Name: "abkit-runtime", Kind: "runtime", Path: filepath.Join(dir, "abkit-runtime")}}
+	return ImplsIn(dir)
+}
+
+// ImplsIn returns the implementations built into dir (by BuildImpls or
+// by hand): abkit-runtime is the reference runtime, a file named after a
+// refruntime bug is that broken runtime, the binary "broken" is the plugin
+// suite's broken plugins (linked under each of their names), and every
+// other file is an example plugin, which must pass.
+func ImplsIn(dir string) ([]Impl, error) {
+	var impls []Impl
+	if _, err := os.Stat(filepath.Join(dir, "abkit-runtime")); err == nil {
+		impls = append(impls, Impl{Name: "abkit-runtime", Kind: "runtime", Path: filepath.Join(dir, "abkit-runtime")})
+	}
 	var bugs []string
 	for b := range refruntime.Bugs {
-		bugs = append(bugs, string(b))
+		if _, err := os.Stat(filepath.Join(dir, string(b))); err == nil {
+			bugs = append(bugs, string(b))
+		}
 	}
 	sort.Strings(bugs)
 	for _, b := range bugs {
@@ -55,27 +69,35 @@ func BuildImpls(ctx context.Context, root, dir string) ([]Impl, error) {
 	// The plugin suite's broken plugins are one binary picking its
 	// behaviour by name.
 	var bps []string
-	for name := range broken.Expect {
-		bps = append(bps, name)
-		if err := os.Link(filepath.Join(dir, "broken"), filepath.Join(dir, name)); err != nil && !os.IsExist(err) {
-			return nil, err
+	if _, err := os.Stat(filepath.Join(dir, "broken")); err == nil {
+		for name := range broken.Expect {
+			bps = append(bps, name)
+			if err := os.Link(filepath.Join(dir, "broken"), filepath.Join(dir, name)); err != nil && !os.IsExist(err) {
+				return nil, fmt.Errorf("link the broken plugin %s: %w", name, err)
+			}
 		}
 	}
 	sort.Strings(bps)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list the implementations: %w", err)
 	}
 	skip := map[string]bool{"abkit-runtime": true, "broken": true}
 	for _, e := range ents {
 		n := e.Name()
-		if _, bug := refruntime.Bugs[refruntime.Bug(n)]; bug || skip[n] || slices.Contains(bps, n) {
+		if _, bug := refruntime.Bugs[refruntime.Bug(n)]; bug || skip[n] || slices.Contains(bps, n) || e.IsDir() {
 			continue
+		}
+		if _, isBroken := broken.Expect[n]; isBroken {
+			continue // a stale link without the "broken" binary
 		}
 		impls = append(impls, Impl{Name: n, Kind: "plugin", Path: filepath.Join(dir, n)})
 	}
 	for _, n := range bps {
 		impls = append(impls, Impl{Name: n, Kind: "plugin", Path: filepath.Join(dir, n), Cases: append([]string{}, broken.Expect[n]...)})
+	}
+	if len(impls) == 0 {
+		return nil, fmt.Errorf("no implementations in %s", dir)
 	}
 	return impls, nil
 }

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bin holds the binaries the tests need, built once: the reference runtime,
+// one broken runtime and a plugin binary (the plugin suite's broken plugin, as a wrong runtime). The self-test of
+// every implementation is runtimesuite's TestSelftest; here only the
+// command's contract is tested, on a small set.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "abkit-conformance-cli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = dir
+	code := 1
+	root, err := exec.Command("go", "env", "GOMOD").Output()
+	if err == nil {
+		cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
+			"./cmd/abkit-runtime", "./internal/refruntime/broken/fifo-finish", "./internal/conformance/testdata/broken")
+		cmd.Dir = filepath.Dir(strings.TrimSpace(string(root)))
+		var out []byte
+		if out, err = cmd.CombinedOutput(); err != nil {
+			err = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), &App{Out: &out, Err: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+// TestRunRuntimeExitCodes: 0 for the reference runtime, 1 for a broken one
+// (fifo-finish breaks P27), 3 for a plugin binary given as a runtime (the
+// runtime handshake fails) and for a missing binary.
+func TestRunRuntimeExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		name, bin string
+		code      int
+		want      string // in stdout, or stderr for exit 3
+	}{
+		{"reference", "abkit-runtime", ExitOK, "0 failed"},
+		{"broken-P27", "fifo-finish", ExitFail, "P15/order/6-plugins/allow"},
+		{"plugin-as-runtime", "broken", ExitLoad, "runtime handshake"},
+		{"missing", "no-such-binary", ExitLoad, "no-such-binary"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := run(t, "run", "--runtime", filepath.Join(bin, c.bin), "--isolation", "suite", "--run", "^P15/order/6-plugins/allow$", "--run", "^D", "--timeout", "20s")
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
+			}
+			where := out
+			if c.code == ExitLoad {
+				where = errs
+			}
+			if !strings.Contains(where, c.want) {
+				t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", c.want, out, errs)
+			}
+		})
+	}
+}
+
+// TestRunRuntimeUsage: --runtime with --plugin is a usage error.
+func TestRunRuntimeUsage(t *testing.T) {
+	if code, _, errs := run(t, "run", "--runtime", "x", "--plugin", "y"); code != ExitUsage || !strings.Contains(errs, "exactly one") {
+		t.Errorf("exit %d, stderr %q; want 2 naming the conflict", code, errs)
+	}
+}
+
+// TestListRuntimeRules: the runtime suite's coverage table has no GAP row
+// and states its own reasons (P24), not the plugin suite's.
+func TestListRuntimeRules(t *testing.T) {
+	code, out, _ := run(t, "list", "--suite", "runtime", "--rules")
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if strings.Contains(out, "GAP") || strings.Count(out, "\n") != 57 {
+		t.Errorf("want 57 rows, no GAP:\n%s", out)
+	}
+	for _, want := range []string{"P24  not checked: owed by plugins", "P4   P4/normalise/write-implies-read", "D1   D1/points/"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+}
+
+// TestSelftestTable: with the reference and a broken runtime the table
+// lists both as expected and the command exits 0; a reference binary
+// posing as the broken fifo-finish is a miss (P27 not caught) and exit 1.
+func TestSelftestTable(t *testing.T) {
+	good := t.TempDir()
+	for _, n := range []string{"abkit-runtime", "fifo-finish"} {
+		if err := os.Link(filepath.Join(bin, n), filepath.Join(good, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := run(t, "selftest", "--bin", good)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "IMPLEMENTATION") || !strings.Contains(lines[0], "CAUGHT BY") {
+		t.Fatalf("no table:\n%s", out)
+	}
+	if f := strings.Fields(lines[1]); len(f) < 5 || f[0] != "abkit-runtime" || f[2] != "pass" || f[len(f)-1] != "ok" {
+		t.Errorf("reference row %q", lines[1])
+	}
+	if f := strings.Fields(lines[2]); len(f) < 5 || f[0] != "fifo-finish" || f[2] != "P27" || !strings.Contains(lines[2], "P15/order/") || f[len(f)-1] != "ok" {
+		t.Errorf("broken row %q", lines[2])
+	}
+	if !strings.Contains(out, "2 implementations, all as expected") {
+		t.Errorf("no summary line:\n%s", out)
+	}
+
+	bad := t.TempDir()
+	if err := os.Link(filepath.Join(bin, "abkit-runtime"), filepath.Join(bad, "fifo-finish")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, "selftest", "--bin", bad)
+	if code != ExitFail || !strings.Contains(out, "MISS: not caught by a case citing P27") {
+		t.Errorf("exit %d, want 1 with a MISS row\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := run(t, "selftest", "--bin", t.TempDir()); code != ExitUsage || !strings.Contains(errs, "no implementations") {
+		t.Errorf("empty --bin dir: exit %d, stderr %q; want 2", code, errs)
+	}
+}
