@@ -190,11 +190,16 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 		rep = replay.Run(ctx, ch.Chain, f, replay.AsRecorded)
 		return nil
 	})
+	// An interrupt is reported as one whatever stage it cut short: loading a
+	// plugin, building the chain or running the exchange.
+	if cerr := ctx.Err(); cerr != nil {
+		if err != nil {
+			cerr = fmt.Errorf("%w (%v)", cerr, err)
+		}
+		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("dryrun interrupted: %w", cerr)}
+	}
 	if err != nil {
 		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("dryrun interrupted: %w", err)}
 	}
 	if format != "text" {
 		if rep.Events == nil {
