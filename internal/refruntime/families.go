@@ -28,7 +28,7 @@ type walkEndedKey struct{}
 
 func (e probeExt) Call(ctx context.Context, point intercept.Point, payload json.RawMessage) (intercept.Answer, error) {
 	ended, _ := ctx.Value(walkEndedKey{}).(*atomic.Bool)
-	if e.bug == "allow-at-tool-before" && ended != nil && ended.Load() {
+	if e.bug == "allow-honoured-at-tool-before" && ended != nil && ended.Load() {
 		return intercept.Answer{Decision: intercept.DecisionContinue}, nil // the walk "ended" at an allow
 	}
 	r := call(ctx, e.c, &abkitv1.ProbeCall{Probe: e.id, Hook: "intercept", Point: string(point), PayloadJson: payload})
@@ -43,7 +43,7 @@ func (e probeExt) Call(ctx context.Context, point intercept.Point, payload json.
 	if e.bug == "allow-outside-perm" && point != intercept.PermissionDecision && (d == intercept.DecisionAllow || d == intercept.DecisionDeny) {
 		d = intercept.DecisionContinue // Bug (D9): allow/deny outside permission.decision accepted.
 	}
-	if e.bug == "allow-at-tool-before" && point == intercept.ToolBefore && d == intercept.DecisionAllow && ended != nil {
+	if e.bug == "allow-honoured-at-tool-before" && point == intercept.ToolBefore && d == intercept.DecisionAllow && ended != nil {
 		// Bug (D9): allow is honoured at tool.before: the walk ends there,
 		// no violation. The dispatcher would flag it, so the harness
 		// answers continue and skips every later call of the dispatch.

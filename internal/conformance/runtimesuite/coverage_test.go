@@ -3,6 +3,9 @@ package runtimesuite
 import (
 	"strings"
 	"testing"
+
+	"github.com/abkit/abkit/internal/conformance/broken"
+	"github.com/abkit/abkit/internal/refruntime"
 )
 
 // TestCoverageNoGaps: every rule of the contracts has runtime cases or a
@@ -35,6 +38,16 @@ func TestCoverageNoGaps(t *testing.T) {
 			if r.Rule == want && len(r.Cases) == 0 {
 				t.Errorf("%s: no runtime case", want)
 			}
+		}
+	}
+}
+
+// TestBugNamesDistinct: a broken runtime's name must not be a broken
+// plugin's, or the self-test would link one binary over the other.
+func TestBugNamesDistinct(t *testing.T) {
+	for b := range refruntime.Bugs {
+		if _, clash := broken.Expect[string(b)]; clash {
+			t.Errorf("refruntime bug %q is also a broken plugin of the plugin suite", b)
 		}
 	}
 }
