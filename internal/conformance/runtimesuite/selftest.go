@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/abkit/abkit/internal/conformance"
@@ -116,71 +118,86 @@ type Row struct {
 // case citing its rule; a broken plugin must fail exactly its expected
 // cases.
 func Selftest(ctx context.Context, impls []Impl, opts conformance.Options) ([]Row, error) {
-	var rows []Row
-	for _, im := range impls {
-		var rep *conformance.Report
-		var err error
-		if im.Kind == "runtime" {
-			// Scenarios are independent sessions, so one runtime process
-			// serves all cases; it is relaunched if a case kills it.
-			ro := opts
-			if ro.Isolation == "" {
-				ro.Isolation = conformance.IsolationSuite
-			}
-			rep, err = conformance.Run(ctx, Suite(), Launcher{Path: im.Path}, ro)
-		} else {
-			rep, err = conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(im.Path, pluginhost.Options{}), opts)
-		}
-		row := Row{Impl: im, Expected: "pass"}
-		if err != nil {
-			row.Problem = err.Error()
-			rows = append(rows, row)
-			continue
-		}
-		var failed []*conformance.CaseResult
-		for i := range rep.Results {
-			if rep.Results[i].Status.Bad() {
-				failed = append(failed, &rep.Results[i])
-				row.CaughtBy = append(row.CaughtBy, rep.Results[i].ID)
-			}
-		}
-		sort.Strings(row.CaughtBy)
-		switch {
-		case im.Reference():
-			row.OK = len(failed) == 0
-			if !row.OK {
-				row.Problem = "a reference implementation failed"
-			}
-		case im.Rule != "":
-			// A runtime bug shows wherever its behaviour is observed, so
-			// other cases may fail too; it must be caught by a case that
-			// cites its rule, and the table lists the citing cases first.
-			row.Expected = im.Rule
-			var citing, other []string
-			for _, f := range failed {
-				if slices.Contains(f.Rules, im.Rule) {
-					citing = append(citing, f.ID)
-				} else {
-					other = append(other, f.ID)
-				}
-			}
-			row.CaughtBy = append(citing, other...)
-			row.OK = len(citing) > 0
-			if !row.OK {
-				row.Problem = "not caught by a case citing " + im.Rule
-			}
-		default:
-			want := append([]string{}, im.Cases...)
-			sort.Strings(want)
-			row.Expected = strings.Join(want, ", ")
-			row.OK = slices.Equal(want, row.CaughtBy)
-			if !row.OK {
-				row.Problem = "failed cases differ from the expected ones"
-			}
-		}
-		rows = append(rows, row)
+	// Implementations run concurrently: a suite run mostly waits (scripted
+	// sleeps, timeouts, process start-up), so 2×GOMAXPROCS of them at once
+	// keep the cores busy; rows keep the order of impls.
+	rows := make([]Row, len(impls))
+	sem := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, im := range impls {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			rows[i] = judge(ctx, im, opts)
+		}()
 	}
+	wg.Wait()
 	return rows, nil
+}
+
+// judge runs one implementation against its suite and judges the report.
+func judge(ctx context.Context, im Impl, opts conformance.Options) Row {
+	var rep *conformance.Report
+	var err error
+	if im.Kind == "runtime" {
+		// Scenarios are independent sessions, so one runtime process
+		// serves all cases; it is relaunched if a case kills it.
+		ro := opts
+		if ro.Isolation == "" {
+			ro.Isolation = conformance.IsolationSuite
+		}
+		rep, err = conformance.Run(ctx, Suite(), Launcher{Path: im.Path}, ro)
+	} else {
+		rep, err = conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(im.Path, pluginhost.Options{}), opts)
+	}
+	row := Row{Impl: im, Expected: "pass"}
+	if err != nil {
+		row.Problem = err.Error()
+		return row
+	}
+	var failed []*conformance.CaseResult
+	for i := range rep.Results {
+		if rep.Results[i].Status.Bad() {
+			failed = append(failed, &rep.Results[i])
+			row.CaughtBy = append(row.CaughtBy, rep.Results[i].ID)
+		}
+	}
+	sort.Strings(row.CaughtBy)
+	switch {
+	case im.Reference():
+		row.OK = len(failed) == 0
+		if !row.OK {
+			row.Problem = "a reference implementation failed"
+		}
+	case im.Rule != "":
+		// A runtime bug shows wherever its behaviour is observed, so
+		// other cases may fail too; it must be caught by a case that
+		// cites its rule, and the table lists the citing cases first.
+		row.Expected = im.Rule
+		var citing, other []string
+		for _, f := range failed {
+			if slices.Contains(f.Rules, im.Rule) {
+				citing = append(citing, f.ID)
+			} else {
+				other = append(other, f.ID)
+			}
+		}
+		row.CaughtBy = append(citing, other...)
+		row.OK = len(citing) > 0
+		if !row.OK {
+			row.Problem = "not caught by a case citing " + im.Rule
+		}
+	default:
+		want := append([]string{}, im.Cases...)
+		sort.Strings(want)
+		row.Expected = strings.Join(want, ", ")
+		row.OK = slices.Equal(want, row.CaughtBy)
+		if !row.OK {
+			row.Problem = "failed cases differ from the expected ones"
+		}
+	}
+	return row
 }
 
 // WriteTable prints the rows: implementation, kind, expected rule, caught
