@@ -168,32 +168,52 @@ func newListCmd(app *App) *cobra.Command {
 
 func newExplainCmd(app *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "explain CASE",
-		Short: "Say what a case does, which rules it checks, and how to fix a failure",
-		Args:  cobra.ExactArgs(1),
+		Use:     "explain CASE",
+		Short:   "Say what a case of either suite does, which rules it checks, and how to fix a failure",
+		Example: "  conformance explain P21/last-exactly-once/zero-frames\n  conformance explain P15/order/6-plugins/allow",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg := conformance.PluginSuite()
-			c, ok := reg.Case(args[0])
-			if !ok {
-				var near []string
+			id := args[0]
+			var found int
+			var near []string
+			// Both suites are searched: a case ID does not say which suite
+			// it belongs to, and an ID in both is explained twice.
+			for _, name := range []string{"plugin", "runtime"} {
+				reg, _ := suite(name)
+				if c, ok := reg.Case(id); ok {
+					if found > 0 {
+						fmt.Fprintln(app.Out)
+					}
+					found++
+					fmt.Fprintf(app.Out, "%s\nsuite: %s\nrules: %s\n%s\n\n%s\n", c.ID, name, strings.Join(c.Rules, ", "), c.Summary, c.Explain)
+					continue
+				}
 				for _, x := range reg.Cases() {
-					if strings.Contains(x.ID, args[0]) || strings.HasPrefix(args[0], strings.SplitN(x.ID, "/", 2)[0]+"/") {
-						near = append(near, x.ID)
+					if strings.Contains(x.ID, id) || strings.HasPrefix(id, strings.SplitN(x.ID, "/", 2)[0]+"/") {
+						near = append(near, x.ID+" ("+name+")")
 					}
 				}
-				msg := fmt.Sprintf("no case %q", args[0])
-				if len(near) > 0 {
-					msg += "; did you mean: " + strings.Join(near, ", ")
-				} else {
-					msg += "; run 'conformance list' for the cases"
-				}
-				return usage(errors.New(msg))
 			}
-			fmt.Fprintf(app.Out, "%s\nrules: %s\n%s\n\n%s\n", c.ID, strings.Join(c.Rules, ", "), c.Summary, c.Explain)
-			return nil
+			if found > 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("no case %q in the plugin or runtime suite", id)
+			switch {
+			case len(near) > maxNear:
+				msg += fmt.Sprintf("; did you mean: %s, … (%d more; run 'conformance list --suite plugin' or 'conformance list --suite runtime')",
+					strings.Join(near[:maxNear], ", "), len(near)-maxNear)
+			case len(near) > 0:
+				msg += "; did you mean: " + strings.Join(near, ", ")
+			default:
+				msg += "; run 'conformance list --suite plugin' or 'conformance list --suite runtime' for the cases"
+			}
+			return usage(errors.New(msg))
 		},
 	}
 }
+
+// maxNear caps the did-you-mean list of explain.
+const maxNear = 8
 
 type runOpts struct {
 	plugin, reattach       string

@@ -145,3 +145,49 @@ func TestSelftestTable(t *testing.T) {
 		t.Errorf("empty --bin dir: exit %d, stderr %q; want 2", code, errs)
 	}
 }
+
+// TestExplainBothSuites: explain finds runtime-suite cases and names the
+// suite of the case it explains; an ID in both suites is explained once per
+// suite; an unknown ID is a usage error (exit 2) that offers near IDs with
+// their suite, or the list commands when nothing is near.
+func TestExplainBothSuites(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		out  []string // in stdout, or stderr for exit 2
+		not  []string
+	}{
+		{"runtime-case", []string{"explain", "P15/order/6-plugins/allow"}, ExitOK,
+			[]string{"P15/order/6-plugins/allow\nsuite: runtime\nrules: P15, P16, P26, P27\n", "OnFinish in reverse order"}, []string{"suite: plugin"}},
+		{"plugin-case", []string{"explain", "P21/last-exactly-once/zero-frames"}, ExitOK,
+			[]string{"suite: plugin\nrules: P21"}, []string{"suite: runtime"}},
+		{"in-both", []string{"explain", "P17/body-write/declared-only"}, ExitOK,
+			[]string{"suite: plugin", "suite: runtime"}, nil},
+		{"unknown-near", []string{"explain", "P15/order/7-plugins/allow"}, ExitUsage,
+			[]string{`no case "P15/order/7-plugins/allow" in the plugin or runtime suite`, "did you mean: ", "(runtime)"}, nil},
+		{"unknown-far", []string{"explain", "Z9/no-such-case"}, ExitUsage,
+			[]string{`no case "Z9/no-such-case"`, "run 'conformance list --suite plugin' or 'conformance list --suite runtime'"}, []string{"did you mean"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := run(t, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
+			}
+			where := out
+			if code == ExitUsage {
+				where = errs
+			}
+			for _, w := range c.out {
+				if !strings.Contains(where, w) {
+					t.Errorf("no %q in:\n%s", w, where)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(where, w) {
+					t.Errorf("unexpected %q in:\n%s", w, where)
+				}
+			}
+		})
+	}
+}
