@@ -345,7 +345,16 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 		factories = append(factories, f)
 	}
 	spec := pipeline.Spec{Direction: dir, Mode: pipeline.Mode(sc.GetMode())}
+	named := map[string]bool{}
 	for _, e := range sc.GetEntries() {
+		if s.opts.Bug == "duplicate-names-accepted" && e.GetPlugin() != "" {
+			// Bug (P1): a chain keyed by plugin name; a second entry of a
+			// name is silently dropped instead of failing the build.
+			if named[e.GetPlugin()] {
+				continue
+			}
+			named[e.GetPlugin()] = true
+		}
 		spec.Entries = append(spec.Entries, pipeline.Entry{Plugin: e.GetPlugin(), Config: e.GetConfigJson(), OnError: pipeline.OnError(e.GetOnError())})
 	}
 	run := &abkitv1.PipelineRun{}

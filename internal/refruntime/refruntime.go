@@ -63,6 +63,7 @@ var Bugs = map[Bug]string{
 	"last-twice":                    "P21",
 	"unknown-field-accepted":        "D8",
 	"allow-honoured-at-tool-before": "D9",
+	"duplicate-names-accepted":      "P1",
 }
 
 // Options configure the runtime.

@@ -492,7 +492,8 @@ func addPipelineCases(r *conformance.Registry) {
 			}
 		}))
 
-	// Build checks P6–P11: every misconfiguration, all errors reported.
+	// Build checks P1 (two entries of one name, an entry naming no plugin)
+	// and P6–P11: every misconfiguration, all errors reported.
 	w := &abkitv1.Capabilities{ReadsBody: true, WritesResponseBody: true}
 	wOnly := &abkitv1.Capabilities{WritesResponseBody: true} // reads_body by P4 only
 	for _, b := range []struct {
@@ -502,6 +503,9 @@ func addPipelineCases(r *conformance.Registry) {
 		mode    string
 		want    []string // rule(plugin), sorted
 	}{
+		{"P1/duplicate-name", []plug{{name: "a"}}, []string{"a", "a"}, "", []string{"P1(a)"}},
+		{"P1/empty-name", []plug{{name: "a"}}, []string{"a", ""}, "", []string{"P1()"}},
+		{"P1/all-errors", []plug{{name: "a"}, {name: "b"}}, []string{"a", "b", "a", "", "ghost", "b"}, "", []string{"P1()", "P1(a)", "P1(b)", "P6(ghost)"}},
 		{"P6/unknown-name", []plug{{name: "a"}}, []string{"a", "ghost"}, "", []string{"P6(ghost)"}},
 		{"P6/config-without-schema", []plug{{name: "a"}}, []string{"a:{\"x\":1}"}, "", []string{"P6(a)"}},
 		{"P6/off-dropped", []plug{{name: "a"}}, []string{"a", "ghost!off"}, "", nil},

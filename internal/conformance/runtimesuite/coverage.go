@@ -6,7 +6,6 @@ import "github.com/abkit/abkit/internal/conformance"
 // owed by plugins, not by the runtime that hosts them, or the runtime's side
 // is not observable through the runtime protocol.
 var reasons = map[string]string{
-	"P1": "owed by plugins (a non-empty, case-sensitive name); checked by the plugin suite. The runtime gets its plugins' names from the scenario and has nothing of its own to prove",
 	"P2": "owed by plugins (every instance of a factory reports the same capabilities); checked by the plugin suite",
 	"P3": "owed by plugins (which capability fields they declare); checked by the plugin suite. The runtime's reading of the fields is checked under P4, P9-P11 and P18",
 	"P5": "owed by plugins (a one-line description of at most 80 runes); checked by the plugin suite",

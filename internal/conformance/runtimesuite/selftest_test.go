@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 
 // TestSelftest is the acceptance test of the runtime suite: the reference
 // runtime and the example plugins pass everything; each broken runtime is
-// caught by a case citing its rule (P6 P9 P16 P20 P21 P23 P26 P27 P28 D8
+// caught by a case citing its rule (P1 P6 P9 P16 P20 P21 P23 P26 P27 P28 D8
 // D9 D13 D15 D18 D19 H3 H5; other cases observing the same bug may fail
 // too); each broken plugin fails exactly its expected cases.
 func TestSelftest(t *testing.T) {
