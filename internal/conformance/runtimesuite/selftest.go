@@ -121,10 +121,20 @@ func Selftest(ctx context.Context, impls []Impl, opts conformance.Options) ([]Ro
 	// Implementations run concurrently: a suite run mostly waits (scripted
 	// sleeps, timeouts, process start-up), so 2×GOMAXPROCS of them at once
 	// keep the cores busy; rows keep the order of impls.
+	//
+	// Broken implementations start first: the cases they fail wait out
+	// their timeouts, so they are the long runs, and the short reference
+	// runs fill the tail instead of a long run starting last.
 	rows := make([]Row, len(impls))
+	order := make([]int, len(impls))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return !impls[order[a]].Reference() && impls[order[b]].Reference() })
 	sem := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for i, im := range impls {
+	for _, i := range order {
+		im := impls[i]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
