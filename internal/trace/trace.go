@@ -78,8 +78,8 @@ type Event struct {
 func FrameIndex(i int) *int { return &i }
 
 // Recorder collects events. A nil *Recorder records nothing and costs a nil
-// check, so runtimes keep tracing off for free. It is safe for concurrent
-// use.
+// check, so runtimes keep tracing off for free. The zero Recorder is ready
+// to use. It is safe for concurrent use.
 type Recorder struct {
 	mu     sync.Mutex
 	events []Event
@@ -98,6 +98,14 @@ func (r *Recorder) Now() time.Time {
 	if r == nil {
 		return time.Time{}
 	}
+	return r.clock()
+}
+
+// clock returns the recorder's time source; a zero Recorder has none set.
+func (r *Recorder) clock() time.Time {
+	if r.now == nil {
+		return time.Now()
+	}
 	return r.now()
 }
 
@@ -113,14 +121,29 @@ func (r *Recorder) Add(e Event) int {
 	return e.Seq
 }
 
-// Events returns a copy of the events recorded so far.
+// Events returns a deep copy of the events recorded so far.
 func (r *Recorder) Events() []Event {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Event(nil), r.events...)
+	if len(r.events) == 0 {
+		return nil // as before: callers may marshal it
+	}
+	out := make([]Event, len(r.events))
+	for i, e := range r.events {
+		out[i] = e.clone()
+	}
+	return out
+}
+
+// clone copies e so that the copy shares no Frame pointer with it.
+func (e Event) clone() Event {
+	if e.Frame != nil {
+		e.Frame = FrameIndex(*e.Frame)
+	}
+	return e
 }
 
 // Since returns the nanoseconds since start, or 0 when r is nil.
@@ -128,7 +151,7 @@ func (r *Recorder) Since(start time.Time) int64 {
 	if r == nil {
 		return 0
 	}
-	return r.now().Sub(start).Nanoseconds()
+	return r.clock().Sub(start).Nanoseconds()
 }
 
 // Trace is a whole run: the events, and warnings that belong to no single
@@ -143,6 +166,7 @@ type Trace struct {
 func WithoutDurations(events []Event) []Event {
 	out := make([]Event, len(events))
 	for i, e := range events {
+		e = e.clone()
 		e.DurationNS = 0
 		out[i] = e
 	}

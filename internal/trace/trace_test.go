@@ -1,0 +1,185 @@
+package trace
+
+import (
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A nil recorder records nothing, never reads the clock and never panics:
+// runtimes rely on it to keep tracing off for free.
+func TestNilRecorder(t *testing.T) {
+	var r *Recorder
+	if r.Enabled() {
+		t.Fatal("nil recorder reports Enabled")
+	}
+	if got := r.Now(); !got.IsZero() {
+		t.Fatalf("nil Now() = %v, want zero time", got)
+	}
+	if got := r.Since(time.Now().Add(-time.Hour)); got != 0 {
+		t.Fatalf("nil Since = %d, want 0", got)
+	}
+	if seq := r.Add(Event{Hook: HookOnRequest}); seq != 0 {
+		t.Fatalf("nil Add = %d, want 0", seq)
+	}
+	if ev := r.Events(); ev != nil {
+		t.Fatalf("nil Events = %v, want nil", ev)
+	}
+}
+
+// A zero Recorder (not made by NewRecorder) is usable: it must not panic on
+// a missing clock.
+func TestZeroRecorder(t *testing.T) {
+	var r Recorder
+	start := r.Now()
+	if start.IsZero() {
+		t.Fatal("zero Recorder Now() returned the zero time")
+	}
+	if d := r.Since(start); d < 0 {
+		t.Fatalf("Since = %d, want >= 0", d)
+	}
+	if seq := r.Add(Event{}); seq != 1 {
+		t.Fatalf("first Add = %d, want 1", seq)
+	}
+}
+
+// Seq numbers events 1..n with no gap or duplicate under concurrent Add, and
+// each event's stored Seq matches its position.
+func TestSeqConcurrent(t *testing.T) {
+	r := NewRecorder()
+	const workers, each = 8, 200
+	returned := make(chan int, workers*each)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				returned <- r.Add(Event{Plugin: "p", Frame: FrameIndex(w*each + i)})
+			}
+		}()
+	}
+	wg.Wait()
+	close(returned)
+	seen := make(map[int]bool)
+	for s := range returned {
+		if seen[s] {
+			t.Fatalf("Add returned seq %d twice", s)
+		}
+		seen[s] = true
+	}
+	ev := r.Events()
+	if len(ev) != workers*each {
+		t.Fatalf("got %d events, want %d", len(ev), workers*each)
+	}
+	for i, e := range ev {
+		if e.Seq != i+1 {
+			t.Fatalf("event %d has Seq %d, want %d", i, e.Seq, i+1)
+		}
+		if !seen[e.Seq] {
+			t.Fatalf("event Seq %d was never returned by Add", e.Seq)
+		}
+	}
+}
+
+// Events returns a copy: changing it (including through Frame) does not
+// change the recorder.
+func TestEventsCopy(t *testing.T) {
+	r := NewRecorder()
+	r.Add(Event{Plugin: "a", Frame: FrameIndex(3)})
+	ev := r.Events()
+	ev[0].Plugin = "changed"
+	*ev[0].Frame = 99
+	again := r.Events()
+	if again[0].Plugin != "a" || *again[0].Frame != 3 {
+		t.Fatalf("recorder changed through Events copy: %+v frame %d", again[0], *again[0].Frame)
+	}
+}
+
+func TestWithoutDurations(t *testing.T) {
+	in := []Event{{Seq: 1, Plugin: "a", DurationNS: 5, Frame: FrameIndex(2)}, {Seq: 2, Plugin: "b", DurationNS: 7}}
+	out := WithoutDurations(in)
+	if len(out) != 2 {
+		t.Fatalf("len = %d", len(out))
+	}
+	for i, e := range out {
+		if e.DurationNS != 0 {
+			t.Fatalf("event %d duration %d, want 0", i, e.DurationNS)
+		}
+		if e.Seq != in[i].Seq || e.Plugin != in[i].Plugin {
+			t.Fatalf("event %d changed beyond duration: %+v", i, e)
+		}
+	}
+	if in[0].DurationNS != 5 || in[1].DurationNS != 7 {
+		t.Fatal("WithoutDurations modified its input")
+	}
+	*out[0].Frame = 42
+	if *in[0].Frame != 2 {
+		t.Fatal("WithoutDurations output shares Frame with its input")
+	}
+	if got := WithoutDurations(nil); len(got) != 0 {
+		t.Fatalf("nil input gave %v", got)
+	}
+}
+
+// The golden form: two-space indent, fields in declaration order, omitempty
+// fields absent, frame 0 present, an empty trace has "events": [] and no
+// warnings key. Changing this breaks every golden file.
+func TestMarshalIndentStable(t *testing.T) {
+	tr := Trace{Events: []Event{
+		{Seq: 1, Family: FamilyPipeline, Direction: "outbound", Hook: HookOnResponseFrame, Plugin: "p", Frame: FrameIndex(0), Last: true, Action: "reject", Reason: "r", Status: 451, Shadow: true, DurationNS: 9},
+		{Seq: 2, Family: FamilyIntercept, Hook: "tool.before", Plugin: "x", Action: "continue", Phase: "walk"},
+	}, Warnings: []string{"w"}}
+	got, err := tr.MarshalIndent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "events": [
+    {
+      "seq": 1,
+      "family": "P",
+      "direction": "outbound",
+      "hook": "on_response_frame",
+      "plugin": "p",
+      "frame": 0,
+      "last": true,
+      "action": "reject",
+      "reason": "r",
+      "status": 451,
+      "shadow": true,
+      "duration_ns": 9
+    },
+    {
+      "seq": 2,
+      "family": "D",
+      "hook": "tool.before",
+      "plugin": "x",
+      "action": "continue",
+      "phase": "walk",
+      "duration_ns": 0
+    }
+  ],
+  "warnings": [
+    "w"
+  ]
+}`
+	if string(got) != want {
+		t.Fatalf("MarshalIndent:\n%s\nwant:\n%s", got, want)
+	}
+	empty, err := Trace{}.MarshalIndent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(empty) != "{\n  \"events\": []\n}" {
+		t.Fatalf("empty trace = %q", empty)
+	}
+	var back Trace
+	if err := json.Unmarshal(got, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Events) != 2 || *back.Events[0].Frame != 0 || back.Events[1].Frame != nil {
+		t.Fatalf("round trip lost fields: %+v", back.Events)
+	}
+}
