@@ -51,6 +51,10 @@ input leaves nothing behind. Bodies over 32 MiB are refused.`,
 		Example: "  curl -sN https://api.example.com/v1/chat/completions ... > body.sse\n  abctl fixture import --sse body.sse --request req.http --out chat.fixture",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
 			if direction != "" && direction != "inbound" && direction != "outbound" {
 				return usageErr(fmt.Errorf("--direction %q: want inbound or outbound", direction))
 			}
@@ -58,7 +62,7 @@ input leaves nothing behind. Bodies over 32 MiB are refused.`,
 				if sse != "" || jsonBody != "" || request != "" {
 					return usageErr(errors.New("--har goes alone: not with --sse, --json or --request"))
 				}
-				return importHAR(o, har, out, direction)
+				return importHAR(o, format, har, out, direction)
 			}
 			f, err := loadExchange(nil, sse, jsonBody, request)
 			if err != nil {
@@ -78,8 +82,7 @@ input leaves nothing behind. Bodies over 32 MiB are refused.`,
 			if err := fixture.WriteFile(out, f); err != nil {
 				return readErr(err)
 			}
-			fmt.Fprintln(o.app.Out, out)
-			return nil
+			return printWritten(o, format, []string{out})
 		},
 	}
 	fl := c.Flags()
@@ -93,7 +96,21 @@ input leaves nothing behind. Bodies over 32 MiB are refused.`,
 	return c
 }
 
-func importHAR(o *globalOpts, har, out, direction string) error {
+// printWritten prints the fixture files written: one per line, or in
+// json|yaml as {"written": [...]}.
+func printWritten(o *globalOpts, format string, paths []string) error {
+	if format != "table" {
+		return writeData(o.app.Out, format, struct {
+			Written []string `json:"written"`
+		}{paths})
+	}
+	for _, p := range paths {
+		fmt.Fprintln(o.app.Out, p)
+	}
+	return nil
+}
+
+func importHAR(o *globalOpts, format, har, out, direction string) error {
 	data, err := os.ReadFile(har)
 	if err != nil {
 		return readErr(err)
@@ -122,13 +139,14 @@ func importHAR(o *globalOpts, har, out, direction string) error {
 		}
 		files = append(files, file{filepath.Join(out, harName(i, f)), b})
 	}
+	written := []string{}
 	for _, f := range files {
 		if err := fixture.WriteAtomic(f.path, f.data); err != nil {
 			return readErr(err)
 		}
-		fmt.Fprintln(o.app.Out, f.path)
+		written = append(written, f.path)
 	}
-	return nil
+	return printWritten(o, format, written)
 }
 
 func harName(i int, f *fixture.Fixture) string {
@@ -173,14 +191,37 @@ exit code is 3 when any file is malformed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			type result struct {
+				File  string `json:"file"`
+				OK    bool   `json:"ok"`
+				Error string `json:"error,omitempty"`
+			}
+			results := []result{}
 			bad := 0
 			for _, a := range args {
 				if _, err := fixture.ReadFile(a); err != nil {
+					// The message goes to stderr in every format; json
+					// and yaml also carry it in the data.
 					fmt.Fprintf(o.app.Err, "%v\n", err)
+					results = append(results, result{File: a, Error: err.Error()})
 					bad++
 					continue
 				}
-				fmt.Fprintf(o.app.Out, "%s: ok\n", a)
+				results = append(results, result{File: a, OK: true})
+				if format == "table" {
+					fmt.Fprintf(o.app.Out, "%s: ok\n", a)
+				}
+			}
+			if format != "table" {
+				if err := writeData(o.app.Out, format, struct {
+					Files []result `json:"files"`
+				}{results}); err != nil {
+					return err
+				}
 			}
 			if bad > 0 {
 				return &ExitError{Code: ExitRead}

@@ -39,6 +39,10 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
                turn comes, so memory is bounded by N, not the corpus`,
 		Example: "  abctl replay fixtures/*/\n  abctl replay --chain chain.yaml --fixtures recorded --golden golden --update\n  abctl replay --rechunk --shard 2/4 --junit replay.xml fixtures/*/",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
 			var suites []replay.SuiteOptions
 			base := replay.SuiteOptions{Factories: o.app.pipeline(), Update: update, Rechunk: rechunk, Parallel: parallel}
 			if shard != "" {
@@ -73,29 +77,49 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 			}
 			p := outPainter(o.app, o.noColor)
 			var all []replay.Suite
+			rep := replayReport{Suites: []replaySuiteReport{}}
 			failed, total := 0, 0
+			// In json and yaml the report is printed once at the end; the
+			// text lines stream as each suite finishes.
+			text := format == "table"
 			for _, s := range suites {
 				res, err := replay.RunSuite(cmd.Context(), s)
 				if err != nil {
 					return readErr(fmt.Errorf("%s: %w", s.Fixtures, err))
 				}
 				all = append(all, replay.Suite{Name: filepath.Clean(s.Fixtures), Results: res})
+				sr := replaySuiteReport{Name: filepath.Clean(s.Fixtures), Cases: []replayCaseReport{}}
 				for _, r := range res {
 					total++
 					name := filepath.Join(filepath.Clean(s.Fixtures), r.Name+fixture.Ext)
+					cr := replayCaseReport{Fixture: name}
 					switch {
 					case r.Err != nil:
 						failed++
-						fmt.Fprintf(o.app.Out, "%s %s\n  %v\n", p.red("ERROR"), name, r.Err)
+						cr.Result, cr.Error = "error", r.Err.Error()
+						if text {
+							fmt.Fprintf(o.app.Out, "%s %s\n  %v\n", p.red("ERROR"), name, r.Err)
+						}
 					case r.Diff != "":
 						failed++
-						fmt.Fprintf(o.app.Out, "%s %s\n%s\n", p.red("FAIL"), name, indent(r.Diff))
+						cr.Result, cr.Diff = "fail", r.Diff
+						if text {
+							fmt.Fprintf(o.app.Out, "%s %s\n%s\n", p.red("FAIL"), name, indent(r.Diff))
+						}
 					case r.Updated:
-						fmt.Fprintf(o.app.Out, "%s %s\n", p.yellow("updated"), name)
+						cr.Result = "updated"
+						if text {
+							fmt.Fprintf(o.app.Out, "%s %s\n", p.yellow("updated"), name)
+						}
 					default:
-						fmt.Fprintf(o.app.Out, "%s %s\n", p.green("ok"), name)
+						cr.Result = "ok"
+						if text {
+							fmt.Fprintf(o.app.Out, "%s %s\n", p.green("ok"), name)
+						}
 					}
+					sr.Cases = append(sr.Cases, cr)
 				}
+				rep.Suites = append(rep.Suites, sr)
 			}
 			if junit != "" {
 				b, err := replay.JUnit(all)
@@ -106,7 +130,14 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 					return readErr(fmt.Errorf("junit: %w", err))
 				}
 			}
-			fmt.Fprintf(o.app.Out, "%d fixture(s), %d failed\n", total, failed)
+			if text {
+				fmt.Fprintf(o.app.Out, "%d fixture(s), %d failed\n", total, failed)
+			} else {
+				rep.Total, rep.Failed = total, failed
+				if err := writeData(o.app.Out, format, rep); err != nil {
+					return err
+				}
+			}
 			if failed > 0 {
 				return &ExitError{Code: ExitFindings}
 			}
@@ -124,6 +155,27 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 	f.IntVarP(&parallel, "parallel", "p", 4, "fixtures replayed at once")
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	return c
+}
+
+// replayReport is replay's -o json|yaml form. It holds no durations, so
+// two runs over the same corpus print the same bytes.
+type replayReport struct {
+	Suites []replaySuiteReport `json:"suites"`
+	Total  int                 `json:"total"`
+	Failed int                 `json:"failed"`
+}
+
+type replaySuiteReport struct {
+	Name  string             `json:"name"`
+	Cases []replayCaseReport `json:"cases"`
+}
+
+type replayCaseReport struct {
+	Fixture string `json:"fixture"`
+	// Result is ok, fail (a diff), error (unusable) or updated.
+	Result string `json:"result"`
+	Diff   string `json:"diff,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 func parseShard(s string) (int, int, error) {
