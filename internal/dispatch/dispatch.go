@@ -213,6 +213,11 @@ type Dispatcher struct {
 	done      chan struct{}
 	closeOnce sync.Once
 	workerWG  sync.WaitGroup
+	// sendMu orders queueing against Close: broadcast queues under the read
+	// lock, Close sets closed under the write lock before the worker's final
+	// drain, so no event is queued after the drain and lost unnoticed.
+	sendMu sync.RWMutex
+	closed bool
 }
 
 type warnKey struct {
@@ -353,7 +358,12 @@ func (d *Dispatcher) Chain(point intercept.Point) []string {
 // Close stops the event worker after it has delivered the events already
 // queued. Dispatches after Close fail with ErrClosed. Close is idempotent.
 func (d *Dispatcher) Close() error {
-	d.closeOnce.Do(func() { close(d.done) })
+	d.closeOnce.Do(func() {
+		d.sendMu.Lock()
+		d.closed = true
+		d.sendMu.Unlock()
+		close(d.done)
+	})
 	d.workerWG.Wait()
 	return nil
 }
@@ -383,8 +393,9 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) 
 	}
 	res := Result{Payload: orig, Value: req.Payload}
 	w := walk{d: d, pt: pt, rec: req.Trace, tool: toolName(host), provider: req.Provider}
+	_, hostRaw := req.Payload.(json.RawMessage)
 	if intercept.IsEventOnly(point) {
-		d.broadcast(&w, orig)
+		d.broadcast(&w, orig, hostRaw)
 		res.Warnings = w.warnings
 		return res, nil
 	}
@@ -486,7 +497,7 @@ walkLoop:
 	if curVal != nil {
 		res.Payload, res.Value, res.Changed = cur, curVal, true
 	}
-	d.broadcast(&w, res.Payload)
+	d.broadcast(&w, res.Payload, hostRaw && !res.Changed)
 	res.Warnings = w.warnings
 	return res, nil
 }
@@ -616,11 +627,17 @@ func safeNotify(ext intercept.Extension, point intercept.Point, payload json.Raw
 }
 
 // broadcast queues the final payload for every observer (D20) without
-// blocking; a full queue drops the event with a warning.
-func (d *Dispatcher) broadcast(w *walk, payload json.RawMessage) {
+// blocking; a full queue, or a Close that won the race with this dispatch,
+// drops the event with a warning. hostBytes says payload is the host's own
+// buffer (D11), which the host may reuse once Dispatch returns, so the
+// queued event takes a copy.
+func (d *Dispatcher) broadcast(w *walk, payload json.RawMessage, hostBytes bool) {
 	pt := w.pt
 	if len(pt.observers) == 0 && len(pt.condObs) == 0 {
 		return
+	}
+	if hostBytes {
+		payload = bytes.Clone(payload)
 	}
 	job := eventJob{pt: pt, payload: payload, tool: w.tool, provider: w.provider}
 	if w.rec.Enabled() {
@@ -629,10 +646,22 @@ func (d *Dispatcher) broadcast(w *walk, payload json.RawMessage) {
 				Phase: "event", Action: "notify"})
 		})
 	}
-	select {
-	case d.events <- job:
-	default:
+	d.sendMu.RLock()
+	closed := d.closed
+	queued := false
+	if !closed {
+		select {
+		case d.events <- job:
+			queued = true
+		default:
+		}
+	}
+	d.sendMu.RUnlock()
+	if !queued {
 		msg := fmt.Sprintf("event queue full; dropped the %s event (D20)", pt.point)
+		if closed {
+			msg = fmt.Sprintf("dispatcher closed during the operation; dropped the %s event (D20)", pt.point)
+		}
 		if d.warn(warnKey{-1, KindEventDrop}, Warning{Point: pt.point, Kind: KindEventDrop, Message: msg}) {
 			w.warnings = append(w.warnings, msg)
 		}
