@@ -210,3 +210,21 @@ func TestExampleBinariesRunDirectly(t *testing.T) {
 		}
 	}
 }
+
+// A hook that hangs past the request's deadline, which comes before the
+// call timeout, fails with ErrDeadline and names the bound that was hit,
+// not the longer call timeout (P28: the same path carries a finish
+// deadline).
+func TestHangPastCallerDeadline(t *testing.T) {
+	_, c := loadHelper(t, "hang")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res := c.Run(ctx, pipeline.Request{Method: "GET", URL: "/"}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
+	ce := callError(res.Err)
+	if ce == nil || !errors.Is(ce, pluginhost.ErrDeadline) || !errors.Is(ce, context.DeadlineExceeded) {
+		t.Fatalf("err %v: want a *CallError wrapping ErrDeadline and context.DeadlineExceeded", res.Err)
+	}
+	if msg := ce.Error(); !strings.Contains(msg, "the caller's") || !strings.Contains(msg, "deadline of 2") {
+		t.Errorf("error %q does not name the caller's ~200ms deadline", msg)
+	}
+}

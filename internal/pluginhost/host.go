@@ -131,6 +131,13 @@ func (e *CallError) Unwrap() error { return e.Err }
 // ErrExited is wrapped by CallError when the plugin process is gone.
 var ErrExited = errors.New("plugin process exited")
 
+// ErrDeadline is wrapped by CallError (together with
+// context.DeadlineExceeded) when the plugin did not answer a call within its
+// bound: the caller's deadline or the call timeout, whichever came first.
+// For OnFinish that bound is the finish deadline (P28), so an overrun shows
+// up here rather than as the runtime's abandonment.
+var ErrDeadline = errors.New("no answer within the deadline")
+
 // Plugin is one running plugin binary.
 type Plugin struct {
 	path   string
@@ -325,11 +332,22 @@ func (p *Plugin) callCtx(ctx context.Context) (context.Context, context.CancelFu
 // callErr turns a transport failure into a *CallError naming the plugin and
 // the call, with the panic the process printed if it died.
 func (p *Plugin) callErr(call string, err error) error {
+	return p.callErrWithin(call, err, 0)
+}
+
+// callErrWithin is callErr for a call whose bound was computed from the
+// caller's deadline; bound, when set and shorter than the call timeout, is
+// named in a deadline error so the message says which limit was hit.
+func (p *Plugin) callErrWithin(call string, err error, bound time.Duration) error {
 	ce := &CallError{Plugin: p.name, Call: call, Err: err}
 	code := status.Code(err)
 	switch code {
 	case codes.DeadlineExceeded:
-		ce.Err = fmt.Errorf("no answer within the deadline (call timeout %s): %w", p.opts.CallTimeout, context.DeadlineExceeded)
+		if bound > 0 && bound < p.opts.CallTimeout {
+			ce.Err = fmt.Errorf("%w of %s (the caller's; call timeout %s): %w", ErrDeadline, bound.Round(time.Millisecond), p.opts.CallTimeout, context.DeadlineExceeded)
+		} else {
+			ce.Err = fmt.Errorf("%w (call timeout %s): %w", ErrDeadline, p.opts.CallTimeout, context.DeadlineExceeded)
+		}
 	case codes.Canceled:
 		ce.Err = fmt.Errorf("call cancelled: %w", context.Canceled)
 	}

@@ -295,13 +295,15 @@ func (r *remote) call(ctx context.Context, ex *gateway.Exchange, name string, fi
 	}
 	req.CtxErr = ctxErrName(ctx)
 	cctx, cancel := r.p.hookCtx(ctx)
+	dl, _ := cctx.Deadline()
+	bound := time.Until(dl)
 	resp, err := f(cctx, req)
 	cancel()
 	if final {
 		hx.final.Store(true)
 	}
 	if err != nil {
-		panic(r.p.callErr(name, err))
+		panic(r.p.callErrWithin(name, err, bound))
 	}
 	hx.applyWrites(ex, resp.GetWrites())
 	hx.extensionsIn(ex, resp.GetExtensions())
