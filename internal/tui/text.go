@@ -24,21 +24,42 @@ func fit(s string, w int) string {
 }
 
 // wrap breaks s into lines of at most w cells, indenting continuation lines
-// by indent spaces.
+// by indent spaces. The first indent cells of s (a label) stay on the
+// first line and the rest is wrapped once at w-indent, so a line broken
+// after a hyphen is not joined back with a space.
 func wrap(s string, w, indent int) []string {
 	if w <= indent+4 {
 		return []string{s}
 	}
-	out := strings.Split(ansi.Wrap(s, w, " ,|/"), "\n")
-	if len(out) <= 1 || indent == 0 {
-		return out
+	if indent == 0 || ansi.StringWidth(s) <= w {
+		return strings.Split(ansi.Wrap(s, w, " ,|/"), "\n")
 	}
-	rest := strings.Split(ansi.Wrap(strings.Join(out[1:], " "), w-indent, " ,|/"), "\n")
+	i := cutAt(s, indent)
+	head, body := s[:i], s[i:]
+	out := strings.Split(ansi.Wrap(body, w-indent, " ,|/"), "\n")
 	pad := strings.Repeat(" ", indent)
-	for i := range rest {
-		rest[i] = pad + rest[i]
+	for i := range out {
+		if i == 0 {
+			out[i] = head + out[i]
+		} else {
+			out[i] = pad + out[i]
+		}
 	}
-	return append(out[:1], rest...)
+	return out
+}
+
+// cutAt returns the byte offset in s after its first n cells, escape
+// sequences included up to there.
+func cutAt(s string, n int) int {
+	var state byte
+	i, cells := 0, 0
+	for i < len(s) && cells < n {
+		_, w, adv, st := ansi.DecodeSequence(s[i:], state, nil)
+		state = st
+		i += adv
+		cells += w
+	}
+	return i
 }
 
 // window returns the first row to show so that cursor is visible in a
