@@ -90,7 +90,14 @@ type ReadError struct {
 	Err    error
 }
 
-func (e *ReadError) Error() string { return e.Source + ": " + e.Err.Error() }
+func (e *ReadError) Error() string {
+	msg := e.Err.Error()
+	// A positioned error already starts with the file, as "FILE:3:5: …".
+	if strings.HasPrefix(msg, e.Source+":") {
+		return msg
+	}
+	return e.Source + ": " + msg
+}
 func (e *ReadError) Unwrap() error { return e.Err }
 
 func readErr(source string, format string, args ...any) *ReadError {

@@ -68,3 +68,49 @@ func TestNormalisedCapabilities(t *testing.T) {
 		t.Errorf("writes_response_body without reads_body after loading (P4)")
 	}
 }
+
+// TestChainDecodeErrorsNameFieldAndFix: a chain file that does not decode
+// is reported once with file:line:column, the field's path, and what to do:
+// the known fields (and the nearest one) for an unknown key, the field for
+// a value of the wrong type.
+func TestChainDecodeErrorsNameFieldAndFix(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          []string
+	}{
+		{"unknown entry field yaml", "inbound:\n  - name: a\n    onerror: observe\n",
+			[]string{"c.yaml:3:5: ", `unknown field "onerror" in inbound[0]`, `did you mean "on_error"?`, "known fields: name, on_error, config"}},
+		{"unknown top-level field", "mode: proxy\ninbund:\n  - name: a\n",
+			[]string{"c.yaml:2:1: ", `unknown field "inbund"`, `did you mean "inbound"?`, "known fields: mode, inbound, outbound, extensions, hooks, tool_policy"}},
+		{"unknown field no near name", "hooks:\n  - plugin: h\n    zzzzzzzz: 1\n",
+			[]string{"c.yaml:3:5: ", `unknown field "zzzzzzzz" in hooks[0]`, "known fields: plugin, id, order, policy"}},
+		{"unknown field json", "{\"outbound\": [{\"nmae\": \"x\"}]}\n",
+			[]string{"c.yaml:1:", `unknown field "nmae" in outbound[0]`, `did you mean "name"?`}},
+		{"wrong type", "mode: proxy\ninbound: 5\n",
+			[]string{"c.yaml:2:10: ", "inbound: ", "sequence"}},
+		{"wrong type nested", "extensions:\n  - plugin: p\n    priority: high\n",
+			[]string{"c.yaml:3:15: ", "extensions[0].priority: "}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadChainFile(p)
+			if err == nil {
+				t.Fatal("decoded without error")
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			// The file is named once, not "c.yaml: c.yaml:3:5".
+			if n := strings.Count(msg, p); n != 1 {
+				t.Errorf("error %q names the file %d times, want 1", msg, n)
+			}
+		})
+	}
+}

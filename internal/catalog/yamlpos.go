@@ -91,3 +91,65 @@ func (p positions) line(path string) int {
 	}
 	return 0
 }
+
+// pathAt returns the YAML path of the key or value that starts at line and
+// column of data, such as "$.inbound[0].on_error", or "" when none does.
+func pathAt(data []byte, line, col int) string {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil || len(f.Docs) == 0 || f.Docs[0] == nil || f.Docs[0].Body == nil {
+		return ""
+	}
+	found := ""
+	at := func(n ast.Node) bool {
+		if n == nil {
+			return false
+		}
+		tk := n.GetToken()
+		return tk != nil && tk.Position != nil && tk.Position.Line == line && tk.Position.Column == col
+	}
+	var visit func(path string, n ast.Node)
+	visit = func(path string, n ast.Node) {
+		if found != "" || n == nil {
+			return
+		}
+		if at(n) {
+			found = path
+			return
+		}
+		switch n := n.(type) {
+		case *ast.MappingNode:
+			for _, mv := range n.Values {
+				visit(path, mv)
+			}
+		case *ast.MappingValueNode:
+			if n.Key == nil {
+				return
+			}
+			p := path + "." + keyName(n.Key)
+			if at(n.Key) {
+				found = p
+				return
+			}
+			visit(p, n.Value)
+		case *ast.SequenceNode:
+			for i, v := range n.Values {
+				visit(fmt.Sprintf("%s[%d]", path, i), v)
+			}
+		case *ast.TagNode:
+			visit(path, n.Value)
+		case *ast.AnchorNode:
+			visit(path, n.Value)
+		}
+	}
+	visit("$", f.Docs[0].Body)
+	return found
+}
+
+// keyName is a mapping key as written, without the quotes a JSON or quoted
+// YAML key carries in its source form.
+func keyName(k ast.MapKeyNode) string {
+	if s, ok := k.(*ast.StringNode); ok {
+		return s.Value
+	}
+	return k.String()
+}
