@@ -180,11 +180,18 @@ func ValidateChain(cf *ChainFile, c *Catalog) []Finding {
 					path = "$." + dir.String()
 				}
 			}
+			fix := re.Fix
+			if re.Rule == "P6" && re.Plugin != "" {
+				if _, known := lookup(re.Plugin); !known {
+					// A misspelt name: say which registered one was meant.
+					fix = suggest(re.Plugin, registered, fix)
+				}
+			}
 			if path == "$.mode" {
-				add(path, re.Plugin, re.Rule, re.Fix, "%s", re.Msg)
+				add(path, re.Plugin, re.Rule, fix, "%s", re.Msg)
 				continue
 			}
-			add(path, re.Plugin, re.Rule, re.Fix, "%s chain: %s", dir, entriesToLines(cf, dir, re.Msg))
+			add(path, re.Plugin, re.Rule, fix, "%s chain: %s", dir, entriesToLines(cf, dir, re.Msg))
 		}
 		lintBodies(cf, dir, entries, c, add)
 	}
@@ -255,7 +262,7 @@ func validateExtensions(cf *ChainFile, c *Catalog, add func(path, plugin, rule, 
 		}
 		d, ok := c.Lookup(e.Plugin)
 		if !ok || d.Extension == nil {
-			add(base+".plugin", e.Plugin, RuleChainRef, "use the plugin ID of an agent extension in the catalog", "%q is not an agent extension in the catalog (extensions: %s)", e.Plugin, listOrNone(familyNames(c, FamilyIntercept)))
+			add(base+".plugin", e.Plugin, RuleChainRef, suggest(e.Plugin, familyNames(c, FamilyIntercept), "use the plugin ID of an agent extension in the catalog"), "%q is not an agent extension in the catalog (extensions: %s)", e.Plugin, listOrNone(familyNames(c, FamilyIntercept)))
 			continue
 		}
 		m := *d.Extension
@@ -308,7 +315,7 @@ func validateHooks(cf *ChainFile, c *Catalog, add func(path, plugin, rule, fix, 
 		base := fmt.Sprintf("$.hooks[%d]", i)
 		d, ok := c.Lookup(h.Plugin)
 		if !ok || len(d.Hooks) == 0 {
-			add(base+".plugin", h.Plugin, RuleChainRef, "use the name of a hook plugin in the catalog", "%q is not a hook plugin in the catalog (hook plugins: %s)", h.Plugin, listOrNone(familyNames(c, FamilyHook)))
+			add(base+".plugin", h.Plugin, RuleChainRef, suggest(h.Plugin, familyNames(c, FamilyHook), "use the name of a hook plugin in the catalog"), "%q is not a hook plugin in the catalog (hook plugins: %s)", h.Plugin, listOrNone(familyNames(c, FamilyHook)))
 			continue
 		}
 		if h.ID != "" && !slices.ContainsFunc(d.Hooks, func(s hooks.Spec) bool { return s.ID == h.ID }) {
@@ -316,12 +323,25 @@ func validateHooks(cf *ChainFile, c *Catalog, add func(path, plugin, rule, fix, 
 			for _, s := range d.Hooks {
 				ids = append(ids, s.ID)
 			}
-			add(base+".id", h.Plugin, RuleChainRef, "use one of the plugin's hook IDs, or leave id out to enable them all", "plugin %q serves no hook %q (hooks: %s)", h.Plugin, h.ID, listOrNone(ids))
+			add(base+".id", h.Plugin, RuleChainRef, suggest(h.ID, ids, "use one of the plugin's hook IDs, or leave id out to enable them all"), "plugin %q serves no hook %q (hooks: %s)", h.Plugin, h.ID, listOrNone(ids))
 		}
 		if err := hooks.Policy(h.Policy).CheckHook(); err != nil {
 			add(base+".policy", h.Plugin, "H3", "set policy to fail-open or fail-closed, or leave it out (fail-closed)", "%v", err)
 		}
 	}
+}
+
+// suggest prefixes fix with the name of names nearest to n when one is
+// close enough to be a typo of it.
+func suggest(n string, names []string, fix string) string {
+	set := make(map[string]bool, len(names))
+	for _, m := range names {
+		set[m] = true
+	}
+	if near := nearest(n, set); near != "no similar name" {
+		return near + " " + fix
+	}
+	return fix
 }
 
 func familyNames(c *Catalog, fam string) []string {

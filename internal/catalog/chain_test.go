@@ -207,3 +207,31 @@ func TestResolve(t *testing.T) {
 		t.Errorf("hooks (-want +got):\n%s", diff)
 	}
 }
+
+// TestUnknownPluginSuggestsNearest: P6 and C2 findings (P6, C2) for a misspelt
+// plugin name say which registered name was meant.
+func TestUnknownPluginSuggestsNearest(t *testing.T) {
+	tests := []struct{ name, chain, want string }{
+		{"P6 inbound", "inbound:\n  - name: mcp-parser\n  - name: tool-alowlist\n    config: {allow: [a]}\n", `did you mean "tool-allowlist"?`},
+		{"P6 far name", "inbound:\n  - name: zzzzzzzzzzzz\n", "use one of the registered names"},
+		{"C2 extension", "extensions:\n  - plugin: search-ownr\n", `did you mean "search-owner"?`},
+		{"C2 hook plugin", "hooks:\n  - plugin: audit-hook\n", `did you mean "audit-hooks"?`},
+		{"C2 hook id", "hooks:\n  - plugin: audit-hooks\n    id: audit-submt\n", `did you mean "audit-submit"?`},
+	}
+	cat := testCatalog(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cf, err := ParseChain("c.yaml", []byte(tc.chain))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := ValidateChain(cf, cat)
+			if len(fs) != 1 {
+				t.Fatalf("findings = %+v, want 1", fs)
+			}
+			if got := fs[0].Fix; !strings.Contains(got, tc.want) {
+				t.Errorf("fix = %q, want it to contain %q", got, tc.want)
+			}
+		})
+	}
+}
