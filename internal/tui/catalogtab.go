@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/abkit/abkit/internal/catalog"
 )
@@ -16,6 +17,7 @@ import (
 type catalogTab struct {
 	c          *catalog.Catalog
 	badges     []string // per plugin, computed once
+	nameW      int      // width of the name column: the longest name, bounded
 	search     []string // lower-case name and description, per plugin
 	requiredBy map[string][]string
 	inChain    map[string]int // plugin name → first active position in the loaded chain
@@ -34,8 +36,10 @@ func (t *catalogTab) setCatalog(c *catalog.Catalog) {
 	t.badges = make([]string, len(c.Plugins))
 	t.search = make([]string, len(c.Plugins))
 	t.requiredBy = map[string][]string{}
+	t.nameW = 12
 	for i := range c.Plugins {
 		d := &c.Plugins[i]
+		t.nameW = min(max(t.nameW, ansi.StringWidth(d.Name)), 24)
 		t.badges[i] = badges(d)
 		t.search[i] = strings.ToLower(d.Name + " " + d.Description)
 		if d.Capabilities != nil {
@@ -175,8 +179,7 @@ func (t *catalogTab) view(w, h int, th theme) []string {
 		return []string{"", "  no catalog loaded"}
 	}
 	if w >= wideWidth {
-		lw := w * 45 / 100
-		rw := w - lw - 3
+		lw, rw := catalogSplit(w)
 		return sideBySide(t.listView(lw, h, th), t.detailView(rw, h, th), lw, rw, " │ ")
 	}
 	lh := max(h/2, 3)
@@ -188,7 +191,7 @@ func (t *catalogTab) view(w, h int, th theme) []string {
 
 func (t *catalogTab) listView(w, h int, th theme) []string {
 	out := make([]string, 0, h)
-	head := "  " + fit("NAME", 20) + " " + fit("CAPS", 12) + " DESCRIPTION"
+	head := "  " + fit("NAME", t.nameW) + " " + fit("CAPS", 12) + " DESCRIPTION"
 	out = append(out, th.title.Render(fit(head, w)))
 	rows := h - 1
 	t.off = window(t.cursor, t.off, rows, len(t.rows))
@@ -201,7 +204,7 @@ func (t *catalogTab) listView(w, h int, th theme) []string {
 		if i == t.cursor {
 			mark = "> "
 		}
-		line := fit(mark+fit(d.Name, 20)+" "+t.badges[t.rows[i]]+" "+d.Description, w)
+		line := fit(mark+fit(d.Name, t.nameW)+" "+t.badges[t.rows[i]]+" "+d.Description, w)
 		if i == t.cursor {
 			line = th.sel.Render(line)
 		}
@@ -236,7 +239,7 @@ func (t *catalogTab) detailLines(d *catalog.Descriptor, w int, th theme) []strin
 		title += " " + d.Version
 	}
 	if t.detail {
-		title += th.dim.Render("  (detail: j/k scroll, esc back)")
+		title += th.dim.Render("  (j/k scroll, esc back)")
 	}
 	out = append(out, title)
 	add("description", d.Description)

@@ -75,7 +75,7 @@ func TestEndToEnd(t *testing.T) {
 	tm.Type("/pii")
 	tm.Send(k("enter"))
 	tm.Send(k("enter"))
-	waitFor(t, tm, "writes response body")
+	waitFor(t, tm, "redact array") // the detail pane
 	tm.Send(k("3"))
 	waitFor(t, tm, "Choose a fixture")
 	tm.Send(k("j"))

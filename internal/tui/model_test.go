@@ -318,3 +318,24 @@ func TestExampleChainParses(t *testing.T) {
 
 // plain is the screen without escape codes.
 func plain(m *Model) string { return ansi.Strip(m.Render()) }
+
+// TestReadableAt100To120 checks that the wide layout gives the lists the
+// room they need: catalog names and descriptions and the trace timeline's
+// action column stay readable when the detail pane sits beside them.
+func TestReadableAt100To120(t *testing.T) {
+	for _, w := range []int{100, 120} {
+		m := loaded(t, testOptions(t), w, 30)
+		if s := plain(m); !strings.Contains(s, "inference-parser P") || !strings.Contains(s, "Parses A2A task status") {
+			t.Errorf("%d columns: catalog list squeezes names or descriptions:\n%s", w, s)
+		}
+		press(t, m, k("3"), k("j"), k("enter"), k("x"))
+		if s := plain(m); !strings.Contains(s, "f2      reject") {
+			t.Errorf("%d columns: trace timeline cuts the action column:\n%s", w, s)
+		}
+		// A click in the list selects the row under the pointer.
+		m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 50, Y: 3})
+		if m.tr.cursor != 1 {
+			t.Errorf("%d columns: click at x=50 on timeline row 2: cursor %d", w, m.tr.cursor)
+		}
+	}
+}

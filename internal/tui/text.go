@@ -31,12 +31,15 @@ func wrap(s string, w, indent int) []string {
 	if w <= indent+4 {
 		return []string{s}
 	}
-	if indent == 0 || ansi.StringWidth(s) <= w {
-		return strings.Split(ansi.Wrap(s, w, " ,|/"), "\n")
+	if ansi.StringWidth(s) <= w {
+		return []string{s}
+	}
+	if indent == 0 {
+		return wrapWords(s, w)
 	}
 	i := cutAt(s, indent)
 	head, body := s[:i], s[i:]
-	out := strings.Split(ansi.Wrap(body, w-indent, " ,|/"), "\n")
+	out := wrapWords(body, w-indent)
 	pad := strings.Repeat(" ", indent)
 	for i := range out {
 		if i == 0 {
@@ -44,6 +47,20 @@ func wrap(s string, w, indent int) []string {
 		} else {
 			out[i] = pad + out[i]
 		}
+	}
+	return out
+}
+
+// wrapWords wraps s at w cells on spaces, bars and slashes, not
+// on hyphens: plugin names like inference-parser stay whole (ansi.Wrap
+// always breaks after a hyphen, so hyphens become non-breaking ones while
+// it wraps).
+func wrapWords(s string, w int) []string {
+	const nbh = "\u2011"
+	s = strings.ReplaceAll(s, "-", nbh)
+	out := strings.Split(ansi.Wrap(s, w, " |/"), "\n")
+	for i := range out {
+		out[i] = strings.ReplaceAll(out[i], nbh, "-")
 	}
 	return out
 }
@@ -112,4 +129,20 @@ func pad(lines []string, n int) []string {
 		lines = append(lines, "")
 	}
 	return lines
+}
+
+// catalogSplit is the wide layout of the Catalog tab: the list's and the
+// detail pane's widths at w columns. The detail pane gets a bounded share
+// (it wraps well) so that names and descriptions stay readable.
+func catalogSplit(w int) (lw, rw int) {
+	rw = min(max(w*40/100, 40), 72)
+	return w - rw - 3, rw
+}
+
+// traceSplit is the wide layout of the Trace tab: the timeline needs about
+// 54 columns for all of its fields; the event pane (raw bytes, diffs) gets
+// the rest.
+func traceSplit(w int) (lw, rw int) {
+	lw = min(max(w*30/100, 54), 60)
+	return lw, w - lw - 3
 }

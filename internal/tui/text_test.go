@@ -16,8 +16,11 @@ func TestWrap(t *testing.T) {
 		{"fits", "label  value", 20, 7, []string{"label  value"}},
 		{"words", "label  one two three four five six", 16, 7,
 			[]string{"label  one two", "       three", "       four five", "       six"}},
-		// The old wrap joined the continuation back with spaces and split
-		// "inference-parser" into "inference- parser".
+		{"names whole", "requires any mcp-parser ✗ not in chain, a2a-parser ✗ not in chain", 38, 13,
+			[]string{"requires any mcp-parser ✗ not in", "             chain, a2a-parser ✗ not", "             in chain"}},
+		// Names stay whole: no break after a hyphen (the old wrap broke
+		// there and then joined the rest back with a space, "inference-
+		// parser" became "inference- parser").
 		{"hyphens", "requires any mcp-parser ✗ not in chain, a2a-parser ✗ not in chain, inference-parser ✓ in chain", 41, 13,
 			[]string{"requires any mcp-parser ✗ not in chain,", "             a2a-parser ✗ not in chain,", "             inference-parser ✓ in chain"}},
 		{"styled label", "\x1b[1mreason\x1b[m   blocked by guardrail rule phrases[0]", 30, 9,

@@ -56,8 +56,7 @@ func (t *traceTab) view(w, h int, th theme) []string {
 		return t.pickView(w, h, th)
 	}
 	if w >= wideWidth {
-		lw := w * 45 / 100
-		rw := w - lw - 3
+		lw, rw := traceSplit(w)
 		return sideBySide(t.timelineView(lw, h, th), t.eventView(rw, h, th), lw, rw, " │ ")
 	}
 	lh := max(h/2, 3)

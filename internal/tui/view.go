@@ -259,7 +259,11 @@ func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 	}
 	row := msg.Y - 1 // body row
 	wide := m.w >= wideWidth
-	inList := func(listRows int) bool { return row >= 1 && row <= listRows && (!wide || msg.X < m.w*45/100) }
+	lw, _ := catalogSplit(m.w)
+	if m.tab == tabTrace {
+		lw, _ = traceSplit(m.w)
+	}
+	inList := func(listRows int) bool { return row >= 1 && row <= listRows && (!wide || msg.X < lw) }
 	listRows := m.bodyHeight() - 1
 	if !wide {
 		listRows = max(m.bodyHeight()/2, 3) - 1
