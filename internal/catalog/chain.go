@@ -334,11 +334,7 @@ func validateHooks(cf *ChainFile, c *Catalog, add func(path, plugin, rule, fix, 
 // suggest prefixes fix with the name of names nearest to n when one is
 // close enough to be a typo of it.
 func suggest(n string, names []string, fix string) string {
-	set := make(map[string]bool, len(names))
-	for _, m := range names {
-		set[m] = true
-	}
-	if near := nearest(n, set); near != "no similar name" {
+	if near := DidYouMean(n, names); near != "" {
 		return near + " " + fix
 	}
 	return fix

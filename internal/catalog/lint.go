@@ -179,6 +179,19 @@ func capsString(c gateway.Capabilities) string {
 		c.ReadsBody, c.WritesRequestBody, c.WritesResponseBody, c.Requires, c.RequiresAny, c.Description)
 }
 
+// DidYouMean returns `did you mean "NAME"?` for the name of names nearest
+// to n when it is close enough to be a typo, and "" otherwise.
+func DidYouMean(n string, names []string) string {
+	set := make(map[string]bool, len(names))
+	for _, m := range names {
+		set[m] = true
+	}
+	if s := nearest(n, set); s != "no similar name" {
+		return s
+	}
+	return ""
+}
+
 // nearest says which catalog name is closest to n, to catch typos.
 func nearest(n string, names map[string]bool) string {
 	best, bestD := "", math.MaxInt

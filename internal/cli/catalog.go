@@ -143,7 +143,11 @@ and which plugins depend on it.`,
 			}
 			d, ok := cat.Lookup(args[0])
 			if !ok {
-				return usageErr(fmt.Errorf("no plugin %q in the catalog (%s); see 'abctl catalog list'", args[0], strings.Join(cat.Names(), ", ")))
+				hint := ""
+				if near := catalog.DidYouMean(args[0], cat.Names()); near != "" {
+					hint = " " + near
+				}
+				return usageErr(fmt.Errorf("no plugin %q in the catalog (%s);%s see 'abctl catalog list'", args[0], strings.Join(cat.Names(), ", "), hint))
 			}
 			out := showOutput{Plugin: *d, Dependents: nonNil(cat.Dependents(d.Name))}
 			if d.Capabilities != nil {

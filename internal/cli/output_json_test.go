@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,27 @@ func TestJSONOutputEveryCommand(t *testing.T) {
 			}
 			if code, _, _ := runAbctl(t, append(tc.args, "-o", "xml")...); code != ExitUsage {
 				t.Errorf("-o xml: exit %d, want %d", code, ExitUsage)
+			}
+		})
+	}
+}
+
+// TestCatalogShowSuggestsName: a misspelt plugin name is a usage error
+// that says which name was meant (P1 names are the keys of the catalog).
+func TestCatalogShowSuggestsName(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"tool-alowlist", `did you mean "tool-allowlist"?`},
+		{"mcp_parser", `did you mean "mcp-parser"?`},
+		{"zzzzzzzzzzzzzz", "see 'abctl catalog list'"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runAbctl(t, "catalog", "show", tc.name)
+			if code != ExitUsage || out != "" {
+				t.Fatalf("exit %d, stdout %q; want %d and nothing on stdout", code, out, ExitUsage)
+			}
+			if !strings.Contains(errOut, tc.want) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.want)
 			}
 		})
 	}
