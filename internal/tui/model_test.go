@@ -339,3 +339,27 @@ func TestReadableAt100To120(t *testing.T) {
 		}
 	}
 }
+
+// TestBarsAt80 checks the bottom rows at 80 columns: the footer keeps its
+// last key (q quit) in every context, and a long status message never
+// runs into the counts without a gap.
+func TestBarsAt80(t *testing.T) {
+	m := loaded(t, testOptions(t), 80, 24)
+	check := func(ctx string) {
+		t.Helper()
+		lines := strings.Split(plain(m), "\n")
+		if foot := lines[len(lines)-1]; !strings.Contains(foot, "q quit") {
+			t.Errorf("%s: footer lacks q quit: %q", ctx, foot)
+		}
+		if bar := lines[len(lines)-2]; strings.Contains(bar, "okchain") || strings.Contains(bar, "11dry") {
+			t.Errorf("%s: status message runs into the counts: %q", ctx, bar)
+		}
+	}
+	check("catalog")
+	press(t, m, k("2"))
+	check("chain")
+	press(t, m, k("3"))
+	check("fixtures")
+	press(t, m, k("j"), k("enter"))
+	check("trace")
+}

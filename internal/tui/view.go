@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -130,12 +131,16 @@ func (m *Model) statusBar(w int) string {
 		right = m.status + " "
 	}
 	// The counts keep their room and a message gets the rest; an error
-	// takes up to two thirds.
-	room := w - len([]rune(left))
+	// takes up to two thirds. Two spaces keep a long message off the
+	// counts.
+	if right != "" {
+		right = "  " + right
+	}
+	room := w - ansi.StringWidth(left)
 	if m.status != "" && !m.statusOK && m.busy == "" {
 		room = max(room, w*2/3)
 	}
-	rw := min(len([]rune(right)), max(room, 0))
+	rw := min(ansi.StringWidth(right), max(room, 0))
 	st := m.th.bar
 	if m.status != "" && !m.statusOK && m.busy == "" {
 		st = m.th.bad
@@ -146,6 +151,12 @@ func (m *Model) statusBar(w int) string {
 // hints are the footer's keys for the current context.
 func (m *Model) hints() []key.Binding {
 	k := m.keys
+	// Short forms keep the footer on one line at 80 columns; ? lists the
+	// long ones.
+	k.Help = withHelp(k.Help, "?", "help")
+	k.NextTab = withHelp(k.NextTab, "tab", "next tab")
+	k.Filter = withHelp(k.Filter, "/", "filter")
+	k.Back = withHelp(k.Back, "esc", "back")
 	switch {
 	case m.cat.filtering:
 		return []key.Binding{withHelp(k.Enter, "enter", "keep filter"), withHelp(k.Back, "esc", "clear"), k.Force}
