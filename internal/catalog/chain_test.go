@@ -235,3 +235,29 @@ func TestUnknownPluginSuggestsNearest(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONChainLines: a chain file written as JSON (it is YAML) gets the
+// same finding lines as its YAML form; quoted keys must not lose them (P6).
+func TestJSONChainLines(t *testing.T) {
+	tests := []struct {
+		name, chain string
+		line        int
+	}{
+		{"yaml", "inbound:\n  - name: mcp-parser\n  - name: tool-alowlist\n", 3},
+		{"json", "{\"inbound\": [\n  {\"name\": \"mcp-parser\"},\n  {\"name\": \"tool-alowlist\"}\n]}\n", 3},
+		{"quoted yaml keys", "'inbound':\n  - \"name\": mcp-parser\n  - \"name\": tool-alowlist\n", 3},
+	}
+	cat := testCatalog(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cf, err := ParseChain("c", []byte(tc.chain))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := ValidateChain(cf, cat)
+			if len(fs) != 1 || fs[0].Line != tc.line {
+				t.Fatalf("findings = %+v, want one on line %d", fs, tc.line)
+			}
+		})
+	}
+}

@@ -71,7 +71,7 @@ func walkPair(pos positions, path string, mv *ast.MappingValueNode) {
 	if mv == nil || mv.Key == nil {
 		return
 	}
-	p := path + "." + mv.Key.String()
+	p := path + "." + keyName(mv.Key)
 	pos[p] = lineOf(mv.Key)
 	walk(pos, p, mv.Value)
 }
