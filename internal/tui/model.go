@@ -202,6 +202,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.busy = ""
 		if msg.err != nil {
 			m.setErr(msg.err)
+			m.tr.err, m.tr.picking = oneLine(msg.err.Error()), true
 			return m, nil
 		}
 		m.tr.setRun(msg.run)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -362,4 +363,44 @@ func TestBarsAt80(t *testing.T) {
 	check("fixtures")
 	press(t, m, k("j"), k("enter"))
 	check("trace")
+}
+
+// TestDryRunErrorInPane checks that a dry-run that fails says why in the
+// Trace pane, whole, not only in the (cut) status bar, and that the next
+// successful run clears it.
+func TestDryRunErrorInPane(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "outbound-only.yaml")
+	if err := os.WriteFile(p, []byte("outbound:\n  - name: inference-parser\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(t)
+	opts.ChainPath = p
+	m := loaded(t, opts, 80, 24)
+	press(t, m, k("3"), k("enter")) // chat-stream-clean is inbound
+	if m.tr.run != nil || m.status == "" || m.statusOK {
+		t.Fatalf("inbound fixture through an outbound-only chain ran: %q", m.status)
+	}
+	body := strings.Join(strings.Split(plain(m), "\n")[1:22], " ")
+	if !strings.Contains(body, "dry-run failed") || !strings.Contains(strings.Join(strings.Fields(body), " "), "inbound") {
+		t.Errorf("the pane does not say why the dry-run failed (%q):\n%s", m.status, plain(m))
+	}
+	// A click on a fixture row selects that fixture under the error.
+	lines := strings.Split(plain(m), "\n")
+	for y, l := range lines {
+		if strings.Contains(l, "chat-pii-redact") {
+			m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: y})
+		}
+	}
+	if m.tr.pick != 2 {
+		t.Fatalf("click on chat-pii-redact picked fixture %d", m.tr.pick)
+	}
+	press(t, m, k("enter")) // chat-pii-redact is outbound
+	if m.tr.run == nil {
+		t.Fatalf("outbound fixture did not run: %q", m.status)
+	}
+	press(t, m, k("esc"))
+	if strings.Contains(plain(m), "dry-run failed") {
+		t.Error("the old error stays after a successful run")
+	}
 }

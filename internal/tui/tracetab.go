@@ -16,9 +16,11 @@ type traceTab struct {
 	fixtures []Exchange
 	pick     int
 	pickOff  int
+	pickTop  int // body row of the first fixture, for clicks
 
 	run     *Run
-	picking bool // showing the fixture list over a finished run
+	err     string // why the last dry-run failed, shown over the fixtures
+	picking bool   // showing the fixture list over a finished run
 	cursor  int
 	off     int
 	playing bool
@@ -26,7 +28,7 @@ type traceTab struct {
 }
 
 func (t *traceTab) setRun(r *Run) {
-	t.run, t.picking, t.cursor, t.off, t.playing = r, false, 0, 0, false
+	t.run, t.picking, t.cursor, t.off, t.playing, t.err = r, false, 0, 0, false, ""
 }
 
 // step moves the cursor by d and reports whether it moved.
@@ -70,9 +72,16 @@ func (t *traceTab) pickView(w, h int, th theme) []string {
 	if len(t.fixtures) == 0 {
 		return append(out, fit("  no fixtures: start abctl ui with --fixtures DIR", w))
 	}
+	if t.err != "" {
+		// The status bar cuts long errors; the pane has room for all of it.
+		out = append(out, wrap(th.bad.Render("  dry-run failed: ")+t.err, w, 4)...)
+		out = append(out, "")
+	}
+	rows := h - len(out)
+	t.pickTop = len(out)
 	t.pick = clamp(t.pick, len(t.fixtures))
-	t.pickOff = window(t.pick, t.pickOff, h-1, len(t.fixtures))
-	for i := t.pickOff; i < len(t.fixtures) && i < t.pickOff+h-1; i++ {
+	t.pickOff = window(t.pick, t.pickOff, rows, len(t.fixtures))
+	for i := t.pickOff; i < len(t.fixtures) && i < t.pickOff+rows; i++ {
 		x := &t.fixtures[i]
 		mark := "  "
 		if i == t.pick {

@@ -289,8 +289,8 @@ func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 		m.chain.cursor = clamp(m.chain.off+row, len(m.chain.lines))
 	case tabTrace:
 		if m.tr.run == nil || m.tr.picking {
-			if row >= 1 {
-				m.tr.pick = clamp(m.tr.pickOff+row-1, len(m.tr.fixtures))
+			if top := max(m.tr.pickTop, 1); row >= top {
+				m.tr.pick = clamp(m.tr.pickOff+row-top, len(m.tr.fixtures))
 			}
 		} else if inList(listRows) {
 			m.tr.cursor = clamp(m.tr.off+row-1, len(m.tr.run.Events))
