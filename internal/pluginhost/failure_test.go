@@ -3,6 +3,7 @@ package pluginhost_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -227,4 +228,60 @@ func TestHangPastCallerDeadline(t *testing.T) {
 	if msg := ce.Error(); !strings.Contains(msg, "the caller's") || !strings.Contains(msg, "deadline of 2") {
 		t.Errorf("error %q does not name the caller's ~200ms deadline", msg)
 	}
+}
+
+// A wrapper script that is not a plugin and has started a child of its
+// own (as a shell or Python launcher does) fails within the start bound,
+// and the child is gone too: go-plugin reads the plugin's stdout and
+// stderr to EOF before it reaps, and the child holds both open, so killing
+// only the script would block Load until the child exits and leave the
+// child behind.
+func TestLoadNotAPluginWithChild(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := dir + "/child.pid"
+	script := dir + "/wrapper.sh"
+	body := "#!/bin/sh\nsleep 30 &\necho $! > " + pidFile + "\necho not a handshake\nwait\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	_, err := pluginhost.Load(context.Background(), script, pluginhost.Options{StartTimeout: 2 * time.Second})
+	took := time.Since(t0)
+	if !errors.Is(err, pluginhost.ErrNotPlugin) {
+		t.Fatalf("err %v: want ErrNotPlugin", err)
+	}
+	if took > 3*time.Second {
+		t.Errorf("Load took %v with a 2s start timeout", took)
+	}
+	b, rerr := os.ReadFile(pidFile)
+	if rerr != nil {
+		t.Fatalf("the wrapper did not start its child: %v", rerr)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for !goneOrZombie(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !goneOrZombie(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the wrapper's child %d was left behind", pid)
+	}
+}
+
+// goneOrZombie is gone for a process whose parent is not this test: once
+// killed, it stays a zombie until init reaps it.
+func goneOrZombie(pid int) bool {
+	if gone(pid) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }

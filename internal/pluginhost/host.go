@@ -199,6 +199,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	log := newStderrLog(base, opts.Stderr)
 	cmd := exec.Command(abs, opts.Args...)
 	cmd.Env = append(cmd.Env, opts.Env...)
+	ownGroup(cmd)
 	start := opts.StartTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < start {
 		start = max(time.Until(d), time.Millisecond)
@@ -219,7 +220,8 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		Logger:     hclog.New(&hclog.LoggerOptions{Name: base, Output: io.Discard, Level: hclog.Off}),
 	})
 	fail := func(err error) (*Plugin, error) {
-		client.Kill() // kills and reaps; a no-op when nothing started
+		killGroup(cmd, client.Exited()) // the plugin and anything it started
+		client.Kill()                   // reaps; a no-op when nothing started
 		le := &LoadError{Path: abs, Err: err, Stderr: log.tail()}
 		if cmd.Process != nil {
 			le.Pid = cmd.Process.Pid
@@ -316,10 +318,8 @@ func (p *Plugin) Close() error {
 			return
 		case <-time.After(p.opts.KillGrace):
 		}
-		if p.cmd.Process != nil {
-			_ = p.cmd.Process.Kill()
-		}
-		<-done // go-plugin reaps the process once it is dead
+		killGroup(p.cmd, p.client.Exited())
+		<-done // go-plugin reaps the process once it and its children are dead
 	})
 	return nil
 }
