@@ -49,6 +49,12 @@ func (e *Exchange) Finish() *Result {
 			left++
 		}
 	}
+	if left > 0 && e.header != nil {
+		// The sent headers are usually the plugin-facing response header
+		// map; a finisher (or an abandoned one still running) must not
+		// change what Result says the client got.
+		e.header = e.header.Clone()
+	}
 	for i := e.ran - 1; i >= 0; i-- {
 		if e.c.plugins[i].fin != nil {
 			left--
