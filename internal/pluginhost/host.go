@@ -199,7 +199,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	log := newStderrLog(base, opts.Stderr)
 	cmd := exec.Command(abs, opts.Args...)
 	cmd.Env = append(cmd.Env, opts.Env...)
-	ownGroup(cmd)
+	OwnProcessGroup(cmd)
 	start := opts.StartTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < start {
 		start = max(time.Until(d), time.Millisecond)
@@ -220,8 +220,8 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		Logger:     hclog.New(&hclog.LoggerOptions{Name: base, Output: io.Discard, Level: hclog.Off}),
 	})
 	fail := func(err error) (*Plugin, error) {
-		killGroup(cmd, client.Exited()) // the plugin and anything it started
-		client.Kill()                   // reaps; a no-op when nothing started
+		KillProcessGroup(cmd, client.Exited()) // the plugin and anything it started
+		client.Kill()                          // reaps; a no-op when nothing started
 		le := &LoadError{Path: abs, Err: err, Stderr: log.tail()}
 		if cmd.Process != nil {
 			le.Pid = cmd.Process.Pid
@@ -318,7 +318,7 @@ func (p *Plugin) Close() error {
 			return
 		case <-time.After(p.opts.KillGrace):
 		}
-		killGroup(p.cmd, p.client.Exited())
+		KillProcessGroup(p.cmd, p.client.Exited())
 		<-done // go-plugin reaps the process once it and its children are dead
 	})
 	return nil

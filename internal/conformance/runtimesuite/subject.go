@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/refruntime"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk"
@@ -35,6 +36,7 @@ import (
 // conformance.T.Subject(), which is a *Runtime.
 type Runtime struct {
 	client *plugin.Client
+	cmd    *exec.Cmd
 	rpc    abkitv1.RuntimeClient
 	desc   *conformance.Descriptor
 	broker uint32
@@ -67,10 +69,23 @@ func (r *Runtime) Exited() error {
 	return errors.New("the runtime process exited; its stderr ended with:\n" + r.stderr.String())
 }
 
+// killGrace is how long Close lets the runtime exit on its own.
+const killGrace = 500 * time.Millisecond
+
 // Close kills the runtime process and stops the probe server.
 func (r *Runtime) Close() error {
 	r.once.Do(func() {
-		r.client.Kill()
+		// go-plugin's graceful kill asks the runtime to exit; a runtime
+		// that does not (or whose children keep its output open) has its
+		// whole process group killed after a grace period.
+		done := make(chan struct{})
+		go func() { r.client.Kill(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(killGrace):
+			pluginhost.KillProcessGroup(r.cmd, r.client.Exited())
+			<-done
+		}
 		r.mu.Lock()
 		srv := r.srv
 		r.mu.Unlock()
@@ -111,13 +126,17 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		start = 5 * time.Second
 	}
 	st := &tail{}
+	cmd := exec.Command(abs)
+	// Its own process group, killed on failure and on Close, so that a
+	// wrapper script's children go too and cannot hold the reap up.
+	pluginhost.OwnProcessGroup(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: refruntime.Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{refruntime.ProtocolVersion: {refruntime.PluginSetName: &refruntime.GRPCPlugin{
 			NewClient: func(b *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
 				return clientSide{broker: b, rpc: abkitv1.NewRuntimeClient(cc)}, nil
 			}}}},
-		Cmd:              exec.Command(abs),
+		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		StartTimeout:     start,
@@ -125,6 +144,7 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
 	})
 	fail := func(err error) (conformance.Subject, error) {
+		pluginhost.KillProcessGroup(cmd, client.Exited())
 		client.Kill()
 		return nil, &startError{err: err, stderr: st.String()}
 	}
@@ -138,7 +158,7 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		return fail(fmt.Errorf("%s: dispense %q: %w", abs, refruntime.PluginSetName, err))
 	}
 	cs := raw.(clientSide)
-	r := &Runtime{client: client, rpc: cs.rpc, stderr: st, probes: map[uint32]*probe{}}
+	r := &Runtime{client: client, cmd: cmd, rpc: cs.rpc, stderr: st, probes: map[uint32]*probe{}}
 	r.broker = cs.broker.NextId()
 	go cs.broker.AcceptAndServe(r.broker, func(opts []grpc.ServerOption) *grpc.Server {
 		s := grpc.NewServer(opts...)
