@@ -106,6 +106,10 @@ func (e *Exchange) finishOne(i, left int) {
 			e.gx, e.ctl, e.spare, e.spareCtl = e.spare, e.spareCtl, nil, nil
 		}
 	} else {
+		// The call completed and may have changed the exchange (state,
+		// headers): a spare from before it is stale, so the next call takes
+		// a fresh one, "the copy taken before the abandoned call".
+		e.spare, e.spareCtl = nil, nil
 		e.ctl.TakeMutated()
 		if ws := e.ctl.TakeWrites(); ws != nil {
 			e.noteWrites(ws)

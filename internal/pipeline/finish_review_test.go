@@ -47,3 +47,35 @@ func TestFinishCannotChangeSentHeaderP30(t *testing.T) {
 		t.Errorf("Result.Header lost the sent header: %v", res.Header)
 	}
 }
+
+// P30, P31: the finishers after an abandoned one go on with a copy of the
+// exchange taken just before the abandoned call, so they still see what the
+// finishers before it stored.
+func TestFinishAfterAbandonKeepsEarlierStateP30P31(t *testing.T) {
+	log := &recLog{}
+	release := make(chan struct{})
+	defer close(release)
+	a := &fake{name: "a", log: log, finish: true}
+	b := &fake{name: "b", log: log, finish: true, fin: func(ctx context.Context, ex *gateway.Exchange) error {
+		<-release // overruns its deadline: abandoned
+		return nil
+	}}
+	c := &fake{name: "c", log: log, finish: true, fin: func(_ context.Context, ex *gateway.Exchange) error {
+		gateway.SetState(ex, stateKey, "from c")
+		return nil
+	}}
+	ch := buildFakes(t, Options{FinishTimeout: 10 * time.Millisecond, Grace: 5 * time.Millisecond}, a, b, c)
+	ch.Run(context.Background(), req(), jsonUp("x"), ExchangeOptions{})
+	var seen []call
+	for _, cl := range log.all() {
+		if cl.hook == "on_finish" && cl.plugin == "a" {
+			seen = append(seen, cl)
+		}
+	}
+	if len(seen) != 1 {
+		t.Fatalf("a finished %d times", len(seen))
+	}
+	if !seen[0].hasState || seen[0].state != "from c" {
+		t.Errorf("a's OnFinish saw state %q (%v), want the value c stored before b was abandoned", seen[0].state, seen[0].hasState)
+	}
+}
