@@ -29,6 +29,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/hooks"
 )
@@ -235,8 +236,13 @@ func (b *Bus) record(kind hooks.Kind, id, action, reason string, err error, star
 		Family: trace.FamilyHook, Hook: string(kind), Plugin: id,
 		Action: action, Reason: reason, DurationNS: b.rec.Since(start),
 	}
+	// D16 applies to every family's trace: reasons and errors may quote
+	// credentials. Only reached when tracing is on.
+	if reason != "" {
+		ev.Reason = redact.String(reason)
+	}
 	if err != nil {
-		ev.Error = err.Error()
+		ev.Error = redact.String(err.Error())
 	}
 	b.rec.Add(ev)
 }

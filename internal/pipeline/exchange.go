@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -351,7 +352,7 @@ func (e *Exchange) after(i int, hook string, act gateway.Action, t0 time.Time, f
 
 func (e *Exchange) record(pl *plug, hook string, t0 time.Time, frame int, last bool, action, reason string, status int, shadow bool, errStr string, mReq, mResp bool) {
 	ev := trace.Event{Family: trace.FamilyPipeline, Direction: e.c.dirName, Hook: hook, Plugin: pl.name,
-		Last: last, Action: action, Reason: reason, Status: status, Shadow: shadow, Error: errStr}
+		Last: last, Action: action, Reason: redactText(reason), Status: status, Shadow: shadow, Error: redactText(errStr)}
 	if frame >= 0 {
 		ev.Frame = trace.FrameIndex(frame)
 	}
@@ -365,6 +366,15 @@ func (e *Exchange) record(pl *plug, hook string, t0 time.Time, frame int, last b
 		ev.DurationNS = e.rec.Since(t0)
 	}
 	e.rec.Add(ev)
+}
+
+// redactText removes credentials from trace text (D16, applied to every
+// family's trace); it is called only when tracing is on.
+func redactText(s string) string {
+	if s == "" {
+		return s
+	}
+	return redact.String(s)
 }
 
 func (e *Exchange) noteWrites(ws []gateway.Write) {

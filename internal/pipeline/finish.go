@@ -122,7 +122,7 @@ func (e *Exchange) finishOne(i, left int) {
 	}
 	if e.rec != nil {
 		ev := trace.Event{Family: trace.FamilyPipeline, Direction: e.c.dirName, Hook: trace.HookOnFinish,
-			Plugin: pl.name, Action: action, Error: errStr, DurationNS: e.rec.Since(t0)}
+			Plugin: pl.name, Action: action, Error: redactText(errStr), DurationNS: e.rec.Since(t0)}
 		e.rec.Add(ev)
 	}
 }

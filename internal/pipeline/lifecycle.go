@@ -51,7 +51,7 @@ func (c *Chain) Start(ctx context.Context) error {
 		ev := trace.Event{Family: trace.FamilyPipeline, Direction: c.dirName, Hook: trace.HookInit,
 			Plugin: pl.name, Action: "continue", DurationNS: c.opts.Trace.Since(t0)}
 		if err != nil {
-			ev.Action, ev.Error = "error", err.Error()
+			ev.Action, ev.Error = "error", redactText(err.Error())
 			c.opts.Trace.Add(ev)
 			return &PluginError{Plugin: pl.name, Hook: trace.HookInit, Rule: "P12", Err: err}
 		}
@@ -115,7 +115,7 @@ func (c *Chain) Stop(ctx context.Context) error {
 		ev := trace.Event{Family: trace.FamilyPipeline, Direction: c.dirName, Hook: trace.HookShutdown,
 			Plugin: pl.name, Action: "continue", DurationNS: c.opts.Trace.Since(t0)}
 		if err != nil {
-			ev.Action, ev.Error = "error", err.Error()
+			ev.Action, ev.Error = "error", redactText(err.Error())
 			errs = append(errs, &PluginError{Plugin: pl.name, Hook: trace.HookShutdown, Rule: "P13", Err: err})
 		}
 		c.opts.Trace.Add(ev)
