@@ -98,8 +98,10 @@ binary cannot be read; 2 for usage errors; 130 when interrupted.`,
 }
 
 // loadExchange reads the exchange a command names: a fixture file or a
-// captured --sse / --json body with an optional --request.
-func loadExchange(args []string, sse, jsonBody, request string) (*fixture.Fixture, error) {
+// captured --sse / --json body with an optional --request. otherBodies
+// completes "use ... for other bodies" when an --sse body is not text, as
+// the command's own flags allow.
+func loadExchange(args []string, sse, jsonBody, request, otherBodies string) (*fixture.Fixture, error) {
 	n := len(args)
 	if sse != "" {
 		n++
@@ -142,6 +144,10 @@ func loadExchange(args []string, sse, jsonBody, request string) (*fixture.Fixtur
 	}
 	f, err := from("import "+path, body, req)
 	if err != nil {
+		var nt *fixture.NotTextError
+		if errors.As(err, &nt) {
+			return nil, readErr(fmt.Errorf("--sse %s: %w: use %s for other bodies", path, err, otherBodies))
+		}
 		return nil, readErr(fmt.Errorf("%s: %w", path, err))
 	}
 	return f, nil
@@ -159,7 +165,7 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 	if d.chain == "" {
 		return usageErr(errors.New("--chain is required"))
 	}
-	f, err := loadExchange(args, d.sse, d.json, d.request)
+	f, err := loadExchange(args, d.sse, d.json, d.request, "--json or a fixture file (abctl fixture import --har)")
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,9 @@ func newFixtureImportCmd(o *globalOpts) *cobra.Command {
 extension .fixture) and the directory for --har (default: the current
 directory; files are NNN-METHOD-PATH.fixture). Every input is checked
 before anything is written, and each file is written atomically, so a bad
-input leaves nothing behind. Bodies over 32 MiB are refused.`,
+input leaves nothing behind. Bodies over 32 MiB are refused, and so is an
+--sse body that is not UTF-8 text or holds control bytes other than TAB,
+CR and LF (the error gives the byte offset); --har keeps binary bodies.`,
 		Example: "  curl -sN https://api.example.com/v1/chat/completions ... > body.sse\n  abctl fixture import --sse body.sse --request req.http --out chat.fixture",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -64,7 +66,7 @@ input leaves nothing behind. Bodies over 32 MiB are refused.`,
 				}
 				return importHAR(o, format, har, out, direction)
 			}
-			f, err := loadExchange(nil, sse, jsonBody, request)
+			f, err := loadExchange(nil, sse, jsonBody, request, "--json or --har")
 			if err != nil {
 				return err
 			}
