@@ -5,21 +5,32 @@ import (
 	"strconv"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/abkit/abkit/internal/catalog"
 )
 
 // chainTab is the Chain tab: the loaded chain per direction, resolved
 // against the catalog, with validation findings under the entries they
-// concern.
+// concern. The cursor moves by item: an entry together with its findings,
+// or a finding that concerns no entry. Lines wrap to the width with a
+// hanging indent, so no finding is cut.
 type chainTab struct {
 	cf       *catalog.ChainFile
 	res      catalog.Resolved
 	findings []catalog.Finding
 	lines    []chainLine
-	cursor   int
-	off      int
+	nItems   int
+	cursor   int // item index
+	off      int // first row shown
+
+	// The layout at width rowsW; rebuilt when the width or the chain
+	// changes, not per frame.
+	rowsW int
+	rows  []chainRow
+	spans [][2]int // rows [start, end) of each item
 }
 
 type lineKind int
@@ -32,10 +43,20 @@ const (
 	lkFix
 )
 
+// chainLine is one logical line before wrapping.
 type chainLine struct {
 	kind   lineKind
 	text   string
 	plugin string
+	indent int // hanging indent of continuation rows, in cells
+	item   int // the item the line belongs to, -1 for none
+}
+
+// chainRow is one screen row of the wrapped layout.
+type chainRow struct {
+	kind lineKind
+	text string
+	item int
 }
 
 func (t *chainTab) set(cf *catalog.ChainFile, c *catalog.Catalog) {
@@ -45,8 +66,9 @@ func (t *chainTab) set(cf *catalog.ChainFile, c *catalog.Catalog) {
 	}
 	t.res = catalog.Resolve(cf, c)
 	t.findings = catalog.ValidateChain(cf, c)
-	t.lines = t.build()
-	t.cursor = clamp(t.cursor, len(t.lines))
+	t.lines, t.nItems = t.build()
+	t.cursor = clamp(t.cursor, t.nItems)
+	t.rows, t.spans, t.rowsW = nil, nil, 0
 }
 
 // positions maps each plugin of the chain to its first active position.
@@ -68,25 +90,44 @@ func (t *chainTab) positions() map[string]int {
 	return out
 }
 
-func (t *chainTab) build() []chainLine {
+// build returns the logical lines and the number of items. An entry's
+// findings belong to the entry's item; a finding on no entry is an item of
+// its own.
+func (t *chainTab) build() ([]chainLine, int) {
 	var out []chainLine
+	item := -1
+	header := func(text string) {
+		out = append(out, chainLine{item: -1}, chainLine{kind: lkHeader, text: text, indent: 4, item: -1})
+	}
+	// entry starts a new item; indent is where its continuation rows start.
+	entry := func(plugin, text string, indent int) {
+		item++
+		out = append(out, chainLine{kind: lkEntry, text: text, plugin: plugin, indent: indent, item: item})
+	}
+	// finding adds f's rule, message and fix to the current item, each
+	// wrapped under its own text.
+	finding := func(lead string, f catalog.Finding, plugin string) {
+		head := lead + "✗ " + f.Rule + " "
+		fix := strings.Repeat(" ", len(lead)+2) + "fix: "
+		out = append(out, chainLine{kind: lkFinding, text: head + f.Msg, plugin: plugin, indent: ansi.StringWidth(head), item: item},
+			chainLine{kind: lkFix, text: fix + f.Fix, plugin: plugin, indent: len(fix), item: item})
+	}
 	used := make([]bool, len(t.findings))
 	findingsAt := func(line int, plugin string) {
 		for i, f := range t.findings {
 			if !used[i] && f.Line == line && (plugin == "" || f.Plugin == "" || f.Plugin == plugin) {
 				used[i] = true
-				out = append(out, chainLine{kind: lkFinding, text: "      ✗ " + f.Rule + " " + f.Msg, plugin: plugin},
-					chainLine{kind: lkFix, text: "        fix: " + f.Fix, plugin: plugin})
+				finding("      ", f, plugin)
 			}
 		}
 	}
-	out = append(out, chainLine{kind: lkHeader, text: fmt.Sprintf("%s  mode %s  %s", t.cf.Path, t.res.Mode, plural(len(t.findings), "finding"))})
+	out = append(out, chainLine{kind: lkHeader, text: fmt.Sprintf("%s  mode %s  %s", t.cf.Path, t.res.Mode, plural(len(t.findings), "finding")), indent: 2, item: -1})
 	for _, ch := range t.res.Chains {
 		buf := "no"
 		if ch.BuffersBodies {
 			buf = "yes"
 		}
-		out = append(out, chainLine{}, chainLine{kind: lkHeader, text: fmt.Sprintf("%s  (bodies to plugins: %s)", ch.Direction, buf)})
+		header(fmt.Sprintf("%s  (bodies to plugins: %s)", ch.Direction, buf))
 		for _, e := range ch.Entries {
 			pos := " off"
 			if e.Position > 0 {
@@ -114,25 +155,27 @@ func (t *chainTab) build() []chainLine {
 				}
 				deps = append(deps, "any("+strings.Join(anyOf, "|")+") "+mark)
 			}
-			text := fmt.Sprintf("%s  %-18s %-8s %s", pos, e.Name, e.OnError, caps)
+			head := fmt.Sprintf("%s  %-18s %-8s ", pos, e.Name, e.OnError)
+			text := head + caps
 			if len(deps) > 0 {
 				text += "  needs " + strings.Join(deps, ", ")
 			}
-			out = append(out, chainLine{kind: lkEntry, text: text, plugin: e.Name})
+			// Continuation rows sit under the capabilities column.
+			entry(e.Name, text, len(head))
 			findingsAt(e.Line, e.Name)
 		}
 	}
 	if len(t.res.Extensions) > 0 {
-		out = append(out, chainLine{}, chainLine{kind: lkHeader, text: "extensions (dispatch order)"})
+		header("extensions (dispatch order)")
 		for _, x := range t.res.Extensions {
-			out = append(out, chainLine{kind: lkEntry, plugin: x.Plugin, text: fmt.Sprintf("  %4d  %-18s required=%t slots=%s points=%s",
-				x.Priority, x.Plugin, x.Required, orNone(strings.Join(x.Slots, ",")), orNone(strings.Join(x.Points, ",")))})
+			entry(x.Plugin, fmt.Sprintf("  %4d  %-18s required=%t slots=%s points=%s",
+				x.Priority, x.Plugin, x.Required, orNone(strings.Join(x.Slots, ",")), orNone(strings.Join(x.Points, ","))), 8)
 		}
 	}
 	if len(t.res.Hooks) > 0 {
-		out = append(out, chainLine{}, chainLine{kind: lkHeader, text: "hooks (bus order)"})
+		header("hooks (bus order)")
 		for _, h := range t.res.Hooks {
-			out = append(out, chainLine{kind: lkEntry, plugin: h.Plugin, text: fmt.Sprintf("  %4d  %-18s %s %s %s", h.Order, h.Plugin, h.ID, h.Kind, h.Policy)})
+			entry(h.Plugin, fmt.Sprintf("  %4d  %-18s %s %s %s", h.Order, h.Plugin, h.ID, h.Kind, h.Policy), 8)
 		}
 	}
 	var rest []int
@@ -142,14 +185,43 @@ func (t *chainTab) build() []chainLine {
 		}
 	}
 	if len(rest) > 0 {
-		out = append(out, chainLine{}, chainLine{kind: lkHeader, text: "other findings"})
+		header("other findings")
 		for _, i := range rest {
 			f := t.findings[i]
-			out = append(out, chainLine{kind: lkFinding, plugin: f.Plugin, text: "  ✗ line " + strconv.Itoa(f.Line) + " " + f.Rule + " " + f.Plugin + ": " + f.Msg},
-				chainLine{kind: lkFix, plugin: f.Plugin, text: "    fix: " + f.Fix})
+			item++
+			f.Rule = "line " + strconv.Itoa(f.Line) + " " + f.Rule + " " + f.Plugin + ":"
+			finding("  ", f, f.Plugin)
 		}
 	}
-	return out
+	return out, item + 1
+}
+
+// layout wraps the lines to w cells (the two-cell selection mark
+// excluded) and records which rows each item spans. It is cached per
+// width: views render only the rows they show.
+func (t *chainTab) layout(w int) {
+	if t.rows != nil && t.rowsW == w {
+		return
+	}
+	t.rowsW = w
+	t.rows = t.rows[:0]
+	t.spans = make([][2]int, t.nItems)
+	for _, l := range t.lines {
+		if l.item >= 0 && (len(t.rows) == 0 || t.rows[len(t.rows)-1].item != l.item) {
+			t.spans[l.item][0] = len(t.rows)
+		}
+		indent := l.indent
+		if w-2-indent < 24 {
+			// A deep hanging indent would leave too narrow a column.
+			indent = min(indent, 8)
+		}
+		for _, s := range wrap(l.text, w-2, indent) {
+			t.rows = append(t.rows, chainRow{kind: l.kind, text: s, item: l.item})
+		}
+		if l.item >= 0 {
+			t.spans[l.item][1] = len(t.rows)
+		}
+	}
 }
 
 // capsText is the long form of capabilities and behaviours.
@@ -170,41 +242,116 @@ func capsText(c *catalog.Capabilities, behaviours []string) string {
 	if len(out) == 0 {
 		return "-"
 	}
-	return strings.Join(out, ",")
+	// ", " and not ",": a narrow screen wraps the list between names.
+	return strings.Join(out, ", ")
 }
 
 func (t *chainTab) selectedPlugin() string {
-	if len(t.lines) == 0 {
+	if t.nItems == 0 {
 		return ""
 	}
-	return t.lines[t.cursor].plugin
+	for _, l := range t.lines {
+		if l.item == t.cursor {
+			return l.plugin
+		}
+	}
+	return ""
 }
 
-func (t *chainTab) move(msg tea.KeyPressMsg, k KeyMap, h int) {
-	t.cursor = moveCursor(msg, k, t.cursor, len(t.lines), h)
+// move moves the cursor by item; page keys move by about a screen of rows.
+func (t *chainTab) move(msg tea.KeyPressMsg, k KeyMap, w, h int) {
+	if t.nItems == 0 {
+		return
+	}
+	t.layout(w)
+	page := max(h-1, 1)
+	switch {
+	case key.Matches(msg, k.PageDown):
+		// The last item that starts within a page below, at least one on.
+		target := t.spans[t.cursor][0] + page
+		i := t.cursor + 1
+		for i+1 < t.nItems && t.spans[i+1][0] <= target {
+			i++
+		}
+		t.cursor = clamp(i, t.nItems)
+	case key.Matches(msg, k.PageUp):
+		target := t.spans[t.cursor][0] - page
+		i := t.cursor - 1
+		for i-1 >= 0 && t.spans[i-1][0] >= target {
+			i--
+		}
+		t.cursor = clamp(i, t.nItems)
+	default:
+		t.cursor = moveCursor(msg, k, t.cursor, t.nItems, h)
+	}
+}
+
+// itemAt returns the item shown on body row row of a w-column view, or -1
+// when the row shows none (a header, a blank, past the end).
+func (t *chainTab) itemAt(row, w int) int {
+	t.layout(w)
+	if i := t.off + row; row >= 0 && i < len(t.rows) {
+		return t.rows[i].item
+	}
+	return -1
+}
+
+// scroll returns the first row to show in h rows so that the selected
+// item is whole on screen (its top, when it is taller than h). Where room
+// is left it also shows what leads up to the item (a section header; the
+// file's header above the first item) and, for the last item, what
+// follows it.
+func (t *chainTab) scroll(h int) int {
+	n := len(t.rows)
+	if t.nItems == 0 || h <= 0 {
+		return 0
+	}
+	a, b := t.spans[t.cursor][0], t.spans[t.cursor][1]
+	off := t.off
+	if b > off+h {
+		off = b - h
+	}
+	if a < off || b-a > h {
+		off = a
+	}
+	// Lead-in: the rows after the previous item (all rows before the
+	// first one).
+	lead := 0
+	if t.cursor > 0 {
+		lead = t.spans[t.cursor-1][1]
+	}
+	if lead < off && b-lead <= h {
+		off = lead
+	}
+	if t.cursor == t.nItems-1 && n > off+h && n-h <= a {
+		off = n - h
+	}
+	return max(min(off, n-h), 0)
 }
 
 func (t *chainTab) view(w, h int, th theme) []string {
 	if t.cf == nil {
 		return []string{"", "  no chain loaded"}
 	}
-	t.off = window(t.cursor, t.off, h, len(t.lines))
+	t.layout(w)
+	t.off = t.scroll(h)
 	out := make([]string, 0, h)
-	for i := t.off; i < len(t.lines) && i < t.off+h; i++ {
-		l := t.lines[i]
+	for i := t.off; i < len(t.rows) && i < t.off+h; i++ {
+		r := t.rows[i]
+		sel := t.nItems > 0 && r.item == t.cursor
 		mark := "  "
-		if i == t.cursor {
+		if sel && (i == 0 || t.rows[i-1].item != r.item) {
 			mark = "> "
 		}
-		s := fit(mark+l.text, w)
+		s := fit(mark+r.text, w)
 		switch {
-		case i == t.cursor:
+		case sel:
 			s = th.sel.Render(s)
-		case l.kind == lkHeader:
+		case r.kind == lkHeader:
 			s = th.title.Render(s)
-		case l.kind == lkFinding:
+		case r.kind == lkFinding:
 			s = th.bad.Render(s)
-		case l.kind == lkFix:
+		case r.kind == lkFix:
 			s = th.dim.Render(s)
 		}
 		out = append(out, s)

@@ -294,7 +294,7 @@ func (m *Model) chainKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	m.chain.move(msg, k, m.bodyHeight())
+	m.chain.move(msg, k, m.w, m.bodyHeight())
 	return nil
 }
 

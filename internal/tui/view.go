@@ -240,7 +240,7 @@ func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
 			m.cat.cursor = clamp(m.cat.cursor+d, len(m.cat.rows))
 		}
 	case tabChain:
-		m.chain.cursor = clamp(m.chain.cursor+d, len(m.chain.lines))
+		m.chain.cursor = clamp(m.chain.cursor+d, m.chain.nItems)
 	case tabTrace:
 		if m.tr.run == nil || m.tr.picking {
 			m.tr.pick = clamp(m.tr.pick+d, len(m.tr.fixtures))
@@ -286,7 +286,9 @@ func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 			m.cat.detail = false
 		}
 	case tabChain:
-		m.chain.cursor = clamp(m.chain.off+row, len(m.chain.lines))
+		if i := m.chain.itemAt(row, m.w); i >= 0 {
+			m.chain.cursor = i
+		}
 	case tabTrace:
 		if m.tr.run == nil || m.tr.picking {
 			if top := max(m.tr.pickTop, 1); row >= top {
