@@ -119,14 +119,31 @@ func (p Plugin) Families() []string {
 	return f
 }
 
-// Validate reports what makes p unservable, all problems at once.
+// Validate reports every problem with p, all at once: what makes it
+// unservable ([Plugin.Servable]) and a description that breaks P5
+// ([Plugin.CheckDescription]). Plugin authors call it in their tests.
 func (p Plugin) Validate() error {
+	return errors.Join(p.Servable(), p.CheckDescription())
+}
+
+// CheckDescription reports why p's Description breaks P5 (empty, more than
+// one line, or over 80 runes), or nil. A bad description does not stop
+// [Serve]: hosts judge it (catalog lint and the conformance case
+// P5/description/plugin flag it), so the plugin author sees the verdict.
+func (p Plugin) CheckDescription() error {
+	if err := gateway.CheckDescription(p.Description); err != nil {
+		return fmt.Errorf("plugin %q: %w (P5)", p.Name, err)
+	}
+	return nil
+}
+
+// Servable reports, all at once, what makes p impossible to serve: no
+// name, no family, nil constructors, or a Pipeline.Name that differs from
+// Name. It does not check the description (see [Plugin.CheckDescription]).
+func (p Plugin) Servable() error {
 	var errs []error
 	if p.Name == "" {
 		errs = append(errs, errors.New("plugin name is empty"))
-	}
-	if err := gateway.CheckDescription(p.Description); err != nil {
-		errs = append(errs, fmt.Errorf("plugin %q: %w (P5)", p.Name, err))
 	}
 	if p.Pipeline == nil && p.Extension == nil && p.Hooks == nil {
 		errs = append(errs, fmt.Errorf("plugin %q serves no family: set Pipeline, Extension or Hooks", p.Name))

@@ -57,8 +57,13 @@ func Handshake() plugin.HandshakeConfig {
 //
 //	func main() { sdk.Serve(myplugin.Plugin()) }
 //
-// If p is not servable (see [Plugin.Validate]) or its extension cannot be
-// made, Serve writes why to stderr and exits with status 2.
+// If p is not servable (see [Plugin.Servable]) or its extension cannot be
+// made, Serve writes why to stderr and exits with status 2. A description
+// that breaks P5 (see [Plugin.CheckDescription]) is not such a problem:
+// Serve writes a warning naming P5 and the fix to stderr and serves p, so
+// that hosts judge it (catalog lint flags it, and the conformance case
+// P5/description/plugin fails it) and the author reads their verdict
+// rather than a plugin that never started.
 //
 // # Debug mode
 //
@@ -78,6 +83,11 @@ func Serve(p Plugin) {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "abkit plugin %q cannot be served: %v\n", p.Name, err)
 		os.Exit(2)
+	}
+	if err := gateway.CheckDescription(p.Description); err != nil {
+		// Served anyway: the host's verdict (conformance, catalog lint) is
+		// what the author needs, not a plugin that never starts.
+		fmt.Fprintf(os.Stderr, "abkit plugin %q: warning: Plugin.Description breaks P5: %v; serving it anyway, hosts will flag it (catalog lint, conformance case P5/description/plugin)\n", p.Name, err)
 	}
 	cfg := &plugin.ServeConfig{
 		HandshakeConfig:  Handshake(),
@@ -213,10 +223,12 @@ type exState struct {
 	ext map[string][]byte
 }
 
-// NewServer validates p, makes its extension (family D) and returns a
-// server for it. Serve uses it; tests can serve it on their own listener.
+// NewServer checks that p can be served ([Plugin.Servable]), makes its
+// extension (family D) and returns a server for it. Like [Serve] it serves
+// a description that breaks P5 as is, for hosts to judge. Serve uses it;
+// tests can serve it on their own listener.
 func NewServer(p Plugin) (*Server, error) {
-	if err := p.Validate(); err != nil {
+	if err := p.Servable(); err != nil {
 		return nil, err
 	}
 	s := &Server{p: p, insts: make(map[uint64]*instance)}

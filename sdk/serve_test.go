@@ -28,10 +28,51 @@ func (finisher) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
 }
 func (finisher) OnFinish(context.Context, *gateway.Exchange) error { return nil }
 
-func TestNewServerRejectsUnservable_P5(t *testing.T) {
-	_, err := sdk.NewServer(sdk.Plugin{Name: "x", Description: "two\nlines"})
+// TestNewServerRejectsUnservable: what cannot be served is refused, every
+// problem at once; a description breaking P5 is not among them.
+func TestNewServerRejectsUnservable(t *testing.T) {
+	_, err := sdk.NewServer(sdk.Plugin{Name: "x", Description: "two\nlines",
+		Pipeline: &gateway.Factory{Name: "y"}})
+	if err == nil || !strings.Contains(err.Error(), "make them equal") || !strings.Contains(err.Error(), "Pipeline.New is nil") {
+		t.Fatalf("err %v: want the name mismatch and the nil constructor together", err)
+	}
+	if strings.Contains(err.Error(), "P5") {
+		t.Errorf("err %v: a P5 description problem must not make the plugin unservable", err)
+	}
+}
+
+// TestValidateReportsEverything_P5: Validate, for authors' tests, reports
+// the P5 description problem together with what makes the plugin
+// unservable; Servable reports only the latter.
+func TestValidateReportsEverything_P5(t *testing.T) {
+	p := sdk.Plugin{Name: "x", Description: "two\nlines"}
+	err := p.Validate()
 	if err == nil || !strings.Contains(err.Error(), "P5") || !strings.Contains(err.Error(), "serves no family") {
-		t.Fatalf("err %v: want the P5 and no-family problems together", err)
+		t.Fatalf("Validate: %v: want the P5 and no-family problems together", err)
+	}
+	if err := p.Servable(); err == nil || strings.Contains(err.Error(), "P5") {
+		t.Errorf("Servable: %v: want the no-family problem only", err)
+	}
+	if err := p.CheckDescription(); err == nil || !strings.Contains(err.Error(), "P5") {
+		t.Errorf("CheckDescription: %v: want the P5 problem", err)
+	}
+}
+
+// TestNewServerServesBadDescription_P5: a bundle description of 90 runes is
+// served as is, so Describe shows hosts what they must judge.
+func TestNewServerServesBadDescription_P5(t *testing.T) {
+	long := strings.Repeat("é", 90)
+	s, err := sdk.NewServer(sdk.Plugin{Name: "fin", Description: long,
+		Pipeline: &gateway.Factory{Name: "fin", New: func(json.RawMessage) (gateway.Plugin, error) { return finisher{}, nil }}})
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	d, err := s.Describe(context.Background(), &abkitv1.DescribeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.GetDescription() != long {
+		t.Errorf("description %q, want the bundle's own", d.GetDescription())
 	}
 }
 

@@ -94,6 +94,9 @@ func TestCLIExitCodes(t *testing.T) {
 	}{
 		{[]string{"run", "--plugin", bin("guardrail")}, cli.ExitOK, "0 failed"},
 		{[]string{"run", "--plugin", bin("undeclared-write"), "-o", "json"}, cli.ExitFail, `"status": "fail"`},
+		// P5: a bad bundle description is served and fails its case (exit 1),
+		// not a plugin that never starts (exit 3).
+		{[]string{"run", "--plugin", bin("long-bundle-description")}, cli.ExitFail, "P5/description/plugin"},
 		{[]string{"run", "--plugin", filepath.Join(binDir, "missing")}, cli.ExitLoad, "could not be loaded"},
 		{[]string{"run"}, cli.ExitUsage, "exactly one of"},
 		{[]string{"run", "--plugin", bin("guardrail"), "--run", "("}, cli.ExitUsage, "--run"},

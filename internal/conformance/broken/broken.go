@@ -22,15 +22,16 @@ import (
 // protocol every frame is a fresh message, so only the in-process run can
 // catch it (ExpectInProcess).
 var Expect = map[string][]string{
-	"caps-drift":            {"P2/capabilities/instances-agree"},
-	"long-description":      {"P5/description/capabilities"},
-	"undeclared-write":      {"P17/body-write/declared-only"},
-	"allow-at-tool-before":  {"D9/decisions/legal-per-point"},
-	"replace-unknown-field": {"D8/replace/strict-decode"},
-	"slow-finish":           {"P26/finish/nothing-reserved", "P26/finish/unseen-request", "P28/finish/within-deadline"},
-	"chunk-dependent":       {},
-	"crash-mid-stream":      {"P20/frames/many-frames"},
-	"hang":                  {"P14/ready/concurrent-consistent", "P14/ready/fast"},
+	"caps-drift":              {"P2/capabilities/instances-agree"},
+	"long-description":        {"P5/description/capabilities"},
+	"long-bundle-description": {"P5/description/plugin"},
+	"undeclared-write":        {"P17/body-write/declared-only"},
+	"allow-at-tool-before":    {"D9/decisions/legal-per-point"},
+	"replace-unknown-field":   {"D8/replace/strict-decode"},
+	"slow-finish":             {"P26/finish/nothing-reserved", "P26/finish/unseen-request", "P28/finish/within-deadline"},
+	"chunk-dependent":         {},
+	"crash-mid-stream":        {"P20/frames/many-frames"},
+	"hang":                    {"P14/ready/concurrent-consistent", "P14/ready/fast"},
 }
 
 // ExpectInProcess overrides Expect for the in-process run.
@@ -56,11 +57,20 @@ func Plugins(crash func()) map[string]sdk.Plugin {
 		"replace-unknown-field": ext("replace-unknown-field", func(p intercept.Point) intercept.Answer {
 			return intercept.Answer{Decision: intercept.DecisionReplace, Replacement: json.RawMessage(`{"name":"bash","arguments":{},"bogus":1}`)}
 		}),
-		"slow-finish":      pipe("slow-finish", slowFinish{basic{caps: gateway.Capabilities{Description: "Finishes slowly, ignoring its deadline"}}}),
-		"chunk-dependent":  pipe("chunk-dependent", &keeper{basic: basic{caps: gateway.Capabilities{Description: "Parses frames it kept without copying"}}}),
-		"crash-mid-stream": pipe("crash-mid-stream", crasher{basic{caps: gateway.Capabilities{Description: "Dies in the middle of a long stream"}}, crash}),
-		"hang":             pipe("hang", hanger{basic{caps: gateway.Capabilities{Description: "Never answers a readiness check"}}}),
+		"slow-finish":             pipe("slow-finish", slowFinish{basic{caps: gateway.Capabilities{Description: "Finishes slowly, ignoring its deadline"}}}),
+		"chunk-dependent":         pipe("chunk-dependent", &keeper{basic: basic{caps: gateway.Capabilities{Description: "Parses frames it kept without copying"}}}),
+		"crash-mid-stream":        pipe("crash-mid-stream", crasher{basic{caps: gateway.Capabilities{Description: "Dies in the middle of a long stream"}}, crash}),
+		"hang":                    pipe("hang", hanger{basic{caps: gateway.Capabilities{Description: "Never answers a readiness check"}}}),
+		"long-bundle-description": longBundleDescription(),
 	}
+}
+
+// longBundleDescription has a 90-rune bundle description (P5): sdk.Serve
+// warns and serves it, so only P5/description/plugin fails.
+func longBundleDescription() sdk.Plugin {
+	p := pipe("long-bundle-description", basic{caps: gateway.Capabilities{Description: "Describes itself at length"}})
+	p.Description = strings.Repeat("Too long. ", 9)
+	return p
 }
 
 func pipe(name string, p gateway.Plugin) sdk.Plugin {
