@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
 )
 
@@ -63,7 +64,10 @@ func newChainShowCmd(o *globalOpts) *cobra.Command {
 entry in order with its error policy, capabilities and whether each of its
 dependencies is satisfied, missing or late, and whether the host will
 buffer bodies (P11); then the extensions in dispatch order (D4) and the
-hooks in bus order (H1). It does not judge the chain; use 'chain validate'.`,
+hooks in bus order (H1). An entry naming a plugin the catalog lacks (for
+its family) is shown with capabilities unknown and warned about on stderr,
+with the nearest name, and the exit code is 1; otherwise it does not judge
+the chain: use 'chain validate' for every finding.`,
 		Example:           "  abctl chain show chain.yaml\n  abctl chain show chain.yaml -o yaml",
 		Args:              exactArgs(1),
 		ValidArgsFunction: completeYAML,
@@ -74,11 +78,72 @@ hooks in bus order (H1). It does not judge the chain; use 'chain validate'.`,
 			}
 			r := catalog.Resolve(cf, cat)
 			if format != "table" {
-				return writeOut(writeData(o.app.Out, format, r))
+				err = writeData(o.app.Out, format, r)
+			} else {
+				err = printResolved(o, r)
 			}
-			return writeOut(printResolved(o, r))
+			if err != nil {
+				return writeOut(err)
+			}
+			// The data is printed first: the warnings explain its
+			// "unknown" cells rather than replace them.
+			if warnUnknown(o, cf, cat) > 0 {
+				return &ExitError{Code: ExitFindings}
+			}
+			return nil
 		},
 	}
+}
+
+// warnUnknown prints a warning on stderr for each chain, extension and hook
+// entry of cf that names no plugin of cat implementing its family, with the
+// nearest such name when one is close, and returns how many it printed.
+func warnUnknown(o *globalOpts, cf *catalog.ChainFile, cat *catalog.Catalog) int {
+	var pipe, ext, hook []string
+	for _, d := range cat.Plugins {
+		if d.Capabilities != nil {
+			pipe = append(pipe, d.Name)
+		}
+		if d.Extension != nil {
+			ext = append(ext, d.Name)
+		}
+		if len(d.Hooks) > 0 {
+			hook = append(hook, d.Name)
+		}
+	}
+	p := newPainter(o.app, o.noColor)
+	n := 0
+	warn := func(path, entry, name, what string, names []string) {
+		at := cf.Path
+		if l := cf.Line(path); l > 0 {
+			at += ":" + strconv.Itoa(l)
+		}
+		near := catalog.DidYouMean(name, names)
+		if near != "" {
+			near += " "
+		}
+		fmt.Fprintf(o.app.Err, "%s %s: %s %q is not %s in the catalog; %srun `abctl chain validate` for every finding\n",
+			p.yellow("warning:"), at, entry, name, what, near)
+		n++
+	}
+	for _, dir := range []gateway.Direction{gateway.Inbound, gateway.Outbound} {
+		for i, e := range cf.Direction(dir) {
+			if d, ok := cat.Lookup(e.Name); !ok || d.Capabilities == nil {
+				warn(fmt.Sprintf("$.%s[%d]", dir, i), dir.String()+" entry", e.Name, "a pipeline plugin", pipe)
+			}
+		}
+	}
+	for i, e := range cf.Extensions {
+		if d, ok := cat.Lookup(e.Plugin); !ok || d.Extension == nil {
+			warn(fmt.Sprintf("$.extensions[%d].plugin", i), "extension", e.Plugin, "an extension plugin", ext)
+		}
+	}
+	for i, h := range cf.Hooks {
+		if d, ok := cat.Lookup(h.Plugin); !ok || len(d.Hooks) == 0 {
+			warn(fmt.Sprintf("$.hooks[%d].plugin", i), "hook", h.Plugin, "a hook plugin", hook)
+		}
+	}
+	return n
 }
 
 // chainInputs returns what both chain commands start from: the output

@@ -90,6 +90,8 @@ func TestGolden(t *testing.T) {
 		{"validate_everything_json", 1, []string{"chain", "validate", chains + "everything.yaml", "--source", testCatalog, "-o", "json"}},
 		{"chain_show", 0, []string{"chain", "show", chains + "valid.yaml", "--source", testCatalog}},
 		{"chain_show_yaml", 0, []string{"chain", "show", chains + "valid.yaml", "--source", testCatalog, "-o", "yaml"}},
+		// An entry the catalog lacks: the table still prints, exit 1.
+		{"chain_show_unknown", 1, []string{"chain", "show", chains + "p6_unknown.yaml", "--source", testCatalog}},
 	}
 	for _, tc := range tests {
 		for _, term := range []bool{true, false} {
@@ -319,5 +321,63 @@ func TestBuiltinChain(t *testing.T) {
 	r := run(t, false, nil, "chain", "validate", p)
 	if r.code != 1 || !strings.Contains(r.out, p+":14\tP10\tpii-redactor\t") {
 		t.Errorf("exit %d, out:\n%s", r.code, r.out)
+	}
+}
+
+// TestChainShowUnknown: chain show warns on stderr once per entry naming a
+// plugin the catalog lacks for its family (pipeline, extension, hook: P6,
+// C2), with the nearest name and a pointer to chain validate, and exits 1
+// (findings) with the data still on stdout; a fully known chain warns of
+// nothing and exits 0.
+func TestChainShowUnknown(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "chain.yaml")
+	os.WriteFile(p, []byte(`inbound:
+  - name: mcp-parser
+  - name: tool-alowlist
+outbound:
+  - name: zzzzzzzzzzzz
+  - name: secret-guard
+extensions:
+  - plugin: secret-gaurd
+  - plugin: audit-hooks
+hooks:
+  - plugin: audit-hook
+`), 0o644)
+	validate := "run `abctl chain validate` for every finding"
+	tests := []struct {
+		name, file string
+		code       int
+		warnings   []string
+		out        string // on stdout
+	}{
+		{"valid", chains + "valid.yaml", 0, nil, "mcp-parser"},
+		{"unknown", p, ExitFindings, []string{
+			p + `:3: inbound entry "tool-alowlist" is not a pipeline plugin in the catalog; did you mean "tool-allowlist"? ` + validate,
+			p + `:5: outbound entry "zzzzzzzzzzzz" is not a pipeline plugin in the catalog; ` + validate,
+			p + `:6: outbound entry "secret-guard" is not a pipeline plugin in the catalog; ` + validate,
+			p + `:8: extension "secret-gaurd" is not an extension plugin in the catalog; did you mean "secret-guard"? ` + validate,
+			p + `:9: extension "audit-hooks" is not an extension plugin in the catalog; ` + validate,
+			p + `:11: hook "audit-hook" is not a hook plugin in the catalog; did you mean "audit-hooks"? ` + validate,
+		}, "tool-alowlist"},
+	}
+	for _, tc := range tests {
+		for _, format := range []string{"table", "json"} {
+			t.Run(tc.name+"/"+format, func(t *testing.T) {
+				r := run(t, false, nil, "chain", "show", tc.file, "--source", testCatalog, "-o", format)
+				if r.code != tc.code {
+					t.Errorf("exit %d, want %d; stderr: %s", r.code, tc.code, r.err)
+				}
+				var want string
+				for _, w := range tc.warnings {
+					want += "warning: " + w + "\n"
+				}
+				if diff := cmp.Diff(want, r.err); diff != "" {
+					t.Errorf("stderr (-want +got):\n%s", diff)
+				}
+				if !strings.Contains(r.out, tc.out) {
+					t.Errorf("stdout lacks %q:\n%s", tc.out, r.out)
+				}
+			})
+		}
 	}
 }
