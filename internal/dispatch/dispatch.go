@@ -6,7 +6,8 @@
 //
 // A [Dispatcher] is built once from [Contribution]s with [New] and then
 // serves concurrent [Dispatcher.Dispatch] calls. Close it to stop its event
-// worker.
+// worker; Close waits at most [Options.CloseTimeout] for events already
+// queued.
 package dispatch
 
 import (
@@ -19,6 +20,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/abkit/abkit/internal/redact"
@@ -40,7 +42,15 @@ type Options struct {
 	OnWarning func(Warning)
 	// QueueSize bounds the event queue (D20). Zero means 1024.
 	QueueSize int
+	// CloseTimeout bounds how long Close waits for the event worker to
+	// deliver the events already queued (D20), so that an in-process
+	// extension whose Notify never returns cannot hang Close. Zero means
+	// DefaultCloseTimeout.
+	CloseTimeout time.Duration
 }
+
+// DefaultCloseTimeout is the Close bound when Options.CloseTimeout is zero.
+const DefaultCloseTimeout = 5 * time.Second
 
 // Warning is a non-fatal problem with an optional extension or with event
 // delivery (D13–D15, D20).
@@ -75,7 +85,43 @@ var (
 	ErrUnknownPoint = errors.New("unknown interception point")
 	// ErrClosed: the dispatcher was closed.
 	ErrClosed = errors.New("dispatcher closed")
+	// ErrCloseTimeout: Close gave up waiting for the event worker and
+	// abandoned it (D20); see [CloseError].
+	ErrCloseTimeout = errors.New("event worker did not stop in time")
 )
+
+// CloseError reports that Close abandoned the event worker because it had
+// not delivered the queued events within the bound (D20). It unwraps to
+// ErrCloseTimeout, and to the context's error when the context ended first.
+type CloseError struct {
+	// Extension is the plugin ID whose Notify was running when Close gave
+	// up, empty when the worker was between calls.
+	Extension string
+	// Point is the event that Notify was taking.
+	Point intercept.Point
+	// Waited is how long Close waited.
+	Waited time.Duration
+	// Undelivered is how many queued events were dropped, not counting the
+	// one in progress.
+	Undelivered int
+	ctxErr      error
+}
+
+func (e *CloseError) Error() string {
+	if e.Extension == "" {
+		return fmt.Sprintf("dispatch: close: the event worker had not delivered the queued events after %v; abandoned it, %d events not delivered (D20)",
+			e.Waited.Round(time.Millisecond), e.Undelivered)
+	}
+	return fmt.Sprintf("dispatch: close: extension %q has not returned from Notify of the %s event after %v; abandoned the event worker, %d more queued events not delivered (D20); fix the extension's Notify so it returns",
+		e.Extension, e.Point, e.Waited.Round(time.Millisecond), e.Undelivered)
+}
+
+func (e *CloseError) Unwrap() []error {
+	if e.ctxErr != nil {
+		return []error{ErrCloseTimeout, e.ctxErr}
+	}
+	return []error{ErrCloseTimeout}
+}
 
 // Sentinels an [*ExtensionError] unwraps to, by kind.
 var (
@@ -209,10 +255,19 @@ type Dispatcher struct {
 	onWarning func(Warning)
 	warned    sync.Map // warnKey → struct{}
 
-	events    chan eventJob
-	done      chan struct{}
-	closeOnce sync.Once
-	workerWG  sync.WaitGroup
+	events       chan eventJob
+	done         chan struct{}
+	closeOnce    sync.Once
+	closeTimeout time.Duration
+	// stopped is closed when the worker returns.
+	stopped chan struct{}
+	// notifying is the Notify the worker is in, for Close's report.
+	notifying atomic.Pointer[notifying]
+	// abandoned tells the worker, once a Close gave up on it, to deliver
+	// nothing more.
+	abandoned atomic.Bool
+	closeMu   sync.Mutex
+	closeErr  error // the first abandonment, returned by later Close calls
 	// sendMu orders queueing against Close: broadcast queues under the read
 	// lock, Close sets closed under the write lock before the worker's final
 	// drain, so no event is queued after the drain and lost unnoticed.
@@ -223,6 +278,11 @@ type Dispatcher struct {
 type warnKey struct {
 	index int // member registration index, -1 for the dispatcher
 	kind  Kind
+}
+
+type notifying struct {
+	ext   string
+	point intercept.Point
 }
 
 type eventJob struct {
@@ -239,7 +299,11 @@ type eventJob struct {
 // timeout or a missing extension. Contributions without a plugin ID are
 // skipped with a note (see [Dispatcher.Notes]).
 func New(contribs []Contribution, opts Options) (*Dispatcher, error) {
-	d := &Dispatcher{points: make(map[intercept.Point]*pointTable), onWarning: opts.OnWarning}
+	d := &Dispatcher{points: make(map[intercept.Point]*pointTable), onWarning: opts.OnWarning,
+		closeTimeout: cmp.Or(opts.CloseTimeout, DefaultCloseTimeout)}
+	if opts.CloseTimeout < 0 {
+		return nil, fmt.Errorf("dispatch: Options.CloseTimeout is %v; use a positive bound, or 0 for %v", opts.CloseTimeout, DefaultCloseTimeout)
+	}
 	for _, p := range intercept.Points() {
 		d.points[p] = &pointTable{point: p}
 	}
@@ -334,7 +398,7 @@ func New(contribs []Contribution, opts Options) (*Dispatcher, error) {
 	}
 	d.events = make(chan eventJob, size)
 	d.done = make(chan struct{})
-	d.workerWG.Add(1)
+	d.stopped = make(chan struct{})
 	go d.worker()
 	return d, nil
 }
@@ -356,16 +420,58 @@ func (d *Dispatcher) Chain(point intercept.Point) []string {
 }
 
 // Close stops the event worker after it has delivered the events already
-// queued. Dispatches after Close fail with ErrClosed. Close is idempotent.
+// queued, waiting at most [Options.CloseTimeout]; it is CloseContext with
+// context.Background.
 func (d *Dispatcher) Close() error {
+	return d.CloseContext(context.Background())
+}
+
+// CloseContext stops the event worker after it has delivered the events
+// already queued (D20). Dispatches after it fail with ErrClosed.
+//
+// It waits until the worker stops, ctx ends or [Options.CloseTimeout]
+// passes, whichever is first. If the worker has not stopped by then (an
+// in-process extension's Notify that never returns blocks it), it abandons
+// the worker: the worker delivers nothing more, even if the stuck Notify
+// returns later, and CloseContext returns a [*CloseError] naming the
+// extension whose Notify is stuck. The abandoned goroutine lives until that
+// Notify returns. CloseContext is idempotent: once the worker has been
+// abandoned, later calls return the same error at once.
+func (d *Dispatcher) CloseContext(ctx context.Context) error {
 	d.closeOnce.Do(func() {
 		d.sendMu.Lock()
 		d.closed = true
 		d.sendMu.Unlock()
 		close(d.done)
 	})
-	d.workerWG.Wait()
-	return nil
+	select {
+	case <-d.stopped:
+		return nil
+	default:
+	}
+	d.closeMu.Lock()
+	defer d.closeMu.Unlock()
+	if d.closeErr != nil {
+		return d.closeErr
+	}
+	start := time.Now()
+	timer := time.NewTimer(d.closeTimeout)
+	defer timer.Stop()
+	var ctxErr error
+	select {
+	case <-d.stopped:
+		return nil
+	case <-timer.C:
+	case <-ctx.Done():
+		ctxErr = ctx.Err()
+	}
+	d.abandoned.Store(true)
+	e := &CloseError{Waited: time.Since(start), Undelivered: len(d.events), ctxErr: ctxErr}
+	if n := d.notifying.Load(); n != nil {
+		e.Extension, e.Point = n.ext, n.point
+	}
+	d.closeErr = e
+	return e
 }
 
 // Dispatch runs one operation at req.Point: the chain walk (D6–D11), the
@@ -691,7 +797,7 @@ func (d *Dispatcher) eachObserver(job eventJob, f func(*member)) {
 }
 
 func (d *Dispatcher) worker() {
-	defer d.workerWG.Done()
+	defer close(d.stopped)
 	for {
 		select {
 		case job := <-d.events:
@@ -711,7 +817,13 @@ func (d *Dispatcher) worker() {
 
 func (d *Dispatcher) deliver(job eventJob) {
 	d.eachObserver(job, func(m *member) {
-		if err := safeNotify(m.ext, job.pt.point, job.payload); err != nil {
+		if d.abandoned.Load() {
+			return // a Close gave up on this worker (D20)
+		}
+		d.notifying.Store(&notifying{ext: m.id, point: job.pt.point})
+		err := safeNotify(m.ext, job.pt.point, job.payload)
+		d.notifying.Store(nil)
+		if err != nil {
 			d.warn(warnKey{m.index, KindEventFail}, Warning{Extension: m.id, Point: job.pt.point, Kind: KindEventFail,
 				Message: fmt.Sprintf("extension %q failed to take the %s event: %v (D20)", m.id, job.pt.point, err)})
 		}
