@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -265,7 +266,9 @@ ctx.Done() and give up cleanly.`,
 		ID: "P14/ready/fast", Rules: []string{"P14"},
 		Summary: "Ready answers within 100 ms, before and after start",
 		Explain: `Calls Ready 20 times before Start and 20 times after, each with a
-100 ms deadline. Readiness probes are called often; they must be cheap.
+100 ms deadline, and judges the median call: readiness probes are called
+often, so they must be cheap, while one call delayed by a busy machine
+says nothing about the plugin.
 A failure means Ready does real work (a network round trip, a lock held
 during I/O) or blocks. Fix: keep a state flag up to date elsewhere and
 have Ready read it.`,
@@ -273,14 +276,16 @@ have Ready read it.`,
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
 			probe := func(when string) {
+				took := make([]time.Duration, 0, 20)
 				for range 20 {
 					ctx, cancel := context.WithTimeout(t.Context(), ReadyBudget)
 					start := time.Now()
 					_ = rg.chain.Ready(ctx)
 					cancel()
-					if d := time.Since(start); d > ReadyBudget {
-						t.Fatalf("P14", "Ready %s took %v; answer within %v", when, d.Round(time.Millisecond), ReadyBudget)
-					}
+					took = append(took, time.Since(start))
+				}
+				if m := median(took); m > ReadyBudget {
+					t.Fatalf("P14", "Ready %s took %v (median of 20 calls, slowest %v); answer within %v", when, m.Round(time.Millisecond), slices.Max(took).Round(time.Millisecond), ReadyBudget)
 				}
 			}
 			probe("before Start")
@@ -295,8 +300,10 @@ have Ready read it.`,
 		ID: "P14/ready/concurrent-consistent", Rules: []string{"P14"},
 		Summary: "Ready gives one answer under 8 concurrent callers",
 		Explain: `After Start, 8 goroutines call Ready 25 times each. With nothing
-changing, every call must agree (all ready, or all not ready) and none
-may take longer than 100 ms.
+changing, every call that answers must agree (all ready, or all not
+ready); the median call must take at most 100 ms, and at most one call in
+ten may run out its 100 ms deadline (a busy machine delays a few calls;
+a plugin that serialises callers delays most).
 A failure means Ready races (unsynchronised state) or serialises callers
 behind a slow lock. Fix: use an atomic or a RWMutex for the flag.`,
 		Applies: all(pipelineReady, behaviour(BehaviourReady)),
@@ -308,7 +315,8 @@ behind a slow lock. Fix: use an atomic or a RWMutex for the flag.`,
 			defer rg.chain.Stop(t.Context())
 			var mu sync.Mutex
 			answers := map[bool]int{}
-			var slow time.Duration
+			var took []time.Duration
+			timedOut := 0
 			var wg sync.WaitGroup
 			for range 8 {
 				wg.Add(1)
@@ -319,10 +327,16 @@ behind a slow lock. Fix: use an atomic or a RWMutex for the flag.`,
 						start := time.Now()
 						err := rg.chain.Ready(ctx)
 						d := time.Since(start)
+						late := ctx.Err() != nil
 						cancel()
 						mu.Lock()
-						answers[err == nil]++
-						slow = max(slow, d)
+						took = append(took, d)
+						if late {
+							// Ran out its deadline: no answer about readiness.
+							timedOut++
+						} else {
+							answers[err == nil]++
+						}
 						mu.Unlock()
 					}
 				}()
@@ -331,8 +345,11 @@ behind a slow lock. Fix: use an atomic or a RWMutex for the flag.`,
 			if len(answers) > 1 {
 				t.Errorf("P14", "Ready answered ready %d times and not ready %d times with nothing changing", answers[true], answers[false])
 			}
-			if slow > ReadyBudget {
-				t.Errorf("P14", "the slowest concurrent Ready took %v; answer within %v", slow.Round(time.Millisecond), ReadyBudget)
+			if m := median(took); m > ReadyBudget {
+				t.Errorf("P14", "concurrent Ready took %v (median of %d calls); answer within %v", m.Round(time.Millisecond), len(took), ReadyBudget)
+			}
+			if timedOut > len(took)/10 {
+				t.Errorf("P14", "%d of %d concurrent Ready calls ran out their %v deadline", timedOut, len(took), ReadyBudget)
 			}
 		},
 	})
@@ -653,4 +670,14 @@ OnRequest to have set. Fix: treat missing state as "nothing to do".`,
 			}
 		},
 	})
+}
+
+// median returns the middle of ds (the upper middle for an even count).
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
