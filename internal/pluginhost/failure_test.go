@@ -76,7 +76,13 @@ func loadHelper(t *testing.T, mode string) (*pluginhost.Plugin, *pipeline.Chain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pluginhost.Load(context.Background(), self, helperOpts(mode))
+	// These helpers do start properly; what they test comes after the
+	// handshake. A start bound well above the 2 s used for binaries that
+	// never handshake keeps a loaded CI machine (a -race test binary,
+	// AutoMTLS) from failing them before they misbehave.
+	opts := helperOpts(mode)
+	opts.StartTimeout = 15 * time.Second
+	p, err := pluginhost.Load(context.Background(), self, opts)
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
