@@ -73,7 +73,7 @@ func DescribeBuiltin(b Builtin) (d Descriptor, note string) {
 			if d.Description == "" {
 				d.Description = caps.Description
 			}
-			d.Behaviours = behaviours(first)
+			d.Behaviours = gateway.Behaviours(first)
 		}
 	}
 	if m := b.Extension; m != nil {
@@ -135,26 +135,6 @@ func probe(f *gateway.Factory) (gateway.Plugin, []ObservedInstance, error) {
 		}
 	}
 	return nil, nil, firstErr
-}
-
-func behaviours(p gateway.Plugin) []string {
-	var out []string
-	if _, ok := p.(gateway.Initializer); ok {
-		out = append(out, BehaviourInit)
-	}
-	if _, ok := p.(gateway.Shutdowner); ok {
-		out = append(out, BehaviourShutdown)
-	}
-	if _, ok := p.(gateway.Finisher); ok {
-		out = append(out, BehaviourFinish)
-	}
-	if _, ok := p.(gateway.StreamingResponder); ok {
-		out = append(out, BehaviourStream)
-	}
-	if _, ok := p.(gateway.Readier); ok {
-		out = append(out, BehaviourReady)
-	}
-	return out
 }
 
 // FromSDK returns the builtin form of an sdk plugin bundle: its factory,

@@ -28,11 +28,11 @@ const (
 
 // Optional behaviours a pipeline plugin may opt into (P12–P14, P19, P26).
 const (
-	BehaviourInit     = "init"
-	BehaviourShutdown = "shutdown"
-	BehaviourFinish   = "finish"
-	BehaviourStream   = "stream"
-	BehaviourReady    = "ready"
+	BehaviourFinish   = gateway.BehaviourFinish
+	BehaviourInit     = gateway.BehaviourInit
+	BehaviourReady    = gateway.BehaviourReady
+	BehaviourShutdown = gateway.BehaviourShutdown
+	BehaviourStream   = gateway.BehaviourStream
 )
 
 // Origin kinds.

@@ -22,11 +22,11 @@ const (
 
 // Optional pipeline behaviours (P12–P14, P19, P26), as Describe names them.
 const (
-	BehaviourFinish   = "finish"
-	BehaviourInit     = "init"
-	BehaviourReady    = "ready"
-	BehaviourShutdown = "shutdown"
-	BehaviourStream   = "stream"
+	BehaviourFinish   = gateway.BehaviourFinish
+	BehaviourInit     = gateway.BehaviourInit
+	BehaviourReady    = gateway.BehaviourReady
+	BehaviourShutdown = gateway.BehaviourShutdown
+	BehaviourStream   = gateway.BehaviourStream
 )
 
 // Descriptor is what the plugin under test says about itself (the
@@ -185,25 +185,7 @@ func probe(f *gateway.Factory) ([]gateway.Plugin, error) {
 }
 
 // Behaviours lists the optional behaviours p implements, sorted.
-func Behaviours(p gateway.Plugin) []string {
-	var out []string
-	if _, ok := p.(gateway.Finisher); ok {
-		out = append(out, BehaviourFinish)
-	}
-	if _, ok := p.(gateway.Initializer); ok {
-		out = append(out, BehaviourInit)
-	}
-	if _, ok := p.(gateway.Readier); ok {
-		out = append(out, BehaviourReady)
-	}
-	if _, ok := p.(gateway.Shutdowner); ok {
-		out = append(out, BehaviourShutdown)
-	}
-	if _, ok := p.(gateway.StreamingResponder); ok {
-		out = append(out, BehaviourStream)
-	}
-	return out
-}
+func Behaviours(p gateway.Plugin) []string { return gateway.Behaviours(p) }
 
 func newInstance(f *gateway.Factory, cfg json.RawMessage) (p gateway.Plugin, err error) {
 	if f.New == nil {

@@ -81,30 +81,12 @@ func (a *Action) Gateway() gateway.Action {
 // Behaviour names of the optional pipeline behaviours, as Describe and
 // NewInstance report them.
 const (
-	BehaviourFinish   = "finish"
-	BehaviourInit     = "init"
-	BehaviourReady    = "ready"
-	BehaviourShutdown = "shutdown"
-	BehaviourStream   = "stream"
+	BehaviourFinish   = gateway.BehaviourFinish
+	BehaviourInit     = gateway.BehaviourInit
+	BehaviourReady    = gateway.BehaviourReady
+	BehaviourShutdown = gateway.BehaviourShutdown
+	BehaviourStream   = gateway.BehaviourStream
 )
 
 // Behaviours returns the optional behaviours p implements, sorted.
-func Behaviours(p gateway.Plugin) []string {
-	var b []string
-	if _, ok := p.(gateway.Finisher); ok {
-		b = append(b, BehaviourFinish)
-	}
-	if _, ok := p.(gateway.Initializer); ok {
-		b = append(b, BehaviourInit)
-	}
-	if _, ok := p.(gateway.Readier); ok {
-		b = append(b, BehaviourReady)
-	}
-	if _, ok := p.(gateway.Shutdowner); ok {
-		b = append(b, BehaviourShutdown)
-	}
-	if _, ok := p.(gateway.StreamingResponder); ok {
-		b = append(b, BehaviourStream)
-	}
-	return b
-}
+func Behaviours(p gateway.Plugin) []string { return gateway.Behaviours(p) }
