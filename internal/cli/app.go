@@ -14,6 +14,7 @@ import (
 	"io"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/exitcode"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
@@ -67,21 +68,9 @@ func (a *App) getenv(k string) string {
 	return a.Getenv(k)
 }
 
-// ExitError carries an exit code. A nil Err means the message was already
-// printed (findings), so Main prints nothing more.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
+// ExitError carries an exit code; a nil Err means the output already said
+// everything, so nothing more is printed.
+type ExitError = exitcode.Error
 
 func usageErr(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/runtimesuite"
+	"github.com/abkit/abkit/internal/exitcode"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/spf13/cobra"
 )
@@ -37,20 +38,8 @@ type App struct {
 }
 
 // ExitError carries an exit code; a nil Err means the output already said
-// everything.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
+// everything, so nothing more is printed.
+type ExitError = exitcode.Error
 
 func usage(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
 
