@@ -1,17 +1,33 @@
-# abkit: build, test, bench, lint, proto, run.
+# abkit: build, test, bench, lint, proto, run, release.
 GO ?= go
 BENCHTIME ?= 1s
+# Extra flags for go test, e.g. TESTFLAGS='-run TestSelftest -v'.
+TESTFLAGS ?=
+# The binaries integration tests run as real processes, built once per test
+# run (internal/testbin keeps the same list).
+TESTBIN_PKGS = ./cmd/abkit-runtime ./examples/plugins/... ./internal/refruntime/broken/... ./internal/conformance/testdata/broken
+GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 
-.PHONY: all build test bench lint proto run fmt replay
+.PHONY: all build test test-stress bench lint proto run fmt replay release-snapshot clean
 
 all: build test
 
+# build leaves abctl, conformance, abkit-runtime and every example plugin in
+# bin/. Version and commit come from the module and VCS stamps Go writes
+# into every binary built inside the repository.
 build:
-	$(GO) build ./...
+	$(GO) build -o bin/ ./cmd/... ./examples/plugins/...
 
 test:
 	$(GO) vet ./...
-	$(GO) test -race ./...
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	$(GO) build -o "$$bin/" $(TESTBIN_PKGS) && \
+	ABKIT_TEST_BIN="$$bin" $(GO) test -race $(TESTFLAGS) ./...
+
+# test-stress runs the whole suite twice with two CPU-burning processes
+# beside it, as on a busy CI machine or laptop (docs/testing.md).
+test-stress:
+	@bash scripts/stress.sh $(MAKE) test TESTFLAGS='-count=2 $(TESTFLAGS)'
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
@@ -38,3 +54,14 @@ replay:
 
 run:
 	$(GO) run ./cmd/abctl
+
+# release-snapshot builds the release archives of .goreleaser.yaml into
+# dist/ without publishing anything. goreleaser is built from the module
+# proxy into a temporary directory (a few minutes the first time).
+release-snapshot:
+	bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	GOBIN=$$bin $(GO) install $(GORELEASER) && \
+	$$bin/goreleaser release --snapshot --clean
+
+clean:
+	rm -rf bin/ dist/

@@ -18,10 +18,11 @@ trap cleanup EXIT
 go build -o "$tmp/abctl" ./cmd/abctl
 
 fail=0
-# expect SESSION WHAT TEXT: wait up to 5 s for TEXT on the pane.
+# expect SESSION WHAT TEXT: wait for TEXT on the pane; 30 s is only a hang
+# guard (the check ends as soon as the text shows, however busy the machine).
 expect() {
   local s=$1 what=$2 text=$3 pane
-  for _ in $(seq 50); do
+  for _ in $(seq 300); do
     pane=$(tmux -L "$sock" capture-pane -p -t "$s")
     if grep -qF -- "$text" <<<"$pane"; then
       echo "ok   $s: $what"

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/abkit/abkit/internal/testbin"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -33,10 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./examples/plugins/...")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n%s", err, out)
+	if err := testbin.Build(context.Background(), dir, "./examples/plugins/..."); err != nil {
+		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

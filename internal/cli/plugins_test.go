@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/abkit/abkit/internal/testbin"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abkit/abkit/internal/catalog"
@@ -56,14 +58,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./examples/plugins/...")
-	build.Dir = filepath.Join("..", "..")
-	out, err := build.CombinedOutput()
+	err = testbin.Build(context.Background(), dir, "./examples/plugins/...")
 	if err == nil {
 		err = copyExec(os.Args[0], filepath.Join(dir, slowPlugin))
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n%s", err, out)
+		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/abkit/abkit/internal/testbin"
 
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/broken"
@@ -40,14 +41,8 @@ func TestMain(m *testing.M) {
 }
 
 func buildAll(dir string) error {
-	root, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./examples/plugins/...", "./internal/conformance/testdata/broken")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(root)))
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the plugins: %v\n%s", err, out)
+	if err := testbin.Build(context.Background(), dir, "./examples/plugins/...", "./internal/conformance/testdata/broken"); err != nil {
+		return fmt.Errorf("building the plugins: %w", err)
 	}
 	for name := range broken.Expect {
 		if err := os.Link(filepath.Join(dir, "broken"), filepath.Join(dir, name)); err != nil {

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/abkit/abkit/internal/testbin"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -37,15 +38,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	root, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "go env GOMOD:", err)
-		os.Exit(1)
-	}
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./examples/plugins/...")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(root)))
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n%s", err, out)
+	if err := testbin.Build(context.Background(), dir, "./examples/plugins/..."); err != nil {
+		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n", err)
+		os.RemoveAll(dir)
 		os.Exit(1)
 	}
 	code := m.Run()

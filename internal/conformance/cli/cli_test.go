@@ -5,10 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/abkit/abkit/internal/testbin"
 )
 
 // bin holds the binaries the tests need, built once: the reference runtime,
@@ -25,16 +26,7 @@ func TestMain(m *testing.M) {
 	}
 	bin = dir
 	code := 1
-	root, err := exec.Command("go", "env", "GOMOD").Output()
-	if err == nil {
-		cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-			"./cmd/abkit-runtime", "./internal/refruntime/broken/fifo-finish", "./internal/conformance/testdata/broken")
-		cmd.Dir = filepath.Dir(strings.TrimSpace(string(root)))
-		var out []byte
-		if out, err = cmd.CombinedOutput(); err != nil {
-			err = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	}
+	err = testbin.Build(context.Background(), dir, "./cmd/abkit-runtime", "./internal/refruntime/broken/fifo-finish", "./internal/conformance/testdata/broken")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	} else {

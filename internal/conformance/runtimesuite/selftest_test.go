@@ -5,10 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/abkit/abkit/internal/testbin"
 
 	"github.com/abkit/abkit/internal/conformance"
 )
@@ -23,9 +22,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := 1
-	root, err := exec.Command("go", "env", "GOMOD").Output()
+	err = testbin.Build(context.Background(), dir, testbin.Packages...)
 	if err == nil {
-		impls, err = BuildImpls(context.Background(), filepath.Dir(strings.TrimSpace(string(root))), dir)
+		impls, err = ImplsIn(dir)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
