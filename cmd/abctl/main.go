@@ -12,8 +12,9 @@ import (
 	"github.com/abkit/abkit/internal/cli"
 )
 
-// version is set at link time: -ldflags "-X main.version=v1.2.3".
-var version string
+// version, commit and date are set at link time in release builds
+// (.goreleaser.yaml); otherwise internal/buildinfo reads Go's stamps.
+var version, commit, date string
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -25,6 +26,8 @@ func main() {
 		Getenv:      os.Getenv,
 		Catalog:     cli.CatalogOptions(),
 		Version:     version,
+		Commit:      commit,
+		Date:        date,
 	}
 	code := cli.Main(ctx, app, os.Args[1:])
 	stop()

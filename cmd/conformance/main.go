@@ -11,11 +11,15 @@ import (
 	"github.com/abkit/abkit/internal/conformance/cli"
 )
 
+// version, commit and date are set at link time in release builds
+// (.goreleaser.yaml); otherwise internal/buildinfo reads Go's stamps.
+var version, commit, date string
+
 func main() {
 	// SIGINT/SIGTERM cancel the run: results so far are printed and every
 	// plugin process is stopped before exit.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, &cli.App{Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
+	code := cli.Main(ctx, &cli.App{Out: os.Stdout, Err: os.Stderr, Version: version, Commit: commit, Date: date}, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/abkit/abkit/internal/buildinfo"
 	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/exitcode"
 	"github.com/abkit/abkit/internal/pluginhost"
@@ -43,8 +44,10 @@ type App struct {
 	Getenv func(string) string
 	// Catalog configures the catalog sources.
 	Catalog catalog.Options
-	// Version is abctl's version string.
-	Version string
+	// Version, Commit and Date identify a release build (set at link
+	// time); empty, they come from what Go stamped into the binary
+	// (internal/buildinfo).
+	Version, Commit, Date string
 	// Pipeline lists the in-process pipeline plugins dryrun and replay
 	// run; nil means [PipelineFactories].
 	Pipeline func() []gateway.Factory
@@ -53,6 +56,9 @@ type App struct {
 	// debug lines among them); a failed call still quotes their last lines.
 	PluginHost pluginhost.Options
 }
+
+// build identifies the running abctl.
+func (a *App) build() buildinfo.Info { return buildinfo.Read(a.Version, a.Commit, a.Date) }
 
 func (a *App) pipeline() []gateway.Factory {
 	if a.Pipeline == nil {
@@ -131,6 +137,8 @@ not be read.`,
 	}
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
+	root.Version = app.build().String()
+	root.SetVersionTemplate("abctl {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
 	pf := root.PersistentFlags()
 	pf.StringArrayVar(&o.sources, "source", nil, "catalog source: builtin, dir:PATH, file:PATH or url:URL (repeatable; default builtin)")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/abkit/abkit/internal/buildinfo"
 	"github.com/abkit/abkit/internal/catalog"
 )
 
@@ -265,9 +266,15 @@ func TestCompletion(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	r := run(t, false, nil, "version", "-o", "json")
-	var v versionOutput
+	var v buildinfo.Info
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil || v.Version != "v0.0.0-test" || v.Go == "" {
 		t.Errorf("version = %+v, %v", v, err)
+	}
+	// --version and the version command say the same.
+	flag := run(t, false, nil, "--version")
+	cmd := run(t, false, nil, "version")
+	if flag.code != 0 || cmd.code != 0 || flag.out != cmd.out || !strings.HasPrefix(cmd.out, "abctl v0.0.0-test (commit ") {
+		t.Errorf("--version %d %q, version %d %q", flag.code, flag.out, cmd.code, cmd.out)
 	}
 }
 

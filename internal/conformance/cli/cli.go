@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abkit/abkit/internal/buildinfo"
+
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/runtimesuite"
 	"github.com/abkit/abkit/internal/exitcode"
@@ -35,6 +37,9 @@ const (
 // App is what commands run against.
 type App struct {
 	Out, Err io.Writer
+	// Version, Commit and Date identify a release build (set at link
+	// time); empty, they come from what Go stamped into the binary.
+	Version, Commit, Date string
 }
 
 // ExitError carries an exit code; a nil Err means the output already said
@@ -92,8 +97,10 @@ stale baseline entries, 2 usage, 3 the plugin could not be started.`,
 	}
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
+	root.Version = buildinfo.Read(app.Version, app.Commit, app.Date).String()
+	root.SetVersionTemplate("conformance {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
-	root.AddCommand(newListCmd(app), newExplainCmd(app), newRunCmd(app), newSelftestCmd(app))
+	root.AddCommand(newListCmd(app), newExplainCmd(app), newRunCmd(app), newSelftestCmd(app), newVersionCmd(app))
 	return root
 }
 
@@ -361,4 +368,32 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+func newVersionCmd(app *App) *cobra.Command {
+	var output string
+	c := &cobra.Command{
+		Use:   "version",
+		Short: "Print conformance's version, commit and build date",
+		Long: `Print the module version, the commit conformance was built from and the
+build date (see abctl version for where each comes from). Report it with
+any conformance result you share: cases change between versions.`,
+		Example: "  conformance version\n  conformance --version\n  conformance version -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			v := buildinfo.Read(app.Version, app.Commit, app.Date)
+			switch output {
+			case "text":
+				_, err := fmt.Fprintf(app.Out, "conformance %s\n", v)
+				return err
+			case "json":
+				enc := json.NewEncoder(app.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(v)
+			}
+			return usage(fmt.Errorf("unknown output format %q; use text or json", output))
+		},
+	}
+	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return c
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,5 +183,31 @@ func TestExplainBothSuites(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVersion: --version and the version command name the version and
+// the commit, the same way, and -o json carries the same fields.
+func TestVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	app := &App{Out: &out, Err: &errb, Version: "v1.2.3", Commit: "0123456789abcdef0123"}
+	if code := Main(context.Background(), app, []string{"--version"}); code != ExitOK {
+		t.Fatalf("--version exit %d: %s", code, errb.String())
+	}
+	flag := out.String()
+	out.Reset()
+	if code := Main(context.Background(), app, []string{"version"}); code != ExitOK {
+		t.Fatalf("version exit %d: %s", code, errb.String())
+	}
+	if flag != out.String() || !strings.HasPrefix(flag, "conformance v1.2.3 (commit 0123456789ab, ") {
+		t.Errorf("--version %q, version %q", flag, out.String())
+	}
+	out.Reset()
+	if code := Main(context.Background(), app, []string{"version", "-o", "json"}); code != ExitOK {
+		t.Fatalf("version -o json exit %d: %s", code, errb.String())
+	}
+	var v struct{ Version, Commit, Go string }
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Version != "v1.2.3" || v.Commit != "0123456789abcdef0123" || v.Go == "" {
+		t.Errorf("version -o json = %+v (%v) from %q", v, err, out.String())
 	}
 }
