@@ -26,9 +26,7 @@ func (h *Host) CloseOnSignal(sigs ...os.Signal) (stop func()) {
 		case sig := <-ch:
 			h.Close()
 			signal.Reset(sigs...)
-			if s, ok := sig.(syscall.Signal); ok {
-				_ = syscall.Kill(os.Getpid(), s)
-			}
+			reraise(sig)
 		case <-done:
 		}
 	}()
