@@ -1,5 +1,5 @@
 // Package conformance checks, rule by rule, whether a plugin honours the
-// abkit contracts (shared/spec/contracts.md). The runner plays the host with
+// abkit contracts (docs/contracts.md). The runner plays the host with
 // the reference runtimes (internal/pipeline, internal/dispatch,
 // internal/hookbus) and drives the plugin under test, in-process or as a
 // plugin process, through a registry of cases. Each case names the rule IDs

@@ -40,7 +40,7 @@ var uncheckable = map[string]string{
 	"H6":  "owed by the host: the bus's tool error policy (invalid decisions are H5 cases)",
 }
 
-// allRules are the rule IDs of shared/spec/contracts.md.
+// allRules are the rule IDs of docs/contracts.md.
 func allRules() []string {
 	var out []string
 	for i := 1; i <= 31; i++ {

@@ -143,3 +143,11 @@ func describeProto(r *abkitv1.DescribeResponse) *Descriptor {
 }
 
 func durationNS(n int64) time.Duration { return time.Duration(n) }
+
+// Echo makes one diagnostics round trip to the plugin process, which the
+// SDK answers without running plugin code: the baseline P14 judges Ready
+// against.
+func (s *procSubject) Echo(ctx context.Context) error {
+	_, err := s.p.Echo(ctx, nil)
+	return err
+}

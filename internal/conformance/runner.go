@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/trace"
 )
 
@@ -65,6 +66,9 @@ type Options struct {
 	// OnResult is called once per case as it ends, from any goroutine but
 	// never concurrently.
 	OnResult func(CaseResult)
+	// Host configures the processes a self-test launches itself (the
+	// plugin binaries and runtimes it judges); zero means the defaults.
+	Host pluginhost.Options
 }
 
 // DefaultTimeout bounds a case when Options.Timeout is zero. The longest

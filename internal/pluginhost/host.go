@@ -248,7 +248,11 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 func (p *Plugin) describe(ctx context.Context) error {
 	dctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	d, err := p.rpc.Describe(dctx, &abkitv1.DescribeRequest{})
+	// The first call on a fresh connection waits for it to be ready: on a
+	// busy machine the transport can fail its first attempt ("error
+	// reading server preface") and reconnect, which fails a call made
+	// without WaitForReady at once. The call's deadline still bounds it.
+	d, err := p.rpc.Describe(dctx, &abkitv1.DescribeRequest{}, grpc.WaitForReady(true))
 	if err != nil {
 		return p.callErr("describe", err)
 	}

@@ -126,7 +126,10 @@ func (s *Server) RunIntercept(ctx context.Context, sc *abkitv1.InterceptScenario
 			run.Warnings = append(run.Warnings, f) // Bug (D15).
 		}
 	}
-	d, err := dispatch.New(contribs, dispatch.Options{OnWarning: onWarn})
+	// Close delivers every queued event through the probes; on a busy
+	// machine that can outlast dispatch's default 5 s bound while making
+	// progress, so the bound is the caller's deadline (CloseContext below).
+	d, err := dispatch.New(contribs, dispatch.Options{OnWarning: onWarn, CloseTimeout: time.Hour})
 	if err != nil {
 		run.BuildError = err.Error()
 		return run, nil
@@ -155,7 +158,7 @@ func (s *Server) RunIntercept(ctx context.Context, sc *abkitv1.InterceptScenario
 		})
 	}
 	wg.Wait()
-	if err := d.Close(); err != nil {
+	if err := d.CloseContext(ctx); err != nil {
 		return nil, fmt.Errorf("close the dispatcher: %w", err)
 	}
 	return run, nil

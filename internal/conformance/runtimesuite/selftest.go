@@ -16,7 +16,6 @@ import (
 
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/broken"
-	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/refruntime"
 )
 
@@ -111,6 +110,21 @@ type Row struct {
 	CaughtBy []string
 	OK       bool
 	Problem  string
+	// Details quotes the failures of a reference that failed, so that the
+	// reason is in the log and not only the case IDs.
+	Details string
+}
+
+// failureDetails is the failure text of each failed case, for a row.
+func failureDetails(failed []*conformance.CaseResult) string {
+	var b strings.Builder
+	for _, f := range failed {
+		fmt.Fprintf(&b, "%s:\n", f.ID)
+		for _, x := range f.Failures {
+			fmt.Fprintf(&b, "  %s\n", strings.ReplaceAll(x.String(), "\n", "\n  "))
+		}
+	}
+	return b.String()
 }
 
 // Selftest runs every implementation against its suite and judges it:
@@ -160,9 +174,9 @@ func judge(ctx context.Context, im Impl, opts conformance.Options) Row {
 		if ro.Isolation == "" {
 			ro.Isolation = conformance.IsolationSuite
 		}
-		rep, err = conformance.Run(ctx, Suite(), Launcher{Path: im.Path}, ro)
+		rep, err = conformance.Run(ctx, Suite(), Launcher{Path: im.Path, StartTimeout: opts.Host.StartTimeout}, ro)
 	} else {
-		rep, err = conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(im.Path, pluginhost.Options{}), opts)
+		rep, err = conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(im.Path, opts.Host), opts)
 	}
 	row := Row{Impl: im, Expected: "pass"}
 	if err != nil {
@@ -182,6 +196,7 @@ func judge(ctx context.Context, im Impl, opts conformance.Options) Row {
 		row.OK = len(failed) == 0
 		if !row.OK {
 			row.Problem = "a reference implementation failed"
+			row.Details = failureDetails(failed)
 		}
 	case im.Rule != "":
 		// A runtime bug shows wherever its behaviour is observed, so
