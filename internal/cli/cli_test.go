@@ -326,7 +326,7 @@ func TestBuiltinChain(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "waypoint.yaml")
 	os.WriteFile(p, bytes.Replace(src, []byte("mode: proxy"), []byte("mode: waypoint"), 1), 0o644)
 	r := run(t, false, nil, "chain", "validate", p)
-	if r.code != 1 || !strings.Contains(r.out, p+":14\tP10\tpii-redactor\t") {
+	if r.code != 1 || !strings.Contains(r.out, p+":14:5\tP10\tpii-redactor\t") {
 		t.Errorf("exit %d, out:\n%s", r.code, r.out)
 	}
 }
