@@ -368,3 +368,23 @@ func TestValidateEmptyChain(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateRunsBinaryFactory: a plugin from a dir: source is started
+// and its factory run with the entry's config, so what only the plugin
+// knows (a guardrail with no rules) is a finding, with abctl holding no
+// in-process plugins at all.
+func TestValidateRunsBinaryFactory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chain.yaml")
+	src := "outbound:\n  - name: inference-parser\n  - name: guardrail\n    config:\n      check: response\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	app := &App{Out: &out, Err: &errb, Catalog: CatalogOptions(), Pipeline: func() []gateway.Factory { return nil }}
+	app.Catalog.CacheDir = "-"
+	code := Main(context.Background(), app, []string{"chain", "validate", "--source", "dir:" + binDir, path})
+	want := path + ":4:5\tP6\tguardrail\toutbound chain: plugin \"guardrail\": config rejected: guardrail config: no rules"
+	if code != ExitFindings || !strings.Contains(out.String(), want) {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s\nwant a line starting %q", code, out.String(), errb.String(), want)
+	}
+}
