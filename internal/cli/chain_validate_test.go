@@ -30,8 +30,10 @@ func (q quirky) Name() string { return q.name }
 func (quirky) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{Description: "Fails to build as its config asks"}
 }
-func (quirky) OnRequest(context.Context, *gateway.Exchange) gateway.Action  { return gateway.Continue() }
-func (quirky) OnResponse(context.Context, *gateway.Exchange) gateway.Action { return gateway.Continue() }
+func (quirky) OnRequest(context.Context, *gateway.Exchange) gateway.Action { return gateway.Continue() }
+func (quirky) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
 
 func quirkyFactory() gateway.Factory {
 	return gateway.Factory{

@@ -3,9 +3,9 @@ package replay
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
