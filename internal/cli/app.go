@@ -144,6 +144,7 @@ not be read.`,
 	pf.StringArrayVar(&o.sources, "source", nil, "catalog source: builtin, dir:PATH, file:PATH or url:URL (repeatable; default builtin)")
 	pf.StringVarP(&o.output, "output", "o", "table", "output format: table, json or yaml")
 	pf.BoolVar(&o.noColor, "no-color", false, "disable colour (also when NO_COLOR is set)")
+	pf.BoolVar(&o.noCache, "no-cache", false, "describe every dir: binary afresh, without reading or writing the description cache")
 	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return []cobra.Completion{"builtin", "dir:", "file:", "url:"}, cobra.ShellCompDirectiveNoSpace
 	})
@@ -151,7 +152,7 @@ not be read.`,
 
 	root.AddCommand(newCatalogCmd(o), newChainCmd(o), newVersionCmd(o))
 	root.AddCommand(newDryrunCmd(o), newFixtureCmd(o), newRecordCmd(o), newReplayCmd(o))
-	root.AddCommand(newUICmd(o))
+	root.AddCommand(newUICmd(o), newCacheCmd(o))
 	root.RunE = runRoot(o) // ui.go: a terminal opens the TUI
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
@@ -168,6 +169,16 @@ type globalOpts struct {
 	sources []string
 	output  string
 	noColor bool
+	noCache bool
+}
+
+// catalogOptions are the app's catalog options with --no-cache applied.
+func (o *globalOpts) catalogOptions() catalog.Options {
+	opts := o.app.Catalog
+	if o.noCache {
+		opts.CacheDir = "-"
+	}
+	return opts
 }
 
 // loadCatalog loads the catalog from the --source flags (default builtin)
@@ -177,7 +188,7 @@ func (o *globalOpts) loadCatalog(ctx context.Context) (*catalog.Catalog, error) 
 	if len(srcs) == 0 {
 		srcs = []string{"builtin"}
 	}
-	c, err := catalog.Load(ctx, srcs, o.app.Catalog)
+	c, err := catalog.Load(ctx, srcs, o.catalogOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func runUI(ctx context.Context, o *globalOpts, u *uiOpts) error {
 	}
 	colour := !o.noColor && o.app.getenv("NO_COLOR") == ""
 	m := tui.New(tui.Options{
-		LoadCatalog: func(ctx context.Context) (*catalog.Catalog, error) { return catalog.Load(ctx, srcs, o.app.Catalog) },
+		LoadCatalog: func(ctx context.Context) (*catalog.Catalog, error) { return catalog.Load(ctx, srcs, o.catalogOptions()) },
 		Sources:     srcs,
 		ChainPath:   u.chain,
 		Factories:   PipelineFactories(),
