@@ -92,13 +92,15 @@ func runUI(ctx context.Context, o *globalOpts, u *uiOpts) error {
 	}
 	colour := !o.noColor && o.app.getenv("NO_COLOR") == ""
 	m := tui.New(tui.Options{
-		LoadCatalog: func(ctx context.Context) (*catalog.Catalog, error) { return catalog.Load(ctx, srcs, o.catalogOptions()) },
-		Sources:     srcs,
-		ChainPath:   u.chain,
-		Factories:   PipelineFactories(),
-		Fixtures:    xs,
-		Colour:      colour,
-		Getenv:      o.app.getenv,
+		LoadCatalog: func(ctx context.Context) (*catalog.Catalog, error) {
+			return catalog.Load(ctx, srcs, o.catalogOptions())
+		},
+		Sources:   srcs,
+		ChainPath: u.chain,
+		Factories: PipelineFactories(),
+		Fixtures:  xs,
+		Colour:    colour,
+		Getenv:    o.app.getenv,
 	})
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(o.app.Out)}
 	if !colour {
