@@ -16,7 +16,13 @@ import (
 	"github.com/abkit/abkit/internal/catalog"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+// updating reports whether -update was given: rewrite the golden files
+// under testdata/golden. The flag itself is defined by x/exp/golden, which
+// teatest imports; defining it again would panic.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 const (
 	testCatalog = "file:../catalog/testdata/catalog.yaml"
@@ -56,7 +62,7 @@ func scrub(t *testing.T, s string) string {
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	p := filepath.Join("testdata", "golden", name)
-	if *update {
+	if updating() {
 		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/abkit/abkit/sdk/gateway"
 )
 
 // Without a terminal, abctl alone prints the catalog as plain lines and
@@ -36,4 +45,48 @@ func TestUIUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", tt.args, r.code, tt.code, r.err, tt.msg)
 		}
 	}
+}
+
+// TestUIRunsBinaryPlugins drives the real TUI program with no in-process
+// plugins at all: the Trace tab dry-runs a chain whose plugins come from
+// a dir: source's binaries, and, with the builtin catalog, from
+// --plugin-dir, as dryrun does.
+func TestUIRunsBinaryPlugins(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		sources []string
+		u       uiOpts
+	}{
+		{"dir source", []string{"dir:" + binDir}, uiOpts{}},
+		{"plugin-dir", nil, uiOpts{pluginDir: binDir}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			app := &App{Out: &out, Err: &errb, Catalog: CatalogOptions(), Pipeline: func() []gateway.Factory { return nil }}
+			app.Catalog.CacheDir = "-"
+			o := &globalOpts{app: app, sources: tc.sources, noColor: true}
+			u := tc.u
+			u.chain, u.fixtures = "../../fixtures/inference/chain.yaml", "../../fixtures/inference"
+			m, _, err := newUIModel(o, &u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
+				teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+			uiWait(t, tm, "chain ../../fixtures/inference/chain.yaml")
+			tm.Send(tea.KeyPressMsg{Code: '3', Text: "3"})
+			uiWait(t, tm, "Choose a fixture")
+			tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+			uiWait(t, tm, "dry-run of chat-stream: allow")
+			tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+			tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+		})
+	}
+}
+
+func uiWait(t *testing.T, tm *teatest.TestModel, s string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return strings.Contains(ansi.Strip(string(b)), s)
+	}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }

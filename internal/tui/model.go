@@ -11,6 +11,7 @@ package tui
 import (
 	"context"
 	"os"
+	"slices"
 	"os/exec"
 	"strings"
 	"time"
@@ -41,6 +42,12 @@ type Options struct {
 	ChainPath string
 	// Factories make instances for dry-runs (the built-in plugins).
 	Factories []gateway.Factory
+	// Plugins, when set, makes runnable the chain entries Factories lack:
+	// abctl starts plugin binaries (of dir: sources, or --plugin-dir)
+	// through the plugin host. It runs in the dry-run's command with the
+	// loaded catalog and the names missing; release stops what it started
+	// and is called when the dry-run ends.
+	Plugins func(ctx context.Context, cat *catalog.Catalog, names []string) (factories []gateway.Factory, release func(), err error)
 	// Fixtures are the exchanges the Trace tab offers.
 	Fixtures []Exchange
 	// Colour enables colour; false follows NO_COLOR.
@@ -389,13 +396,40 @@ func (m *Model) dryRun() tea.Cmd {
 		return nil
 	}
 	x := t.fixtures[clamp(t.pick, len(t.fixtures))]
-	cf, fs := m.chain.cf, m.opts.Factories
+	cf, fs, cat, plugins := m.chain.cf, m.opts.Factories, m.cat.c, m.opts.Plugins
 	m.busy = "dry-run " + x.Name
 	run := func() tea.Msg {
-		r, err := DryRun(context.Background(), cf, fs, x)
+		ctx := context.Background()
+		if plugins != nil && cf != nil {
+			if missing := missingPlugins(cf, x.direction(), fs); len(missing) > 0 {
+				more, release, err := plugins(ctx, cat, missing)
+				if release != nil {
+					defer release()
+				}
+				if err != nil {
+					return runMsg{err: err}
+				}
+				fs = append(slices.Clip(fs), more...)
+			}
+		}
+		r, err := DryRun(ctx, cf, fs, x)
 		return runMsg{run: r, err: err}
 	}
 	return tea.Batch(run, m.spin.Tick)
+}
+
+// missingPlugins returns the names of the active entries of cf's dir chain
+// that no factory of fs makes, each once, in chain order.
+func missingPlugins(cf *catalog.ChainFile, dir gateway.Direction, fs []gateway.Factory) []string {
+	var out []string
+	for _, e := range cf.Direction(dir) {
+		if e.OnError == "off" || slices.Contains(out, e.Name) ||
+			slices.ContainsFunc(fs, func(f gateway.Factory) bool { return f.Name == e.Name }) {
+			continue
+		}
+		out = append(out, e.Name)
+	}
+	return out
 }
 
 // moveCursor applies the list movement keys to cursor in a list of n rows
