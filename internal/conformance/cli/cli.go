@@ -313,6 +313,12 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 	}
 	rep, err := conformance.Run(ctx, reg, l, opts)
 	if err != nil {
+		var le *conformance.LoadError
+		if errors.As(err, &le) && o.reattach == "" {
+			if hint := wrongKind(ctx, o, hopts); hint != "" {
+				return &ExitError{Code: ExitLoad, Err: errors.New(hint)}
+			}
+		}
 		return err
 	}
 	switch o.out {
@@ -338,6 +344,30 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 		return &ExitError{Code: ExitFail}
 	}
 	return nil
+}
+
+// wrongKind is called when the binary given to --runtime or --plugin did
+// not start as one: it tries the other handshake and, when that one
+// works, returns one sentence saying what the binary is and which flag
+// fits; "" otherwise.
+func wrongKind(ctx context.Context, o *runOpts, hopts pluginhost.Options) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if o.runtime != "" {
+		p, err := pluginhost.Load(ctx, o.runtime, hopts)
+		if err != nil {
+			return ""
+		}
+		name := p.Name()
+		p.Close()
+		return fmt.Sprintf("%s is an abkit plugin (%q), not a runtime: test it with 'conformance run --plugin %s'", o.runtime, name, o.runtime)
+	}
+	s, err := runtimesuite.Launcher{Path: o.plugin}.Launch(ctx)
+	if err != nil {
+		return ""
+	}
+	s.Close()
+	return fmt.Sprintf("%s is an abkit runtime, not a plugin: test it with 'conformance run --runtime %s'", o.plugin, o.plugin)
 }
 
 func compile(pats []string, flag string) ([]*regexp.Regexp, error) {
