@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/abkit/abkit/internal/buildinfo"
 	"github.com/abkit/abkit/internal/catalog"
@@ -126,7 +127,11 @@ func NewRoot(app *App) *cobra.Command {
 		Short: "Browse plugin catalogs and validate plugin chains",
 		Long: `abctl is the operator's tool for abkit plugin pipelines: it lists the
 plugins a catalog source provides, lints them against the contract rules,
-and validates chain files before any traffic flows.
+validates chain files before any traffic flows, dry-runs recorded traffic
+through a chain and replays a corpus against golden traces.
+
+Bare 'abctl' on a terminal opens the terminal UI (the same as 'abctl ui');
+off a terminal it prints the catalog list.
 
 Exit codes: 0 ok, 1 findings, 2 usage, 3 a plugin, file or gateway could
 not be read.`,
@@ -240,21 +245,50 @@ func (o *globalOpts) completeNames(cmd *cobra.Command, args []string, _ string) 
 }
 
 // groupRunE makes a command group print its help when called alone and
-// fail with a usage error on an unknown subcommand, rather than print help
-// and exit 0.
+// fail with a usage error on an unknown subcommand, with the nearest
+// subcommand when one is close, rather than print help and exit 0.
 func groupRunE(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usageErr(fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath()))
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		if near := catalog.DidYouMean(args[0], names); near != "" {
+			msg += "; " + near
+		} else {
+			msg += "; its commands are " + strings.Join(names, ", ")
+		}
+		return usageErr(errors.New(msg))
 	}
 	return cmd.Help()
 }
 
-// exactArgs is cobra.ExactArgs with a usage exit code.
+// exactArgs is cobra.ExactArgs with a usage exit code and a message that
+// names what is missing or extra, from the command's Use line ("validate
+// CHAIN" → "missing CHAIN file").
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageErr(err)
+		if len(args) == n {
+			return nil
 		}
-		return nil
+		names := strings.Fields(cmd.Use)[1:]
+		usage := "usage: " + cmd.CommandPath()
+		if len(names) > 0 {
+			usage += " " + strings.Join(names, " ")
+		}
+		if len(args) < n && len(args) < len(names) {
+			what := strings.Trim(names[len(args)], "[]")
+			if what == "CHAIN" {
+				what += " file"
+			}
+			return usageErr(fmt.Errorf("missing %s (%s)", what, usage))
+		}
+		if len(args) > n {
+			return usageErr(fmt.Errorf("unexpected argument %q (%s)", args[n], usage))
+		}
+		return usageErr(fmt.Errorf("want %d argument(s), got %d (%s)", n, len(args), usage))
 	}
 }

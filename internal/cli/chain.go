@@ -36,7 +36,7 @@ func completeYAML(*cobra.Command, []string, string) ([]cobra.Completion, cobra.S
 
 func newChainValidateCmd(o *globalOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate FILE",
+		Use:   "validate CHAIN",
 		Short: "Run every build check on a chain file; exit 1 on findings",
 		Long: `Validate a chain file against the catalog as a build would: every build
 check of the request pipeline (P6–P11, through the reference runtime's
@@ -69,7 +69,7 @@ cannot be read or decoded (the error gives file:line:column).`,
 
 func newChainShowCmd(o *globalOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "show FILE",
+		Use:   "show CHAIN",
 		Short: "Show the resolved chain per direction with capabilities and dependencies",
 		Long: `Show a chain file resolved against the catalog: per direction, each active
 entry in order with its error policy, capabilities and whether each of its

@@ -35,7 +35,7 @@ func TestUIUsageErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"ui", "extra"}, ExitUsage, "accepts 0 arg"},
+		{[]string{"ui", "extra"}, ExitUsage, `unexpected argument "extra"`},
 		{[]string{"ui", "--fixtures", t.TempDir()}, ExitRead, "no .fixture files"},
 		{[]string{"ui", "--chain", "does-not-exist.yaml"}, ExitRead, "does-not-exist.yaml"},
 		{[]string{"nosuchcommand"}, ExitUsage, "unknown command"},

@@ -44,3 +44,28 @@ func TestWrongKind(t *testing.T) {
 }
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
+// TestCompletion: explain and --run/--skip complete case IDs of both
+// suites, --isolation its two values.
+func TestCompletion(t *testing.T) {
+	complete := func(args ...string) string {
+		var out, errb bytes.Buffer
+		cli.Main(context.Background(), &cli.App{Out: &out, Err: &errb}, append([]string{"__complete"}, args...))
+		return out.String()
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"explain", ""}, []string{"P21/last-exactly-once/zero-frames\t", "P1/name/non-empty\t"}},
+		{[]string{"run", "--run", ""}, []string{"P15/order/6-plugins/allow\t"}},
+		{[]string{"run", "--isolation", ""}, []string{"case\t", "suite\t"}},
+	} {
+		got := complete(tc.args...)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%v: completions lack %q:\n%.300s", tc.args, w, got)
+			}
+		}
+	}
+}
