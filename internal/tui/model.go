@@ -11,8 +11,8 @@ package tui
 import (
 	"context"
 	"os"
-	"slices"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
