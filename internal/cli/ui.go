@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -142,10 +143,14 @@ func newUIModel(o *globalOpts, u *uiOpts) (*tui.Model, bool, error) {
 		}
 	}
 	if u.chain != "" {
-		// Fail before the screen switches when the file cannot be read;
-		// later reloads (after editing) report in the status bar.
+		// Fail before the screen switches when the file cannot be read; a
+		// file that reads but does not decode (a YAML error) opens with the
+		// error in the Chain tab, where e fixes it.
 		if _, err := catalog.ReadChainFile(u.chain); err != nil {
-			return nil, false, err
+			var pe *catalog.PosError
+			if !errors.As(err, &pe) {
+				return nil, false, err
+			}
 		}
 	}
 	if u.pluginDir != "" {
@@ -167,8 +172,14 @@ func newUIModel(o *globalOpts, u *uiOpts) (*tui.Model, bool, error) {
 		Factories: o.app.pipeline(),
 		Plugins:   uiPlugins(o.app, u.pluginDir),
 		Fixtures:  xs,
-		Colour:    colour,
-		Getenv:    o.app.getenv,
+		ReloadFixtures: func() ([]tui.Exchange, error) {
+			if u.fixtures == "" {
+				return tui.SampleExchanges(), nil
+			}
+			return loadFixtures(u.fixtures)
+		},
+		Colour: colour,
+		Getenv: o.app.getenv,
 	})
 	return m, colour, nil
 }

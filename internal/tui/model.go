@@ -52,6 +52,9 @@ type Options struct {
 	Fixtures []Exchange
 	// Colour enables colour; false follows NO_COLOR.
 	Colour bool
+	// ReloadFixtures, when set, rereads the fixtures (r); nil keeps
+	// Fixtures.
+	ReloadFixtures func() ([]Exchange, error)
 	// Getenv reads $EDITOR; nil means os.Getenv.
 	Getenv func(string) string
 }
@@ -118,6 +121,9 @@ type (
 	editedMsg struct{ err error }
 	playMsg   struct{ id int }
 )
+
+// HasRun reports whether the Trace tab holds a dry-run's trace.
+func (m *Model) HasRun() bool { return m.tr.run != nil }
 
 // Init loads the catalog and asks the terminal for its background colour.
 func (m *Model) Init() tea.Cmd {
@@ -188,10 +194,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.loadChain()
 	case chainMsg:
 		if msg.err != nil {
+			// The Chain tab shows the error, so e can fix the file; the
+			// last trace ran an older chain and is dropped.
 			m.setErr(msg.err)
+			m.chain.loadErr, m.chain.cf = msg.err.Error(), nil
+			m.cat.inChain = nil
+			m.tr.clear()
 			return m, nil
 		}
+		m.chain.loadErr = ""
 		m.chain.set(msg.cf, m.cat.c)
+		if len(m.chain.findings) > 0 {
+			m.tr.clear() // a trace of a chain that no longer builds misleads
+		}
 		m.cat.inChain = m.chain.positions()
 		if n := len(m.chain.findings); n > 0 {
 			m.setInfo("chain " + msg.cf.Path + ": " + plural(n, "finding"))
@@ -275,6 +290,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Tab3):
 		m.tab = tabTrace
 		return nil
+	case key.Matches(msg, k.Reload):
+		return m.reload()
 	}
 	switch m.tab {
 	case tabCatalog:
@@ -305,18 +322,43 @@ func (m *Model) chainKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// edit opens the chain file in $EDITOR and revalidates on return. The
-// built-in example chain is first written to a temporary file, which is
-// then the chain file.
-func (m *Model) edit() tea.Cmd {
+// reload rereads the catalog (and, once it is loaded, the chain) and the
+// fixtures from disk.
+func (m *Model) reload() tea.Cmd {
+	if m.busy != "" {
+		m.setInfo("busy: " + m.busy)
+		return nil
+	}
+	if m.opts.ReloadFixtures != nil {
+		xs, err := m.opts.ReloadFixtures()
+		if err != nil {
+			m.setErr(err)
+			return nil
+		}
+		m.tr.fixtures, m.tr.pick = xs, clamp(m.tr.pick, len(xs))
+	}
+	m.busy = "reloading"
+	return tea.Batch(m.loadCatalog(), m.spin.Tick)
+}
+
+// editorArgs is the command e runs: $VISUAL, else $EDITOR, else vi, as
+// git and less do.
+func (m *Model) editorArgs() []string {
 	editor := m.opts.Getenv("VISUAL")
 	if editor == "" {
 		editor = m.opts.Getenv("EDITOR")
 	}
-	if editor == "" {
-		m.setErr(constErr("set $EDITOR (or $VISUAL) to edit the chain file, e.g. EDITOR=vi"))
-		return nil
+	args := strings.Fields(editor)
+	if len(args) == 0 {
+		args = []string{"vi"}
 	}
+	return args
+}
+
+// edit opens the chain file in the editor and revalidates on return. The
+// built-in example chain is first written to a temporary file, which is
+// then the chain file.
+func (m *Model) edit() tea.Cmd {
 	if m.opts.ChainPath == "" {
 		f, err := os.CreateTemp("", "abctl-chain-*.yaml")
 		if err != nil {
@@ -333,7 +375,7 @@ func (m *Model) edit() tea.Cmd {
 		}
 		m.opts.ChainPath = f.Name()
 	}
-	args := strings.Fields(editor)
+	args := m.editorArgs()
 	c := exec.Command(args[0], append(args[1:], m.opts.ChainPath)...)
 	return tea.ExecProcess(c, func(err error) tea.Msg { return editedMsg{err: err} })
 }
