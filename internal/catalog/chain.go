@@ -141,15 +141,38 @@ func pipelineInfo(c *Catalog) (func(string) (pipeline.Info, bool), []string) {
 // hook entry names a plugin of the catalog that implements that family.
 const RuleChainRef = "C2"
 
+// RuleChainEmpty is the project's rule that a chain file names at least
+// one plugin: an empty file (or /dev/null) is a mistake, not a valid chain.
+const RuleChainEmpty = "C3"
+
+// FactoryLookup finds the pipeline factory of a plugin that is available to
+// run (compiled in, or a loaded plugin binary), so that validation can make
+// an instance with each entry's config as the runtime's build does.
+type FactoryLookup func(name string) (*gateway.Factory, bool)
+
 // ValidateChain runs every static build check on cf against catalog c and
 // returns all findings at once, sorted by line: P6–P10 through the
-// reference runtime's validator (pipeline.Validate), P11 (a streaming plugin
-// that will see no body), D1, D3–D5, D17, D18 for extensions, H1, H3, H6
-// for hooks, and C2 for entries naming plugins the catalog lacks.
-func ValidateChain(cf *ChainFile, c *Catalog) []Finding {
+// reference runtime's validator (pipeline.Validate), each entry's config
+// block against its plugin's schema (P6), P11 (a streaming plugin that will
+// see no body), D1, D3–D5, D17, D18 for extensions, H1, H3, H6 for hooks,
+// C2 for entries naming plugins the catalog lacks and C3 for a file that
+// names no plugin at all.
+func ValidateChain(cf *ChainFile, c *Catalog) []Finding { return ValidateBuild(cf, c, nil) }
+
+// ValidateBuild is [ValidateChain] plus, for every active pipeline entry
+// whose plugin factories can make and whose config passed the schema, the
+// factory itself run with the entry's config ([pipeline.Instantiate]): a
+// config the plugin rejects is a P6 finding, as it is a build error.
+// factories may be nil.
+func ValidateBuild(cf *ChainFile, c *Catalog, factories FactoryLookup) []Finding {
 	var out []Finding
 	add := func(path, plugin, rule, fix, format string, args ...any) {
-		out = append(out, Finding{File: cf.Path, Line: cf.Line(path), Plugin: plugin, Rule: rule, Msg: fmt.Sprintf(format, args...), Fix: fix})
+		at := cf.pos.at(path)
+		out = append(out, Finding{File: cf.Path, Line: at.line, Column: at.col, Plugin: plugin, Rule: rule, Msg: fmt.Sprintf(format, args...), Fix: fix})
+	}
+	if len(cf.Inbound) == 0 && len(cf.Outbound) == 0 && len(cf.Extensions) == 0 && len(cf.Hooks) == 0 {
+		add("$", "", RuleChainEmpty, "add inbound or outbound entries, extensions or hooks (docs/chains.md), or check that this is the chain file you meant",
+			"the chain file names no plugin: it has no inbound, outbound, extensions or hooks entries")
 	}
 	lookup, registered := pipelineInfo(c)
 	modeReported := false
@@ -193,12 +216,83 @@ func ValidateChain(cf *ChainFile, c *Catalog) []Finding {
 			}
 			add(path, re.Plugin, re.Rule, fix, "%s chain: %s", dir, entriesToLines(cf, dir, re.Msg))
 		}
+		validateConfigs(cf, dir, entries, c, factories, add)
 		lintBodies(cf, dir, entries, c, add)
 	}
 	validateExtensions(cf, c, add)
 	validateHooks(cf, c, add)
 	SortFindings(out)
 	return out
+}
+
+// validateConfigs checks each active entry's config block against its
+// plugin's schema and then, when factories can make the plugin, runs its
+// factory with the block as the runtime's build would.
+func validateConfigs(cf *ChainFile, dir gateway.Direction, entries []ChainEntry, c *Catalog, factories FactoryLookup, add func(path, plugin, rule, fix, format string, args ...any)) {
+	for i, e := range entries {
+		if e.OnError == string(pipeline.Off) {
+			continue // the runtime makes no instance of an off entry
+		}
+		base := fmt.Sprintf("$.%s[%d].config", dir, i)
+		d, known := c.Lookup(e.Name)
+		if known && d.Config != nil {
+			probs := CheckConfig(d.Config, e.Config)
+			for _, p := range probs {
+				add(base+p.Path, e.Name, "P6", p.Fix, "%s chain: config: %s", dir, p.Msg)
+			}
+			if len(probs) > 0 {
+				continue // the factory would only say the same, less precisely
+			}
+		}
+		if factories == nil {
+			continue
+		}
+		f, ok := factories(e.Name)
+		if !ok {
+			continue
+		}
+		cfgJSON, err := e.configJSON()
+		if err != nil {
+			continue // reported with the entry
+		}
+		if f.Config == nil && e.Config != nil {
+			continue // the validator reports a block given to a plugin that takes none
+		}
+		p, err := pipeline.Instantiate(f, cfgJSON)
+		if err != nil {
+			add(base+configKeyIn(err.Error(), e.Config), e.Name, "P6", "fix the entry's config block so the plugin accepts it (abctl catalog show "+e.Name+" lists its fields)",
+				"%s chain: %v", dir, err)
+			continue
+		}
+		if p.Name() != f.Name {
+			add(fmt.Sprintf("$.%s[%d]", dir, i), e.Name, "P2", "make the plugin's Name() return its registered name",
+				"%s chain: factory %q made an instance named %q", dir, f.Name, p.Name())
+		}
+	}
+}
+
+var fieldRef = regexp.MustCompile(`field "([^"]+)"|\b([A-Za-z_][A-Za-z0-9_-]*)\[(\d+)\]`)
+
+// configKeyIn returns the config path (".status", ".allow[0]") of the
+// first field of block that a factory's error message names, so that the
+// finding points at the key; "" when it names none.
+func configKeyIn(msg string, block any) string {
+	m, ok := asMap(block)
+	if !ok {
+		return ""
+	}
+	for _, sub := range fieldRef.FindAllStringSubmatch(msg, -1) {
+		if sub[1] != "" {
+			if _, ok := m[sub[1]]; ok {
+				return "." + sub[1]
+			}
+			continue
+		}
+		if _, ok := m[sub[2]]; ok {
+			return "." + sub[2] + "[" + sub[3] + "]"
+		}
+	}
+	return ""
 }
 
 var entryRef = regexp.MustCompile(`\bentr(?:y|ies) (\d+)(?: and (\d+))?`)

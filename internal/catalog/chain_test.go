@@ -70,8 +70,9 @@ func TestBrokenChains(t *testing.T) {
 			{7, "P6", "nope"},
 			{9, "P6", "header-tagger"},
 			{11, "P11", "frame-watcher"},
-			{15, "D17", "search-owner"},
+			// Same line: in column order (the D18 claim comes first).
 			{15, "D18", "search-owner"},
+			{15, "D17", "search-owner"},
 		}, nil},
 	}
 	for _, tc := range tests {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 )
@@ -151,7 +152,10 @@ func (s *dirSource) describeOne(ctx context.Context, path string) dirResult {
 	}()
 	dctx, cancel := context.WithTimeout(ctx, s.timeout)
 	descs, err := s.describer.Describe(dctx, abs)
-	timedOut := errors.Is(dctx.Err(), context.DeadlineExceeded)
+	// A timeout, the source's own or the describer's (go-plugin's start
+	// timeout), is not an answer: a binary that was slow once (a cold
+	// disk, a busy machine) may well be a plugin.
+	timedOut := errors.Is(dctx.Err(), context.DeadlineExceeded) || (err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil)
 	cancel()
 	h := <-hc
 	if h.err != nil {
@@ -159,12 +163,13 @@ func (s *dirSource) describeOne(ctx context.Context, path string) dirResult {
 	}
 	sum := h.sum
 	e := cacheEntry{Path: abs, Size: info.Size(), ModTime: info.ModTime().UnixNano(), SHA256: sum}
+	// Only definite answers are cached: a description, or "not a plugin"
+	// from a binary that answered (or exited) in time.
 	switch {
+	case timedOut:
+		return dirResult{note: fmt.Sprintf("skipped: no handshake within %s (not a plugin, or too slow to start); not cached, so the next load tries again", s.timeout)}
 	case errors.Is(err, ErrNotPlugin):
 		e.NotPlugin = err.Error()
-	case timedOut:
-		// Not cached: a slow start may be transient.
-		return dirResult{note: fmt.Sprintf("skipped: no handshake within %s (not a plugin, or too slow to start)", s.timeout)}
 	case err != nil:
 		if ctx.Err() != nil {
 			return dirResult{err: ctx.Err()}
@@ -268,7 +273,56 @@ func (c *describeCache) get(path string, info fs.FileInfo) (cacheEntry, bool) {
 	if json.Unmarshal(b, &e) != nil || e.Path != path || e.Size != info.Size() || e.ModTime != info.ModTime().UnixNano() {
 		return cacheEntry{}, false
 	}
+	if e.NotPlugin != "" && strings.Contains(e.NotPlugin, "timeout") {
+		// Written by an abctl that cached timeouts: not a definite
+		// answer, so describe the binary again.
+		return cacheEntry{}, false
+	}
 	return e, true
+}
+
+// CacheDir returns the directory dir: sources cache binary descriptions in
+// for opts: opts.CacheDir, or os.UserCacheDir()/abkit/describe. It is ""
+// when the cache is off ("-") or there is no user cache directory.
+func CacheDir(opts Options) string {
+	if opts.CacheDir == "-" {
+		return ""
+	}
+	c := &describeCache{dir: opts.CacheDir}
+	c.file("")
+	return c.root
+}
+
+// CleanCache removes every cached binary description (and any temporary
+// file of an interrupted write) from the cache directory of opts and
+// returns the directory and how many descriptions it removed. A missing
+// directory is an empty cache. Other files are left alone.
+func CleanCache(opts Options) (dir string, removed int, err error) {
+	dir = CacheDir(opts)
+	if dir == "" {
+		return "", 0, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return dir, 0, nil
+	}
+	if err != nil {
+		return dir, 0, err
+	}
+	for _, e := range ents {
+		n := e.Name()
+		desc := strings.HasPrefix(n, "v") && strings.Contains(n, "-") && strings.HasSuffix(n, ".json")
+		if e.IsDir() || !(desc || strings.HasPrefix(n, ".describe-")) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return dir, removed, err
+		}
+		if desc {
+			removed++
+		}
+	}
+	return dir, removed, nil
 }
 
 func (c *describeCache) put(e cacheEntry) {

@@ -43,6 +43,9 @@ func (f *fakeDescriber) Describe(ctx context.Context, path string) ([]Descriptor
 	case s == "hang":
 		<-ctx.Done()
 		return nil, ctx.Err()
+	case s == "slow":
+		// As the go-plugin host reports its own start timeout.
+		return nil, fmt.Errorf("start: %w", context.DeadlineExceeded)
 	case s == "crash":
 		return nil, errors.New("plugin exited with status 2")
 	}
@@ -205,5 +208,62 @@ func BenchmarkDescribeFromCache(b *testing.B) {
 	}
 	if fd.calls.Load() != warm {
 		b.Fatalf("cache missed: %d describes after warm-up", fd.calls.Load()-warm)
+	}
+}
+
+// TestDirCacheOnlyDefiniteAnswers: a binary that timed out is not
+// remembered (the next load describes it again), a description and a
+// "not a plugin" are; an entry an older abctl wrote for a timeout is
+// ignored; CleanCache empties the cache.
+func TestDirCacheOnlyDefiniteAnswers(t *testing.T) {
+	dir, cache := t.TempDir(), t.TempDir()
+	slow := writeExec(t, dir, "slow", "slow", 0o755)
+	writeExec(t, dir, "good", "plugin:good", 0o755)
+	writeExec(t, dir, "other", "not a plugin", 0o755)
+	fd := &fakeDescriber{}
+	opts := Options{Describer: fd, CacheDir: cache}
+	load := func() *Catalog {
+		t.Helper()
+		c, err := Load(context.Background(), []string{"dir:" + dir}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := load()
+	if fd.calls.Load() != 3 || len(c.Plugins) != 1 {
+		t.Fatalf("first load: %d calls, %d plugins", fd.calls.Load(), len(c.Plugins))
+	}
+	var note string
+	for _, n := range c.Notes {
+		if n.Path == slow {
+			note = n.Msg
+		}
+	}
+	if !strings.Contains(note, "not cached") {
+		t.Errorf("slow binary note %q", note)
+	}
+	load()
+	if got := fd.calls.Load(); got != 4 {
+		t.Fatalf("second load made %d calls in all, want 4: only the slow binary described again", got)
+	}
+	// An entry an older abctl cached for a timeout.
+	abs, _ := filepath.Abs(slow)
+	info, _ := os.Stat(abs)
+	(&describeCache{dir: cache}).put(cacheEntry{Path: abs, Size: info.Size(), ModTime: info.ModTime().UnixNano(), NotPlugin: "not an abkit plugin: timeout while waiting for plugin to start"})
+	load()
+	if got := fd.calls.Load(); got != 5 {
+		t.Fatalf("a cached timeout was trusted: %d calls, want 5", got)
+	}
+	gotDir, n, err := CleanCache(opts)
+	if err != nil || gotDir != cache || n != 3 {
+		t.Fatalf("CleanCache = %q, %d, %v; want %q, 3 (good, other and the old slow entry)", gotDir, n, err, cache)
+	}
+	load()
+	if got := fd.calls.Load(); got != 8 {
+		t.Fatalf("after clean: %d calls, want 8", got)
+	}
+	if _, n, _ := CleanCache(Options{CacheDir: "-"}); n != 0 {
+		t.Errorf("cache off: removed %d", n)
 	}
 }

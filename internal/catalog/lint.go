@@ -16,23 +16,37 @@ import (
 )
 
 // Finding is one broken rule: which plugin, which rule, what is wrong and
-// how to fix it. File and Line are set for chain-file findings.
+// how to fix it. File, Line and Column are set for chain-file findings.
 type Finding struct {
-	File   string `json:"file,omitempty"`
-	Line   int    `json:"line,omitempty"`
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	// Column is the 1-based column of the offending key or entry.
+	Column int    `json:"column,omitempty"`
 	Rule   string `json:"rule"`
 	Plugin string `json:"plugin,omitempty"`
 	Msg    string `json:"msg"`
 	Fix    string `json:"fix"`
 }
 
+// Where returns FILE:LINE:COLUMN, FILE:LINE or FILE, as far as they are
+// known, or "" for a finding about no file.
+func (f Finding) Where() string {
+	if f.File == "" {
+		return ""
+	}
+	switch {
+	case f.Line > 0 && f.Column > 0:
+		return fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
+	case f.Line > 0:
+		return fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	return f.File
+}
+
 func (f Finding) String() string {
 	var b strings.Builder
-	if f.File != "" {
-		b.WriteString(f.File)
-		if f.Line > 0 {
-			fmt.Fprintf(&b, ":%d", f.Line)
-		}
+	if w := f.Where(); w != "" {
+		b.WriteString(w)
 		b.WriteString(": ")
 	}
 	b.WriteString(f.Rule)
@@ -53,6 +67,7 @@ func SortFindings(fs []Finding) {
 		return cmp.Or(
 			cmp.Compare(a.File, b.File),
 			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Column, b.Column),
 			cmp.Compare(a.Plugin, b.Plugin),
 			cmp.Compare(a.Rule, b.Rule),
 			cmp.Compare(a.Msg, b.Msg),

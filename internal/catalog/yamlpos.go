@@ -7,10 +7,13 @@ import (
 	"github.com/goccy/go-yaml/parser"
 )
 
-// positions maps a YAML path such as "$.inbound[1].name" to the line it
-// starts on. For a mapping key the line is the key's; for a sequence item
-// it is the item's first line.
-type positions map[string]int
+// positions maps a YAML path such as "$.inbound[1].name" to the line and
+// column it starts at. For a mapping key the place is the key's; for a
+// sequence item it is the item's first key or value.
+type positions map[string]place
+
+// place is a 1-based line and column in a file.
+type place struct{ line, col int }
 
 // indexPositions parses data and records the line of every mapping key
 // and sequence item. Errors are left to the strict decoder, which reports
@@ -30,14 +33,14 @@ func indexPositions(data []byte) positions {
 	return pos
 }
 
-func lineOf(n ast.Node) int {
+func placeOf(n ast.Node) place {
 	if n == nil {
-		return 0
+		return place{}
 	}
 	if tk := n.GetToken(); tk != nil && tk.Position != nil {
-		return tk.Position.Line
+		return place{tk.Position.Line, tk.Position.Column}
 	}
-	return 0
+	return place{}
 }
 
 func walk(pos positions, path string, n ast.Node) {
@@ -51,13 +54,13 @@ func walk(pos positions, path string, n ast.Node) {
 	case *ast.SequenceNode:
 		for i, v := range n.Values {
 			p := fmt.Sprintf("%s[%d]", path, i)
-			line := lineOf(v)
+			at := placeOf(v)
 			if mv, ok := v.(*ast.MappingValueNode); ok {
-				line = lineOf(mv.Key)
+				at = placeOf(mv.Key)
 			} else if m, ok := v.(*ast.MappingNode); ok && len(m.Values) > 0 {
-				line = lineOf(m.Values[0].Key)
+				at = placeOf(m.Values[0].Key)
 			}
-			pos[p] = line
+			pos[p] = at
 			walk(pos, p, v)
 		}
 	case *ast.TagNode:
@@ -72,12 +75,15 @@ func walkPair(pos positions, path string, mv *ast.MappingValueNode) {
 		return
 	}
 	p := path + "." + keyName(mv.Key)
-	pos[p] = lineOf(mv.Key)
+	pos[p] = placeOf(mv.Key)
 	walk(pos, p, mv.Value)
 }
 
 // line returns the line of path, falling back to its parents.
-func (p positions) line(path string) int {
+func (p positions) line(path string) int { return p.at(path).line }
+
+// at returns the place of path, falling back to its parents.
+func (p positions) at(path string) place {
 	for path != "" {
 		if l, ok := p[path]; ok {
 			return l
@@ -89,7 +95,7 @@ func (p positions) line(path string) int {
 		}
 		path = path[:i]
 	}
-	return 0
+	return place{}
 }
 
 // pathAt returns the YAML path of the key or value that starts at line and

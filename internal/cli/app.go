@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/abkit/abkit/internal/buildinfo"
 	"github.com/abkit/abkit/internal/catalog"
@@ -126,7 +127,11 @@ func NewRoot(app *App) *cobra.Command {
 		Short: "Browse plugin catalogs and validate plugin chains",
 		Long: `abctl is the operator's tool for abkit plugin pipelines: it lists the
 plugins a catalog source provides, lints them against the contract rules,
-and validates chain files before any traffic flows.
+validates chain files before any traffic flows, dry-runs recorded traffic
+through a chain and replays a corpus against golden traces.
+
+Bare 'abctl' on a terminal opens the terminal UI (the same as 'abctl ui');
+off a terminal it prints the catalog list.
 
 Exit codes: 0 ok, 1 findings, 2 usage, 3 a plugin, file or gateway could
 not be read.`,
@@ -144,6 +149,7 @@ not be read.`,
 	pf.StringArrayVar(&o.sources, "source", nil, "catalog source: builtin, dir:PATH, file:PATH or url:URL (repeatable; default builtin)")
 	pf.StringVarP(&o.output, "output", "o", "table", "output format: table, json or yaml")
 	pf.BoolVar(&o.noColor, "no-color", false, "disable colour (also when NO_COLOR is set)")
+	pf.BoolVar(&o.noCache, "no-cache", false, "describe every dir: binary afresh, without reading or writing the description cache")
 	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return []cobra.Completion{"builtin", "dir:", "file:", "url:"}, cobra.ShellCompDirectiveNoSpace
 	})
@@ -151,7 +157,7 @@ not be read.`,
 
 	root.AddCommand(newCatalogCmd(o), newChainCmd(o), newVersionCmd(o))
 	root.AddCommand(newDryrunCmd(o), newFixtureCmd(o), newRecordCmd(o), newReplayCmd(o))
-	root.AddCommand(newUICmd(o))
+	root.AddCommand(newUICmd(o), newCacheCmd(o))
 	root.RunE = runRoot(o) // ui.go: a terminal opens the TUI
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
@@ -168,6 +174,16 @@ type globalOpts struct {
 	sources []string
 	output  string
 	noColor bool
+	noCache bool
+}
+
+// catalogOptions are the app's catalog options with --no-cache applied.
+func (o *globalOpts) catalogOptions() catalog.Options {
+	opts := o.app.Catalog
+	if o.noCache {
+		opts.CacheDir = "-"
+	}
+	return opts
 }
 
 // loadCatalog loads the catalog from the --source flags (default builtin)
@@ -177,7 +193,7 @@ func (o *globalOpts) loadCatalog(ctx context.Context) (*catalog.Catalog, error) 
 	if len(srcs) == 0 {
 		srcs = []string{"builtin"}
 	}
-	c, err := catalog.Load(ctx, srcs, o.app.Catalog)
+	c, err := catalog.Load(ctx, srcs, o.catalogOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -229,21 +245,50 @@ func (o *globalOpts) completeNames(cmd *cobra.Command, args []string, _ string) 
 }
 
 // groupRunE makes a command group print its help when called alone and
-// fail with a usage error on an unknown subcommand, rather than print help
-// and exit 0.
+// fail with a usage error on an unknown subcommand, with the nearest
+// subcommand when one is close, rather than print help and exit 0.
 func groupRunE(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usageErr(fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath()))
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		if near := catalog.DidYouMean(args[0], names); near != "" {
+			msg += "; " + near
+		} else {
+			msg += "; its commands are " + strings.Join(names, ", ")
+		}
+		return usageErr(errors.New(msg))
 	}
 	return cmd.Help()
 }
 
-// exactArgs is cobra.ExactArgs with a usage exit code.
+// exactArgs is cobra.ExactArgs with a usage exit code and a message that
+// names what is missing or extra, from the command's Use line ("validate
+// CHAIN" → "missing CHAIN file").
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageErr(err)
+		if len(args) == n {
+			return nil
 		}
-		return nil
+		names := strings.Fields(cmd.Use)[1:]
+		usage := "usage: " + cmd.CommandPath()
+		if len(names) > 0 {
+			usage += " " + strings.Join(names, " ")
+		}
+		if len(args) < n && len(args) < len(names) {
+			what := strings.Trim(names[len(args)], "[]")
+			if what == "CHAIN" {
+				what += " file"
+			}
+			return usageErr(fmt.Errorf("missing %s (%s)", what, usage))
+		}
+		if len(args) > n {
+			return usageErr(fmt.Errorf("unexpected argument %q (%s)", args[n], usage))
+		}
+		return usageErr(fmt.Errorf("want %d argument(s), got %d (%s)", n, len(args), usage))
 	}
 }

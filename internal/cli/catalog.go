@@ -284,12 +284,8 @@ func reportFindings(o *globalOpts, format string, fs []catalog.Finding, what str
 		p := outPainter(o.app, o.noColor)
 		var b strings.Builder
 		for _, f := range fs {
-			if f.File != "" {
-				b.WriteString(f.File)
-				if f.Line > 0 {
-					b.WriteString(":" + strconv.Itoa(f.Line))
-				}
-				b.WriteString(": ")
+			if w := f.Where(); w != "" {
+				b.WriteString(w + ": ")
 			}
 			b.WriteString(p.red(f.Rule))
 			if f.Plugin != "" {
@@ -302,12 +298,12 @@ func reportFindings(o *globalOpts, format string, fs []catalog.Finding, what str
 			return writeOut(err)
 		}
 	} else {
-		// Plain: FILE:LINE (when a file), RULE, PLUGIN, MESSAGE, FIX.
+		// Plain: FILE:LINE:COLUMN (when a file), RULE, PLUGIN, MESSAGE, FIX.
 		rows := make([][]string, 0, len(fs))
 		for _, f := range fs {
 			var row []string
-			if f.File != "" {
-				row = append(row, f.File+":"+strconv.Itoa(f.Line))
+			if w := f.Where(); w != "" {
+				row = append(row, w)
 			}
 			rows = append(rows, append(row, f.Rule, f.Plugin, f.Msg, f.Fix))
 		}

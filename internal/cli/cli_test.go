@@ -16,7 +16,13 @@ import (
 	"github.com/abkit/abkit/internal/catalog"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+// updating reports whether -update was given: rewrite the golden files
+// under testdata/golden. The flag itself is defined by x/exp/golden, which
+// teatest imports; defining it again would panic.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 const (
 	testCatalog = "file:../catalog/testdata/catalog.yaml"
@@ -56,7 +62,7 @@ func scrub(t *testing.T, s string) string {
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	p := filepath.Join("testdata", "golden", name)
-	if *update {
+	if updating() {
 		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +178,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"catalog", "lint", "--source", "file:../catalog/testdata/lint/broken.yaml"}, 1, "finding(s)"},
 		{[]string{"catalog", "list", "--bogus"}, 2, "unknown flag"},
 		{[]string{"catalog", "list", "-o", "xml"}, 2, `output format "xml"`},
-		{[]string{"catalog", "show"}, 2, "accepts 1 arg"},
+		{[]string{"catalog", "show"}, 2, "missing NAME"},
 		{[]string{"catalog", "show", "nope"}, 2, `no plugin "nope"`},
 		{[]string{"catalog", "frobnicate"}, 2, "unknown command"},
 		{[]string{"catalog", "list", "--source", "ftp:x"}, 2, "want builtin, dir:PATH"},
@@ -326,7 +332,7 @@ func TestBuiltinChain(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "waypoint.yaml")
 	os.WriteFile(p, bytes.Replace(src, []byte("mode: proxy"), []byte("mode: waypoint"), 1), 0o644)
 	r := run(t, false, nil, "chain", "validate", p)
-	if r.code != 1 || !strings.Contains(r.out, p+":14\tP10\tpii-redactor\t") {
+	if r.code != 1 || !strings.Contains(r.out, p+":14:5\tP10\tpii-redactor\t") {
 		t.Errorf("exit %d, out:\n%s", r.code, r.out)
 	}
 }
@@ -386,5 +392,33 @@ hooks:
 				}
 			})
 		}
+	}
+}
+
+// TestUsageMessages: an unknown subcommand at any level gets the nearest
+// one, a missing argument is named, and help says bare abctl opens the
+// TUI.
+func TestUsageMessages(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"catlog"}, "catalog"},
+		{[]string{"chain", "valdate", "x.yaml"}, `unknown command "valdate" for "abctl chain"; did you mean "validate"?`},
+		{[]string{"catalog", "lst"}, `did you mean "list"?`},
+		{[]string{"fixture", "xyz"}, "its commands are check, import"},
+		{[]string{"cache", "clen"}, `did you mean "clean"?`},
+		{[]string{"chain", "validate"}, "missing CHAIN file (usage: abctl chain validate CHAIN)"},
+		{[]string{"chain", "show"}, "missing CHAIN file"},
+		{[]string{"catalog", "show"}, "missing NAME (usage: abctl catalog show NAME)"},
+		{[]string{"chain", "validate", "a.yaml", "b.yaml"}, `unexpected argument "b.yaml"`},
+	} {
+		r := run(t, false, nil, tc.args...)
+		if r.code != ExitUsage || !strings.Contains(r.err, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.err, tc.want)
+		}
+	}
+	if r := run(t, false, nil, "--help"); !strings.Contains(r.out, "Bare 'abctl' on a terminal opens the terminal UI") {
+		t.Errorf("help does not say bare abctl opens the TUI:\n%s", r.out)
 	}
 }

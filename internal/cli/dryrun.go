@@ -72,7 +72,8 @@ plugin processes are stopped when the run ends, fails or is interrupted.
 docs/replay.md (events with seq, hook, plugin, frame, last, action, reason,
 status, mutated, duration_ns; outcome; warnings). The exit code is 0 when
 the exchange ran, whatever the chain decided; 3 when a file or plugin
-binary cannot be read; 2 for usage errors; 130 when interrupted.`,
+binary cannot be read; 2 for usage errors (among them a --direction the
+chain has no entries for); 130 when interrupted.`,
 		Example: "  abctl dryrun --chain fixtures/inference/chain.yaml fixtures/inference/chat-stream.fixture\n" +
 			"  abctl dryrun --chain chain.yaml --sse body.sse -o json",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -184,6 +185,18 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 	var names []string
 	for _, e := range cf.Direction(dir) {
 		names = append(names, e.Name)
+	}
+	if len(names) == 0 {
+		// The file is fine; the direction asked of it is not (exit 2).
+		other := gateway.Outbound
+		if dir == gateway.Outbound {
+			other = gateway.Inbound
+		}
+		from := "--direction " + dir.String()
+		if d.direction == "" {
+			from = "the fixture's direction (" + dir.String() + ")"
+		}
+		return usageErr(fmt.Errorf("%s: %s has no %s entries; add an %q list to it, or run with --direction %s", from, d.chain, dir, dir.String(), other))
 	}
 	var rep replay.Report
 	err = withPlugins(ctx, o.app, d.pluginDir, names, func(factories []gateway.Factory) error {

@@ -70,7 +70,8 @@ func TestDryrunWarningsAndErrors(t *testing.T) {
 		{[]string{"dryrun", "--chain", "../../fixtures/inference/chain.yaml", bad}, ExitRead, "bad.fixture:1: version"},
 		{[]string{"dryrun", "../../fixtures/inference/chat-stream.fixture"}, ExitUsage, "--chain is required"},
 		{[]string{"dryrun", "--chain", "../../fixtures/inference/chain.yaml"}, ExitUsage, "exactly one of"},
-		{[]string{"dryrun", "--chain", "../../fixtures/inference/chain.yaml", "--direction", "inbound", "../../fixtures/inference/chat-stream.fixture"}, ExitRead, "no inbound chain entries"},
+		{[]string{"dryrun", "--chain", "../../fixtures/inference/chain.yaml", "--direction", "inbound", "../../fixtures/inference/chat-stream.fixture"}, ExitUsage,
+			"--direction inbound: ../../fixtures/inference/chain.yaml has no inbound entries; add an \"inbound\" list to it, or run with --direction outbound"},
 	} {
 		code, _, errOut := runAbctl(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {

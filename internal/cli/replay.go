@@ -22,14 +22,20 @@ func newReplayCmd(o *globalOpts) *cobra.Command {
 		Short: "Replay recorded fixtures through a chain and compare with golden traces",
 		Long: `Replay every fixture of a corpus through a chain on the reference runtime
 and compare each report (trace with durations zeroed, outcome, warnings)
-with its golden file; differences are shown as go-cmp diffs (-golden
-+got). The exit code is 1 on any difference or unusable fixture.
+with its golden file. A difference is shown one line per changed value,
+named by the golden file's JSON keys and, for a trace event, by its seq,
+hook and plugin, followed by the command that accepts the new trace. A
+golden file with no fixture is an "orphan golden" and fails the run (the
+fixture was renamed or deleted). A suite with no fixtures fails with "no
+fixtures in SUITE": replaying nothing is not a pass. The exit code is 1 on
+any difference, orphan, empty suite or unusable fixture.
 
 A SUITE is a directory holding chain.yaml, the *.fixture files and a
 golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 --golden SUITE/golden.
 
-  --update     rewrite the golden files (atomically) instead of comparing
+  --update     write the golden files (atomically) instead of comparing;
+               only the files whose content changed are reported
   --rechunk    also replay each streamed body in 1-byte and 2-byte chunks
                and cut at every CR/LF; fail when any trace differs
   --shard I/N  replay only the fixtures whose name hashes to shard I of N,
@@ -65,6 +71,17 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 				s.Chain, s.Fixtures, s.Golden = filepath.Join(a, "chain.yaml"), a, filepath.Join(a, "golden")
 				suites = append(suites, s)
 			}
+			// How each suite is named in messages, and the command that
+			// accepts its new traces.
+			var suiteNames, acceptCmd []string
+			if chain != "" {
+				suiteNames = append(suiteNames, fixtures)
+				acceptCmd = append(acceptCmd, fmt.Sprintf("abctl replay --update --chain %s --fixtures %s --golden %s", chain, fixtures, golden))
+			}
+			for _, a := range args {
+				suiteNames = append(suiteNames, a)
+				acceptCmd = append(acceptCmd, "abctl replay --update "+a)
+			}
 			if len(suites) == 0 {
 				return usageErr(errors.New("nothing to replay: give SUITE directories or --chain, --fixtures and --golden"))
 			}
@@ -82,15 +99,28 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 			// In json and yaml the report is printed once at the end; the
 			// text lines stream as each suite finishes.
 			text := format == "table"
-			for _, s := range suites {
+			updated, empty := 0, 0
+			for si, s := range suites {
 				res, err := replay.RunSuite(cmd.Context(), s)
+				var nf *replay.NoFixturesError
+				if errors.As(err, &nf) {
+					// Replaying nothing is a failure, not a pass; the other
+					// suites still run.
+					empty++
+					msg := "no fixtures in " + suiteNames[si]
+					fmt.Fprintf(o.app.Err, "%s %v\n", p.red("ERROR"), err)
+					rep.Suites = append(rep.Suites, replaySuiteReport{Name: filepath.Clean(s.Fixtures), Cases: []replayCaseReport{}, Error: msg})
+					continue
+				}
 				if err != nil {
 					return readErr(fmt.Errorf("%s: %w", s.Fixtures, err))
 				}
 				all = append(all, replay.Suite{Name: filepath.Clean(s.Fixtures), Results: res})
 				sr := replaySuiteReport{Name: filepath.Clean(s.Fixtures), Cases: []replayCaseReport{}}
 				for _, r := range res {
-					total++
+					if r.Orphan == "" {
+						total++
+					}
 					name := filepath.Join(filepath.Clean(s.Fixtures), r.Name+fixture.Ext)
 					cr := replayCaseReport{Fixture: name}
 					switch {
@@ -100,20 +130,29 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 						if text {
 							fmt.Fprintf(o.app.Out, "%s %s\n  %v\n", p.red("ERROR"), name, r.Err)
 						}
+					case r.Orphan != "":
+						failed++
+						cr.Fixture, cr.Golden = "", r.Orphan
+						cr.Result, cr.Diff = "orphan", r.Diff
+						if text {
+							fmt.Fprintf(o.app.Out, "%s %s\n%s\n", p.red("ORPHAN"), r.Orphan, indent(r.Diff))
+						}
 					case r.Diff != "":
 						failed++
 						cr.Result, cr.Diff = "fail", r.Diff
 						if text {
-							fmt.Fprintf(o.app.Out, "%s %s\n%s\n", p.red("FAIL"), name, indent(r.Diff))
+							fmt.Fprintf(o.app.Out, "%s %s\n%s\n  accept the new trace: %s\n", p.red("FAIL"), name, indent(r.Diff), acceptCmd[si])
 						}
 					case r.Updated:
+						updated++
 						cr.Result = "updated"
 						if text {
-							fmt.Fprintf(o.app.Out, "%s %s\n", p.yellow("updated"), name)
+							fmt.Fprintf(o.app.Out, "%s %s\n", p.yellow("updated"), replay.GoldenPath(s.Golden, name))
 						}
 					default:
 						cr.Result = "ok"
-						if text {
+						// --update reports only the golden files it changed.
+						if text && !update {
 							fmt.Fprintf(o.app.Out, "%s %s\n", p.green("ok"), name)
 						}
 					}
@@ -131,14 +170,21 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 				}
 			}
 			if text {
-				fmt.Fprintf(o.app.Out, "%d fixture(s), %d failed\n", total, failed)
+				line := fmt.Sprintf("%d fixture(s), %d failed", total, failed)
+				if update {
+					line += fmt.Sprintf(", %d golden file(s) changed", updated)
+				}
+				if empty > 0 {
+					line += fmt.Sprintf(", %d suite(s) with no fixtures", empty)
+				}
+				fmt.Fprintln(o.app.Out, line)
 			} else {
-				rep.Total, rep.Failed = total, failed
+				rep.Total, rep.Failed, rep.Updated = total, failed+empty, updated
 				if err := writeData(o.app.Out, format, rep); err != nil {
 					return err
 				}
 			}
-			if failed > 0 {
+			if failed > 0 || empty > 0 {
 				return &ExitError{Code: ExitFindings}
 			}
 			return nil
@@ -162,17 +208,25 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 type replayReport struct {
 	Suites []replaySuiteReport `json:"suites"`
 	Total  int                 `json:"total"`
-	Failed int                 `json:"failed"`
+	// Failed counts failing cases and suites with no fixtures.
+	Failed int `json:"failed"`
+	// Updated counts golden files --update changed.
+	Updated int `json:"updated,omitempty"`
 }
 
 type replaySuiteReport struct {
 	Name  string             `json:"name"`
 	Cases []replayCaseReport `json:"cases"`
+	// Error is "no fixtures in SUITE" for a suite with nothing to replay.
+	Error string `json:"error,omitempty"`
 }
 
 type replayCaseReport struct {
-	Fixture string `json:"fixture"`
-	// Result is ok, fail (a diff), error (unusable) or updated.
+	Fixture string `json:"fixture,omitempty"`
+	// Golden is the golden file of an orphan.
+	Golden string `json:"golden,omitempty"`
+	// Result is ok, fail (a diff), error (unusable), orphan (a golden file
+	// with no fixture) or updated (--update changed the golden file).
 	Result string `json:"result"`
 	Diff   string `json:"diff,omitempty"`
 	Error  string `json:"error,omitempty"`

@@ -39,8 +39,9 @@ func TestCorpusReplay(t *testing.T) {
 	}
 }
 
-// A changed golden file makes replay exit 1 with a go-cmp diff; --update
-// rewrites it and replay passes again.
+// A changed golden file makes replay exit 1 with a diff a person can act
+// on; --update rewrites it (and reports only that file) and replay passes
+// again.
 func TestReplayDiffAndUpdate(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"chain.yaml", "mid-stream-reject.fixture", "chat-stream.fixture"} {
@@ -58,15 +59,27 @@ func TestReplayDiffAndUpdate(t *testing.T) {
 	os.WriteFile(g, bytes.Replace(data, []byte(`"status":451`), []byte(`"status":403`), 1), 0o644)
 	junit := filepath.Join(dir, "out.xml")
 	code, out, _ = runAbctl(t, "replay", "--junit", junit, dir)
-	if code != ExitFindings || !strings.Contains(out, "-golden +got") || !strings.Contains(out, "451") {
-		t.Fatalf("changed golden: exit %d\n%s", code, out)
+	// The diff names the golden file's JSON keys and the event by seq,
+	// hook and plugin, and ends with the command that accepts it.
+	for _, want := range []string{
+		`events seq 6 (on_response_frame, guardrail, frame 1) status: golden 403, now 451`,
+		`accept the new trace: abctl replay --update ` + dir,
+	} {
+		if code != ExitFindings || !strings.Contains(out, want) {
+			t.Fatalf("changed golden: exit %d, output lacks %q:\n%s", code, want, out)
+		}
 	}
 	x, err := os.ReadFile(junit)
 	if err != nil || !bytes.Contains(x, []byte(`failures="1"`)) || !bytes.Contains(x, []byte(`tests="2"`)) {
 		t.Fatalf("junit: %v\n%s", err, x)
 	}
-	if code, out, _ = runAbctl(t, "replay", "--update", dir); code != 0 {
+	// --update reports only the golden file it changed.
+	if code, out, _ = runAbctl(t, "replay", "--update", dir); code != 0 || !strings.Contains(out, "updated "+g) ||
+		strings.Contains(out, "chat-stream") || !strings.Contains(out, "1 golden file(s) changed") {
 		t.Fatalf("update: exit %d\n%s", code, out)
+	}
+	if code, out, _ = runAbctl(t, "replay", "--update", dir); code != 0 || strings.Contains(out, "updated") || !strings.Contains(out, "0 golden file(s) changed") {
+		t.Fatalf("update with nothing to change: exit %d\n%s", code, out)
 	}
 	if code, out, _ = runAbctl(t, "replay", "--shard", "1/2", dir); code != 0 {
 		t.Fatalf("shard: exit %d\n%s", code, out)
@@ -89,5 +102,42 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReplayFailsOnNothing: a suite without fixtures (with or without a
+// chain), --fixtures on an empty directory, and a suite whose only
+// fixture was renamed all fail, the last with an orphan golden.
+func TestReplayFailsOnNothing(t *testing.T) {
+	empty := t.TempDir()
+	code, out, errOut := runAbctl(t, "replay", empty)
+	if code != ExitFindings || !strings.Contains(errOut, "no fixtures in "+empty) {
+		t.Errorf("empty suite: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runAbctl(t, "replay", "--chain", "../../fixtures/inference/chain.yaml", "--fixtures", empty, "--golden", filepath.Join(empty, "golden"), "-o", "json")
+	if code != ExitFindings || !strings.Contains(errOut, "no fixtures in "+empty) || !strings.Contains(out, `"error": "no fixtures in `+empty+`"`) {
+		t.Errorf("--fixtures on an empty directory: exit %d\n%s%s", code, out, errOut)
+	}
+
+	dir := t.TempDir()
+	for _, f := range []string{"chain.yaml", "chat-stream.fixture"} {
+		copyFile(t, filepath.Join("../../fixtures/inference", f), filepath.Join(dir, f))
+	}
+	if code, out, _ := runAbctl(t, "replay", "--update", dir); code != 0 {
+		t.Fatalf("update: exit %d\n%s", code, out)
+	}
+	if err := os.Rename(filepath.Join(dir, "chat-stream.fixture"), filepath.Join(dir, "chat-stream.fixture.old")); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut = runAbctl(t, "replay", dir); code != ExitFindings || !strings.Contains(errOut, "no fixtures in "+dir) {
+		t.Errorf("only fixture renamed away: exit %d\n%s%s", code, out, errOut)
+	}
+	if err := os.Rename(filepath.Join(dir, "chat-stream.fixture.old"), filepath.Join(dir, "renamed.fixture")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runAbctl(t, "replay", "--update", dir)
+	orphan := filepath.Join(dir, "golden", "chat-stream.json")
+	if code != ExitFindings || !strings.Contains(out, "ORPHAN "+orphan) || !strings.Contains(out, "orphan golden") {
+		t.Errorf("renamed fixture: exit %d\n%s", code, out)
 	}
 }

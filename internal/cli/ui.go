@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,12 +14,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/tui"
+	"github.com/abkit/abkit/sdk/gateway"
 )
 
 type uiOpts struct {
-	chain, fixtures string
+	chain, fixtures, pluginDir string
 }
 
 func newUICmd(o *globalOpts) *cobra.Command {
@@ -35,7 +39,10 @@ func newUICmd(o *globalOpts) *cobra.Command {
            hook call, with frames, parsed SSE fields and body diffs
 
 Without --chain the built-in example chain is loaded; without --fixtures
-the built-in sample exchanges are offered. 'abctl' alone on a terminal runs
+the built-in sample exchanges are offered. Built-in plugins run in-process;
+a chain entry that is not built in runs in the Trace tab from its binary:
+the one a dir: source lists, or DIR/NAME with --plugin-dir DIR (as dryrun
+takes it). Those processes live for one dry-run and are stopped after it. 'abctl' alone on a terminal runs
 'abctl ui'. Press ? in the UI for every key; docs/keys.md lists them.
 Colour follows NO_COLOR and --no-color.`,
 		Example: "  abctl ui\n  abctl ui --chain fixtures/inference/chain.yaml --fixtures fixtures/inference",
@@ -47,6 +54,8 @@ Colour follows NO_COLOR and --no-color.`,
 	f := c.Flags()
 	f.StringVar(&u.chain, "chain", "", "chain file to load (default: the built-in example chain)")
 	f.StringVar(&u.fixtures, "fixtures", "", "directory of fixture files, searched recursively (default: built-in samples)")
+	f.StringVar(&u.pluginDir, "plugin-dir", "", "directory of plugin binaries: a chain entry that is not built in runs from DIR/NAME through go-plugin")
+	_ = c.MarkFlagDirname("plugin-dir")
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	_ = c.MarkFlagDirname("fixtures")
 	return c
@@ -72,34 +81,10 @@ func runRoot(o *globalOpts) func(*cobra.Command, []string) error {
 }
 
 func runUI(ctx context.Context, o *globalOpts, u *uiOpts) error {
-	xs := tui.SampleExchanges()
-	if u.fixtures != "" {
-		var err error
-		if xs, err = loadFixtures(u.fixtures); err != nil {
-			return &ExitError{Code: ExitRead, Err: err}
-		}
+	m, colour, err := newUIModel(o, u)
+	if err != nil {
+		return err
 	}
-	if u.chain != "" {
-		// Fail before the screen switches when the file cannot be read;
-		// later reloads (after editing) report in the status bar.
-		if _, err := catalog.ReadChainFile(u.chain); err != nil {
-			return err
-		}
-	}
-	srcs := o.sources
-	if len(srcs) == 0 {
-		srcs = []string{"builtin"}
-	}
-	colour := !o.noColor && o.app.getenv("NO_COLOR") == ""
-	m := tui.New(tui.Options{
-		LoadCatalog: func(ctx context.Context) (*catalog.Catalog, error) { return catalog.Load(ctx, srcs, o.app.Catalog) },
-		Sources:     srcs,
-		ChainPath:   u.chain,
-		Factories:   PipelineFactories(),
-		Fixtures:    xs,
-		Colour:      colour,
-		Getenv:      o.app.getenv,
-	})
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(o.app.Out)}
 	if !colour {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
@@ -108,6 +93,95 @@ func runUI(ctx context.Context, o *globalOpts, u *uiOpts) error {
 		return fmt.Errorf("terminal UI: %w", err)
 	}
 	return nil
+}
+
+// uiPlugins makes runnable, for one dry-run, the chain entries abctl does
+// not have in-process: a plugin binary of a dir: source, else
+// pluginDir/NAME. release stops every process it started.
+func uiPlugins(app *App, pluginDir string) func(context.Context, *catalog.Catalog, []string) ([]gateway.Factory, func(), error) {
+	return func(ctx context.Context, cat *catalog.Catalog, names []string) ([]gateway.Factory, func(), error) {
+		host := pluginhost.NewHost(app.PluginHost)
+		release := func() { host.Close() }
+		var out []gateway.Factory
+		for _, name := range names {
+			var d *catalog.Descriptor
+			if cat != nil {
+				d, _ = cat.Lookup(name)
+			}
+			switch {
+			case d != nil && d.Origin.Kind == catalog.OriginBinary:
+				p, err := host.Load(ctx, d.Origin.Path)
+				if err != nil {
+					return nil, release, fmt.Errorf("chain entry %q: %w", name, err)
+				}
+				f, ok := p.Factory()
+				if !ok {
+					return nil, release, fmt.Errorf("chain entry %q: %s serves no pipeline plugin", name, d.Origin.Path)
+				}
+				out = append(out, f)
+			case pluginDir != "":
+				f, err := loadBinary(ctx, host, pluginDir, name)
+				if err != nil {
+					return nil, release, fmt.Errorf("chain entry %q: %w", name, err)
+				}
+				out = append(out, f)
+			}
+			// Otherwise the build reports the unknown plugin.
+		}
+		return out, release, nil
+	}
+}
+
+// newUIModel builds the TUI's model from the flags; colour says whether
+// it paints.
+func newUIModel(o *globalOpts, u *uiOpts) (*tui.Model, bool, error) {
+	xs := tui.SampleExchanges()
+	if u.fixtures != "" {
+		var err error
+		if xs, err = loadFixtures(u.fixtures); err != nil {
+			return nil, false, &ExitError{Code: ExitRead, Err: err}
+		}
+	}
+	if u.chain != "" {
+		// Fail before the screen switches when the file cannot be read; a
+		// file that reads but does not decode (a YAML error) opens with the
+		// error in the Chain tab, where e fixes it.
+		if _, err := catalog.ReadChainFile(u.chain); err != nil {
+			var pe *catalog.PosError
+			if !errors.As(err, &pe) {
+				return nil, false, err
+			}
+		}
+	}
+	if u.pluginDir != "" {
+		if st, err := os.Stat(u.pluginDir); err != nil || !st.IsDir() {
+			return nil, false, usageErr(fmt.Errorf("--plugin-dir %s: not a directory", u.pluginDir))
+		}
+	}
+	srcs := o.sources
+	if len(srcs) == 0 {
+		srcs = []string{"builtin"}
+	}
+	colour := !o.noColor && o.app.getenv("NO_COLOR") == ""
+	m := tui.New(tui.Options{
+		LoadCatalog: func(ctx context.Context) (*catalog.Catalog, error) {
+			return catalog.Load(ctx, srcs, o.catalogOptions())
+		},
+		Sources:   srcs,
+		ChainPath: u.chain,
+		Factories: o.app.pipeline(),
+		Plugins:   uiPlugins(o.app, u.pluginDir),
+		Fixtures:  xs,
+		ReloadFixtures: func() ([]tui.Exchange, error) {
+			if u.fixtures == "" {
+				return tui.SampleExchanges(), nil
+			}
+			return loadFixtures(u.fixtures)
+		},
+		Colour: colour,
+		Getenv: o.app.getenv,
+	})
+	return m, colour, nil
 }
 
 // loadFixtures reads every fixture file under dir, named by its path

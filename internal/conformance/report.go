@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -17,8 +18,8 @@ import (
 // its rule and diff, then a summary by family and rule.
 func WriteText(w io.Writer, rep *Report, verbose, withTrace bool) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "conformance: plugin %q (%s), families %s, %s isolation, -p %d\n",
-		rep.Plugin.Name, rep.Target, strings.Join(rep.Plugin.Families, ","), rep.Isolation, rep.Parallel)
+	fmt.Fprintf(ew, "conformance: %s %q (%s), families %s, %s isolation, -p %d\n",
+		cmp.Or(rep.Kind, "plugin"), rep.Plugin.Name, rep.Target, strings.Join(rep.Plugin.Families, ","), rep.Isolation, rep.Parallel)
 	for _, n := range rep.Notes {
 		fmt.Fprintf(ew, "note: %s\n", n)
 	}

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -95,6 +96,8 @@ type CaseResult struct {
 
 // Report is a whole run.
 type Report struct {
+	// Kind is what is under test: plugin, or runtime for the runtime suite.
+	Kind        string        `json:"kind,omitempty"`
 	Target      string        `json:"target"`
 	Plugin      *Descriptor   `json:"plugin"`
 	Isolation   Isolation     `json:"isolation"`
@@ -130,19 +133,32 @@ func (r *Report) OK() bool {
 	return true
 }
 
-// LoadError reports that the plugin could not be started or described.
+// LoadError reports that the plugin (or runtime) could not be started or
+// described.
 type LoadError struct {
+	// Kind is plugin or runtime.
+	Kind   string
 	Target string
 	Err    error
 	Stderr string
 }
 
 func (e *LoadError) Error() string {
-	s := fmt.Sprintf("plugin %s could not be loaded: %v", e.Target, e.Err)
+	kind := cmp.Or(e.Kind, "plugin")
+	s := fmt.Sprintf("%s %s could not be loaded: %v", kind, e.Target, e.Err)
 	if e.Stderr != "" {
-		s += "\nplugin stderr:\n" + e.Stderr
+		s += "\n" + kind + " stderr:\n" + e.Stderr
 	}
 	return s
+}
+
+// KindOf says what a launcher starts: "runtime" when it says so (a Kind
+// method), else "plugin".
+func KindOf(l Launcher) string {
+	if k, ok := l.(interface{ Kind() string }); ok {
+		return k.Kind()
+	}
+	return "plugin"
 }
 
 func (e *LoadError) Unwrap() error { return e.Err }
@@ -197,7 +213,7 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 	start := time.Now()
 	first, err := l.Launch(ctx)
 	if err != nil {
-		le := &LoadError{Target: l.Target(), Err: err}
+		le := &LoadError{Kind: KindOf(l), Target: l.Target(), Err: err}
 		var se interface{ StderrText() string }
 		if errors.As(err, &se) {
 			le.Stderr = se.StderrText()
@@ -205,7 +221,7 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 		return nil, le
 	}
 	desc := first.Describe()
-	rep := &Report{Target: l.Target(), Plugin: desc, Isolation: opts.Isolation, Parallel: opts.Parallel, Notes: notes}
+	rep := &Report{Kind: KindOf(l), Target: l.Target(), Plugin: desc, Isolation: opts.Isolation, Parallel: opts.Parallel, Notes: notes}
 
 	r := &runner{l: l, opts: opts}
 	if opts.Isolation == IsolationSuite {

@@ -192,6 +192,15 @@ func sortErrs(errs []*RuleError) {
 	}
 }
 
+// Instantiate makes one instance of f with an entry's raw config, exactly
+// as [Build] does for each chain entry: a panic, an error or a nil
+// instance is an error naming the plugin ("config rejected: …" for an
+// error). Tools that check a chain without running it (abctl chain
+// validate) call it so that they reject what a build rejects.
+func Instantiate(f *gateway.Factory, config []byte) (gateway.Plugin, error) {
+	return instantiate(f, config)
+}
+
 // instantiate calls f.New, turning a panic or a nil instance into an error.
 func instantiate(f *gateway.Factory, config []byte) (p gateway.Plugin, err error) {
 	defer func() {

@@ -230,6 +230,11 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	}
 	cp, err := client.Client()
 	if err != nil {
+		if isStartTimeout(err) {
+			// Slow, not proven foreign: a busy machine or a cold binary.
+			// The catalog must not remember it as "not a plugin".
+			return fail(fmt.Errorf("%w: no handshake within %s: %w", ErrStartTimeout, start.Round(time.Millisecond), context.DeadlineExceeded))
+		}
 		return fail(fmt.Errorf("%w: %v", ErrNotPlugin, err))
 	}
 	raw, err := cp.Dispense(sdk.PluginSetName)
@@ -242,6 +247,17 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		return fail(err)
 	}
 	return p, nil
+}
+
+// ErrStartTimeout is wrapped by a LoadError when the binary did not finish
+// the handshake in time. It also wraps context.DeadlineExceeded and never
+// ErrNotPlugin: a slow start says nothing about what the binary is.
+var ErrStartTimeout = errors.New("the plugin did not start in time")
+
+// isStartTimeout reports go-plugin's handshake timeout, which it reports
+// only as text.
+func isStartTimeout(err error) bool {
+	return strings.Contains(err.Error(), "timeout while waiting for plugin to start")
 }
 
 // describe asks the plugin what it serves, once, right after connecting.

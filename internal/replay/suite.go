@@ -1,11 +1,14 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -42,16 +45,30 @@ type SuiteOptions struct {
 // CaseResult is one fixture's replay.
 type CaseResult struct {
 	Name string
-	// Diff is the go-cmp difference (-golden +got), empty when equal.
+	// Diff is the difference from the golden file, empty when equal.
 	Diff string
 	// Err is a fixture, chain or golden file that could not be used.
-	Err      error
-	Updated  bool
+	Err error
+	// Updated reports that --update changed the golden file (created it
+	// or rewrote it with different content); an unchanged one is not.
+	Updated bool
+	// Orphan is the path of a golden file with no fixture; Diff then
+	// says so. It fails the run: the fixture was renamed or deleted, and
+	// the case it stood for is no longer replayed.
+	Orphan   string
 	Duration time.Duration
 }
 
 // Failed reports whether the case fails the run.
 func (c CaseResult) Failed() bool { return c.Err != nil || c.Diff != "" }
+
+// NoFixturesError reports a fixtures directory with no *.fixture file: a
+// replay of nothing must not pass.
+type NoFixturesError struct{ Dir string }
+
+func (e *NoFixturesError) Error() string {
+	return fmt.Sprintf("no fixtures in %s: the directory holds no *%s file; record some (abctl record, abctl fixture import) or fix the path", e.Dir, fixture.Ext)
+}
 
 // List returns the fixture files in dir, sorted, restricted to a shard.
 // Hidden files (such as temporary files of an interrupted write) are
@@ -126,9 +143,22 @@ func RunSuite(ctx context.Context, opts SuiteOptions) ([]CaseResult, error) {
 	if opts.Shards < 0 || (opts.Shards > 0 && (opts.Shard < 1 || opts.Shard > opts.Shards)) {
 		return nil, fmt.Errorf("shard %d/%d: want I/N with 1 <= I <= N", opts.Shard, opts.Shards)
 	}
-	files, err := List(opts.Fixtures, opts.Shard, opts.Shards)
+	all, err := List(opts.Fixtures, 0, 0)
 	if err != nil {
 		return nil, fmt.Errorf("fixtures: %w", err)
+	}
+	if len(all) == 0 {
+		return nil, &NoFixturesError{Dir: opts.Fixtures}
+	}
+	var files []string
+	for _, f := range all {
+		if opts.Shards == 0 || InShard(filepath.Base(f), opts.Shard, opts.Shards) {
+			files = append(files, f)
+		}
+	}
+	orphans, err := orphanGoldens(opts, all)
+	if err != nil {
+		return nil, err
 	}
 	p := max(opts.Parallel, 1)
 	cs := &chains{ctx: ctx, opts: &opts, m: map[gateway.Direction]*Chain{}, errs: map[gateway.Direction]error{}}
@@ -150,12 +180,47 @@ func RunSuite(ctx context.Context, opts SuiteOptions) ([]CaseResult, error) {
 	}
 	close(jobs)
 	wg.Wait()
+	results = append(results, orphans...)
+	sort.SliceStable(results, func(i, j int) bool { return results[i].Name < results[j].Name })
 	return results, nil
 }
 
-func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string) CaseResult {
+// orphanGoldens returns a failing result for each golden file (of the
+// shard) that no fixture of all has.
+func orphanGoldens(opts SuiteOptions, all []string) ([]CaseResult, error) {
+	ents, err := os.ReadDir(opts.Golden)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("golden: %w", err)
+	}
+	have := map[string]bool{}
+	for _, f := range all {
+		have[strings.TrimSuffix(filepath.Base(f), fixture.Ext)] = true
+	}
+	var out []CaseResult
+	for _, e := range ents {
+		n := e.Name()
+		name, ok := strings.CutSuffix(n, ".json")
+		if e.IsDir() || strings.HasPrefix(n, ".") || !ok || have[name] {
+			continue
+		}
+		if opts.Shards > 0 && !InShard(name+fixture.Ext, opts.Shard, opts.Shards) {
+			continue
+		}
+		gp := filepath.Join(opts.Golden, n)
+		out = append(out, CaseResult{Name: name, Orphan: gp,
+			Diff: fmt.Sprintf("orphan golden: %s has no fixture %s; restore the fixture, or delete the golden file if the case is gone",
+				gp, filepath.Join(opts.Fixtures, name+fixture.Ext))})
+	}
+	return out, nil
+}
+
+func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string) (cr CaseResult) {
 	start := time.Now()
-	cr := CaseResult{Name: strings.TrimSuffix(filepath.Base(path), fixture.Ext)}
+	cr.Name = strings.TrimSuffix(filepath.Base(path), fixture.Ext)
+	// cr is the named result, so the duration reaches the caller (JUnit).
 	defer func() { cr.Duration = time.Since(start) }()
 	f, err := fixture.ReadFile(path)
 	if err != nil {
@@ -180,8 +245,7 @@ func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string) C
 			alt := Run(ctx, ch.Chain, f, c)
 			alt.zeroDurations()
 			if !reflect.DeepEqual(got, alt) {
-				d := cmp.Diff(got, alt)
-				diffs = append(diffs, fmt.Sprintf("replayed in %s (-recorded chunks +%s):\n%s", c, c, d))
+				diffs = append(diffs, fmt.Sprintf("replayed in %s, the trace differs from the recorded chunks':\n%s", c, reportDiff(got, alt, "recorded chunks", "rechunked")))
 			}
 		}
 	}
@@ -189,6 +253,10 @@ func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string) C
 	if opts.Update {
 		b, err := got.MarshalIndent()
 		if err == nil {
+			if old, rerr := os.ReadFile(gp); rerr == nil && bytes.Equal(old, b) {
+				cr.Diff = strings.Join(diffs, "\n")
+				return cr // unchanged: not reported as updated
+			}
 			err = fixture.WriteAtomic(gp, b)
 		}
 		cr.Err, cr.Updated = err, err == nil
@@ -210,11 +278,24 @@ func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string) C
 			return cr
 		}
 		if w := want.WithoutDurations(); !reflect.DeepEqual(w, got) {
-			diffs = append([]string{fmt.Sprintf("trace differs from %s (-golden +got):\n%s", gp, cmp.Diff(w, got))}, diffs...)
+			diffs = append([]string{fmt.Sprintf("trace differs from %s:\n%s", gp, reportDiff(w, got, "golden", "now"))}, diffs...)
 		}
 	}
 	cr.Diff = strings.Join(diffs, "\n")
 	return cr
+}
+
+// reportDiff explains how two reports differ in their golden JSON form
+// (see [DiffReports]); go-cmp's form is the fallback should one not encode.
+func reportDiff(want, got Report, wantName, gotName string) string {
+	a, err1 := want.MarshalIndent()
+	b, err2 := got.MarshalIndent()
+	if err1 == nil && err2 == nil {
+		if d, err := DiffReports(a, b, wantName, gotName); err == nil && d != "" {
+			return d
+		}
+	}
+	return cmp.Diff(want, got)
 }
 
 // JUnit XML, the subset CI systems read.

@@ -18,6 +18,9 @@ import (
 // or a finding that concerns no entry. Lines wrap to the width with a
 // hanging indent, so no finding is cut.
 type chainTab struct {
+	// loadErr is why the chain file could not be loaded (such as a YAML
+	// error with file:line:column); the tab shows it until e fixes it.
+	loadErr  string
 	cf       *catalog.ChainFile
 	res      catalog.Resolved
 	findings []catalog.Finding
@@ -330,6 +333,17 @@ func (t *chainTab) scroll(h int) int {
 }
 
 func (t *chainTab) view(w, h int, th theme) []string {
+	if t.loadErr != "" {
+		out := []string{"", "  " + th.bad.Render("The chain file could not be loaded:"), ""}
+		for _, l := range wrapWords(t.loadErr, max(w-4, 20)) {
+			out = append(out, "  "+l)
+		}
+		out = append(out, "", "  Press e to fix it in your editor; it is reloaded when the editor exits (r reloads too).")
+		if len(out) > h {
+			out = out[:h]
+		}
+		return out
+	}
 	if t.cf == nil {
 		return []string{"", "  no chain loaded"}
 	}

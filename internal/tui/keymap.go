@@ -14,7 +14,7 @@ type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	NextTab, PrevTab, Tab1, Tab2, Tab3      key.Binding
 	Enter, Back, Filter, Help, Quit, Force  key.Binding
-	Edit                                    key.Binding
+	Edit, Reload                            key.Binding
 	NextStep, PrevStep, NextFrame, NextRej  key.Binding
 	End, Play                               key.Binding
 }
@@ -42,7 +42,8 @@ func DefaultKeyMap() KeyMap {
 		Help:      b([]string{"?"}, "?", "show all keys"),
 		Quit:      b([]string{"q"}, "q", "quit (not while filtering)"),
 		Force:     b([]string{"ctrl+c"}, "ctrl+c", "quit at once"),
-		Edit:      b([]string{"e"}, "e", "edit the chain file in $EDITOR"),
+		Edit:      b([]string{"e"}, "e", "edit the chain file in $VISUAL or $EDITOR (vi when unset)"),
+		Reload:    b([]string{"r"}, "r", "reload the catalog, chain and fixtures from disk"),
 		NextStep:  b([]string{"n", "right", "l"}, "n/→", "next step"),
 		PrevStep:  b([]string{"p", "left", "h"}, "p/←", "previous step"),
 		NextFrame: b([]string{"f"}, "f", "next frame"),
@@ -61,7 +62,7 @@ type Group struct {
 // Groups returns the bindings by context, in help-screen order.
 func (k KeyMap) Groups() []Group {
 	return []Group{
-		{"Everywhere", []key.Binding{k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3, k.Help, k.Quit, k.Force}},
+		{"Everywhere", []key.Binding{k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3, k.Reload, k.Help, k.Quit, k.Force}},
 		{"Lists", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Enter, k.Back}},
 		{"Catalog", []key.Binding{k.Filter, k.Enter, k.Back}},
 		{"Chain", []key.Binding{k.Edit, k.Enter}},

@@ -12,6 +12,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,10 +42,19 @@ type Options struct {
 	ChainPath string
 	// Factories make instances for dry-runs (the built-in plugins).
 	Factories []gateway.Factory
+	// Plugins, when set, makes runnable the chain entries Factories lack:
+	// abctl starts plugin binaries (of dir: sources, or --plugin-dir)
+	// through the plugin host. It runs in the dry-run's command with the
+	// loaded catalog and the names missing; release stops what it started
+	// and is called when the dry-run ends.
+	Plugins func(ctx context.Context, cat *catalog.Catalog, names []string) (factories []gateway.Factory, release func(), err error)
 	// Fixtures are the exchanges the Trace tab offers.
 	Fixtures []Exchange
 	// Colour enables colour; false follows NO_COLOR.
 	Colour bool
+	// ReloadFixtures, when set, rereads the fixtures (r); nil keeps
+	// Fixtures.
+	ReloadFixtures func() ([]Exchange, error)
 	// Getenv reads $EDITOR; nil means os.Getenv.
 	Getenv func(string) string
 }
@@ -111,6 +121,9 @@ type (
 	editedMsg struct{ err error }
 	playMsg   struct{ id int }
 )
+
+// HasRun reports whether the Trace tab holds a dry-run's trace.
+func (m *Model) HasRun() bool { return m.tr.run != nil }
 
 // Init loads the catalog and asks the terminal for its background colour.
 func (m *Model) Init() tea.Cmd {
@@ -181,10 +194,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.loadChain()
 	case chainMsg:
 		if msg.err != nil {
+			// The Chain tab shows the error, so e can fix the file; the
+			// last trace ran an older chain and is dropped.
 			m.setErr(msg.err)
+			m.chain.loadErr, m.chain.cf = msg.err.Error(), nil
+			m.cat.inChain = nil
+			m.tr.clear()
 			return m, nil
 		}
+		m.chain.loadErr = ""
 		m.chain.set(msg.cf, m.cat.c)
+		if len(m.chain.findings) > 0 {
+			m.tr.clear() // a trace of a chain that no longer builds misleads
+		}
 		m.cat.inChain = m.chain.positions()
 		if n := len(m.chain.findings); n > 0 {
 			m.setInfo("chain " + msg.cf.Path + ": " + plural(n, "finding"))
@@ -268,6 +290,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Tab3):
 		m.tab = tabTrace
 		return nil
+	case key.Matches(msg, k.Reload):
+		return m.reload()
 	}
 	switch m.tab {
 	case tabCatalog:
@@ -298,18 +322,43 @@ func (m *Model) chainKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// edit opens the chain file in $EDITOR and revalidates on return. The
-// built-in example chain is first written to a temporary file, which is
-// then the chain file.
-func (m *Model) edit() tea.Cmd {
+// reload rereads the catalog (and, once it is loaded, the chain) and the
+// fixtures from disk.
+func (m *Model) reload() tea.Cmd {
+	if m.busy != "" {
+		m.setInfo("busy: " + m.busy)
+		return nil
+	}
+	if m.opts.ReloadFixtures != nil {
+		xs, err := m.opts.ReloadFixtures()
+		if err != nil {
+			m.setErr(err)
+			return nil
+		}
+		m.tr.fixtures, m.tr.pick = xs, clamp(m.tr.pick, len(xs))
+	}
+	m.busy = "reloading"
+	return tea.Batch(m.loadCatalog(), m.spin.Tick)
+}
+
+// editorArgs is the command e runs: $VISUAL, else $EDITOR, else vi, as
+// git and less do.
+func (m *Model) editorArgs() []string {
 	editor := m.opts.Getenv("VISUAL")
 	if editor == "" {
 		editor = m.opts.Getenv("EDITOR")
 	}
-	if editor == "" {
-		m.setErr(constErr("set $EDITOR (or $VISUAL) to edit the chain file, e.g. EDITOR=vi"))
-		return nil
+	args := strings.Fields(editor)
+	if len(args) == 0 {
+		args = []string{"vi"}
 	}
+	return args
+}
+
+// edit opens the chain file in the editor and revalidates on return. The
+// built-in example chain is first written to a temporary file, which is
+// then the chain file.
+func (m *Model) edit() tea.Cmd {
 	if m.opts.ChainPath == "" {
 		f, err := os.CreateTemp("", "abctl-chain-*.yaml")
 		if err != nil {
@@ -326,7 +375,7 @@ func (m *Model) edit() tea.Cmd {
 		}
 		m.opts.ChainPath = f.Name()
 	}
-	args := strings.Fields(editor)
+	args := m.editorArgs()
 	c := exec.Command(args[0], append(args[1:], m.opts.ChainPath)...)
 	return tea.ExecProcess(c, func(err error) tea.Msg { return editedMsg{err: err} })
 }
@@ -389,13 +438,40 @@ func (m *Model) dryRun() tea.Cmd {
 		return nil
 	}
 	x := t.fixtures[clamp(t.pick, len(t.fixtures))]
-	cf, fs := m.chain.cf, m.opts.Factories
+	cf, fs, cat, plugins := m.chain.cf, m.opts.Factories, m.cat.c, m.opts.Plugins
 	m.busy = "dry-run " + x.Name
 	run := func() tea.Msg {
-		r, err := DryRun(context.Background(), cf, fs, x)
+		ctx := context.Background()
+		if plugins != nil && cf != nil {
+			if missing := missingPlugins(cf, x.direction(), fs); len(missing) > 0 {
+				more, release, err := plugins(ctx, cat, missing)
+				if release != nil {
+					defer release()
+				}
+				if err != nil {
+					return runMsg{err: err}
+				}
+				fs = append(slices.Clip(fs), more...)
+			}
+		}
+		r, err := DryRun(ctx, cf, fs, x)
 		return runMsg{run: r, err: err}
 	}
 	return tea.Batch(run, m.spin.Tick)
+}
+
+// missingPlugins returns the names of the active entries of cf's dir chain
+// that no factory of fs makes, each once, in chain order.
+func missingPlugins(cf *catalog.ChainFile, dir gateway.Direction, fs []gateway.Factory) []string {
+	var out []string
+	for _, e := range cf.Direction(dir) {
+		if e.OnError == "off" || slices.Contains(out, e.Name) ||
+			slices.ContainsFunc(fs, func(f gateway.Factory) bool { return f.Name == e.Name }) {
+			continue
+		}
+		out = append(out, e.Name)
+	}
+	return out
 }
 
 // moveCursor applies the list movement keys to cursor in a list of n rows

@@ -253,9 +253,19 @@ func TestEditRevalidates(t *testing.T) {
 	if len(m.chain.findings) == 0 || !strings.Contains(plain(m), "nope") {
 		t.Fatalf("chain not revalidated after edit: %d findings", len(m.chain.findings))
 	}
+	// Without $VISUAL and $EDITOR, e falls back to vi, as git does.
 	m.opts.Getenv = func(string) string { return "" }
-	if _, cmd := m.Update(k("e")); cmd != nil || !strings.Contains(m.status, "$EDITOR") {
-		t.Errorf("no editor: status %q", m.status)
+	if got := m.editorArgs(); len(got) != 1 || got[0] != "vi" {
+		t.Errorf("no editor: runs %v, want vi", got)
+	}
+	if _, cmd := m.Update(k("e")); cmd == nil {
+		t.Errorf("no editor: e did nothing; status %q", m.status)
+	}
+	m.opts.Getenv = func(k string) string {
+		return map[string]string{"VISUAL": "code --wait", "EDITOR": "nano"}[k]
+	}
+	if got := m.editorArgs(); strings.Join(got, " ") != "code --wait" {
+		t.Errorf("VISUAL set: runs %v", got)
 	}
 }
 

@@ -31,6 +31,11 @@ func (t *traceTab) setRun(r *Run) {
 	t.run, t.picking, t.cursor, t.off, t.playing, t.err = r, false, 0, 0, false, ""
 }
 
+// clear drops the last run: its chain changed.
+func (t *traceTab) clear() {
+	t.run, t.picking, t.cursor, t.off, t.playing = nil, false, 0, 0, false
+}
+
 // step moves the cursor by d and reports whether it moved.
 func (t *traceTab) step(d int) bool {
 	if t.run == nil {

@@ -1,6 +1,6 @@
-// Command gendocs regenerates abctl's reference pages in docs/cli from the
-// cobra commands, and with -man writes man pages of abctl and conformance
-// (the release archives carry them). Run it from the repository root:
+// Command gendocs regenerates the reference pages of abctl and conformance
+// in docs/cli from the cobra commands, and with -man writes man pages of
+// both (the release archives carry them). Run it from the repository root:
 //
 //	go run ./internal/cli/gendocs
 //	go run ./internal/cli/gendocs -man dist/man
@@ -31,7 +31,10 @@ func main() {
 
 func run(dir, man string) error {
 	if man == "" {
-		return cli.GenDocs(dir)
+		if err := cli.GenDocs(dir); err != nil {
+			return err
+		}
+		return conformance.GenDocs(dir)
 	}
 	if err := os.MkdirAll(man, 0o755); err != nil {
 		return err

@@ -168,6 +168,12 @@ func newExplainCmd(app *App) *cobra.Command {
 		Short:   "Say what a case of either suite does, which rules it checks, and how to fix a failure",
 		Example: "  conformance explain P21/last-exactly-once/zero-frames\n  conformance explain P15/order/6-plugins/allow",
 		Args:    cobra.ExactArgs(1),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return caseCompletions(), cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			var found int
@@ -254,7 +260,32 @@ func newRunCmd(app *App) *cobra.Command {
 	f.StringVar(&o.artifacts, "artifacts", "", "keep each case's trace, log and plugin stderr under DIR")
 	f.BoolVar(&o.trace, "trace", false, "print every call of every case with relative timestamps")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list passing cases too")
+	ids := func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return caseCompletions(), cobra.ShellCompDirectiveNoFileComp
+	}
+	_ = c.RegisterFlagCompletionFunc("run", ids)
+	_ = c.RegisterFlagCompletionFunc("skip", ids)
+	_ = c.RegisterFlagCompletionFunc("isolation", cobra.FixedCompletions([]cobra.Completion{
+		cobra.CompletionWithDesc(string(conformance.IsolationCase), "a fresh plugin process per case"),
+		cobra.CompletionWithDesc(string(conformance.IsolationSuite), "one shared process for the run"),
+	}, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
+}
+
+// caseCompletions are the case IDs of both suites, each with its summary.
+func caseCompletions() []cobra.Completion {
+	var out []cobra.Completion
+	seen := map[string]bool{}
+	for _, reg := range []*conformance.Registry{conformance.PluginSuite(), runtimesuite.Suite()} {
+		for _, c := range reg.Cases() {
+			if !seen[c.ID] {
+				seen[c.ID] = true
+				out = append(out, cobra.CompletionWithDesc(c.ID, c.Summary))
+			}
+		}
+	}
+	return out
 }
 
 func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
@@ -313,6 +344,12 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 	}
 	rep, err := conformance.Run(ctx, reg, l, opts)
 	if err != nil {
+		var le *conformance.LoadError
+		if errors.As(err, &le) && o.reattach == "" {
+			if hint := wrongKind(ctx, o, hopts); hint != "" {
+				return &ExitError{Code: ExitLoad, Err: errors.New(hint)}
+			}
+		}
 		return err
 	}
 	switch o.out {
@@ -338,6 +375,30 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 		return &ExitError{Code: ExitFail}
 	}
 	return nil
+}
+
+// wrongKind is called when the binary given to --runtime or --plugin did
+// not start as one: it tries the other handshake and, when that one
+// works, returns one sentence saying what the binary is and which flag
+// fits; "" otherwise.
+func wrongKind(ctx context.Context, o *runOpts, hopts pluginhost.Options) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if o.runtime != "" {
+		p, err := pluginhost.Load(ctx, o.runtime, hopts)
+		if err != nil {
+			return ""
+		}
+		name := p.Name()
+		p.Close()
+		return fmt.Sprintf("%s is an abkit plugin (%q), not a runtime: test it with 'conformance run --plugin %s'", o.runtime, name, o.runtime)
+	}
+	s, err := runtimesuite.Launcher{Path: o.plugin}.Launch(ctx)
+	if err != nil {
+		return ""
+	}
+	s.Close()
+	return fmt.Sprintf("%s is an abkit runtime, not a plugin: test it with 'conformance run --runtime %s'", o.plugin, o.plugin)
 }
 
 func compile(pats []string, flag string) ([]*regexp.Regexp, error) {

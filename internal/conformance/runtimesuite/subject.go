@@ -106,6 +106,9 @@ type Launcher struct {
 // Target is the binary's path.
 func (l Launcher) Target() string { return l.Path }
 
+// Kind says that the launcher starts a runtime, for reports and errors.
+func (l Launcher) Kind() string { return "runtime" }
+
 type clientSide struct {
 	broker *plugin.GRPCBroker
 	rpc    abkitv1.RuntimeClient
