@@ -8,6 +8,7 @@
 package limits
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -57,9 +58,18 @@ type Error struct {
 	Unit string
 	// Fix says how to get under the bound.
 	Fix string
+	// Detail, when set, replaces the "is N, over the limit of M" phrase.
+	Detail string
 }
 
 func (e *Error) Error() string {
+	if e.Detail != "" {
+		msg := fmt.Sprintf("%s: %s (%s; docs/limits.md)", e.File, e.Detail, e.Limit)
+		if e.Fix != "" {
+			msg += "; " + e.Fix
+		}
+		return msg
+	}
 	got := "over"
 	if e.Got >= 0 {
 		got = e.format(e.Got) + ", over"
@@ -124,11 +134,31 @@ func ReadFile(path, what string, max int64, fix string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.IsDir() {
+	switch m := st.Mode(); {
+	case m.IsDir():
 		return nil, &os.PathError{Op: "read", Path: path, Err: ErrNotFile}
+	case m&(os.ModeDevice|os.ModeSocket|os.ModeIrregular) != 0:
+		// /dev/zero, /dev/urandom, a terminal: endless or interactive,
+		// never a saved file. Pipes (a FIFO, <(cmd)) are read, bounded.
+		return nil, &Error{File: path, Limit: what, Max: max, Got: -1, Unit: "bytes",
+			Detail: "is a device or socket, not a file: refused, it may never end",
+			Fix:    "save the data to a file (pipes and <(cmd) are read, up to the limit)"}
 	}
-	if st.Mode().IsRegular() && st.Size() > max {
-		return nil, &Error{File: path, Limit: what, Max: max, Got: st.Size(), Unit: "bytes", Fix: fix}
+	if st.Mode().IsRegular() {
+		if st.Size() > max {
+			return nil, &Error{File: path, Limit: what, Max: max, Got: st.Size(), Unit: "bytes", Fix: fix}
+		}
+		// Read into one buffer of the right size rather than doubling
+		// one up to it: a file near the limit costs its size, not 3x.
+		var b bytes.Buffer
+		b.Grow(int(st.Size()) + bytes.MinRead + 1)
+		if _, err := b.ReadFrom(io.LimitReader(fh, max+1)); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		if int64(b.Len()) > max { // it grew while we read
+			return nil, &Error{File: path, Limit: what, Max: max, Got: -1, Unit: "bytes", Fix: fix}
+		}
+		return b.Bytes(), nil
 	}
 	return ReadAll(fh, path, what, max, fix)
 }
