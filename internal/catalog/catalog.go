@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/abkit/abkit/internal/limits"
 )
 
 // Catalog is a set of plugin descriptors from one or more sources, sorted by
@@ -107,7 +109,7 @@ func readErr(source string, format string, args ...any) *ReadError {
 // Defaults for the url: and dir: sources.
 const (
 	DefaultURLTimeout   = 10 * time.Second
-	DefaultURLMaxBytes  = 8 << 20
+	DefaultURLMaxBytes  = limits.URLBody
 	DefaultDescribeTime = 5 * time.Second
 )
 
@@ -130,7 +132,7 @@ type Options struct {
 	HTTPClient *http.Client
 	// URLTimeout bounds a url: fetch; zero means 10 s.
 	URLTimeout time.Duration
-	// URLMaxBytes bounds a url: response body; zero means 8 MiB.
+	// URLMaxBytes bounds a url: response body; zero means limits.URLBody (4 MiB).
 	URLMaxBytes int64
 }
 

@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
@@ -70,7 +70,7 @@ type HookEntry struct {
 // cannot be read or decoded is a [*ReadError]; the message carries
 // file:line:column.
 func ReadChainFile(path string) (*ChainFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, "chain file size", limits.ChainFile, "a chain file lists plugins and their config; move large data out of it")
 	if err != nil {
 		return nil, &ReadError{Source: path, Err: err}
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/abkit/abkit/internal/limits"
 )
 
 // Describer describes one plugin binary: it starts it, completes the
@@ -265,7 +267,7 @@ func (c *describeCache) get(path string, info fs.FileInfo) (cacheEntry, bool) {
 	if f == "" {
 		return cacheEntry{}, false
 	}
-	b, err := os.ReadFile(f)
+	b, err := limits.ReadFile(f, "describe cache entry size", 16<<20, "")
 	if err != nil {
 		return cacheEntry{}, false
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"github.com/abkit/abkit/internal/limits"
 	"reflect"
 	"regexp"
 	"strings"
@@ -25,7 +25,7 @@ type fileSource struct {
 func (s *fileSource) Spec() string { return s.spec }
 
 func (s *fileSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
-	data, err := os.ReadFile(s.path)
+	data, err := limits.ReadFile(s.path, "catalog file size", limits.CatalogFile, "split the catalog into several file: sources")
 	if err != nil {
 		return nil, nil, &ReadError{Source: s.spec, Err: err}
 	}
@@ -43,7 +43,17 @@ func (s *fileSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
 
 // DecodeStrict decodes YAML or JSON data (JSON is YAML) into v, rejecting
 // unknown fields and duplicate keys. Errors read "name:line:column: what".
+//
+// A document over limits.CatalogFile, or whose structure is hostile (deep
+// nesting, an alias bomb), is refused with a *limits.Error before it is
+// decoded.
 func DecodeStrict(name string, data []byte, v any) error {
+	if len(data) > limits.CatalogFile {
+		return &limits.Error{File: name, Limit: "YAML document size", Max: limits.CatalogFile, Got: int64(len(data)), Unit: "bytes", Fix: "split the document"}
+	}
+	if err := limits.CheckYAML(name, data); err != nil {
+		return err
+	}
 	err := yaml.UnmarshalWithOptions(data, v, yaml.Strict())
 	if err == nil {
 		return nil

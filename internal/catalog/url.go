@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -172,14 +173,14 @@ func (s *urlSource) fetch(ctx context.Context) ([]byte, error) {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return nil, fmt.Errorf("gateway answered %s from %s", resp.Status, s.url)
 	case resp.ContentLength > s.maxBytes:
-		return nil, fmt.Errorf("answer from %s is %d bytes, over the size limit of %s", s.url, resp.ContentLength, humanBytes(s.maxBytes))
+		return nil, &limits.Error{File: s.url, Limit: "url: answer size", Max: s.maxBytes, Got: resp.ContentLength, Unit: "bytes", Fix: "the gateway's catalog is larger than a catalog should be; save it with curl and split it into file: sources"}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.maxBytes+1))
 	if err != nil {
 		return nil, s.limitErr(ctx, err)
 	}
 	if int64(len(body)) > s.maxBytes {
-		return nil, fmt.Errorf("answer from %s is over the size limit of %s", s.url, humanBytes(s.maxBytes))
+		return nil, &limits.Error{File: s.url, Limit: "url: answer size", Max: s.maxBytes, Got: -1, Unit: "bytes", Fix: "the gateway's catalog is larger than a catalog should be; save it with curl and split it into file: sources"}
 	}
 	return body, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/abkit/abkit/internal/buildinfo"
 	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/exitcode"
+	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
@@ -93,6 +94,8 @@ func ExitCode(err error) int {
 		return ee.Code
 	case errors.Is(err, catalog.ErrBadSource):
 		return ExitUsage
+	case limits.Is(err):
+		return ExitRead
 	case errors.As(err, &re), errors.As(err, &pe):
 		return ExitRead
 	}

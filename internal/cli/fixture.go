@@ -113,7 +113,7 @@ func printWritten(o *globalOpts, format string, paths []string) error {
 }
 
 func importHAR(o *globalOpts, format, har, out, direction string) error {
-	data, err := os.ReadFile(har)
+	data, err := fixture.ReadHAR(har)
 	if err != nil {
 		return readErr(err)
 	}
@@ -124,12 +124,11 @@ func importHAR(o *globalOpts, format, har, out, direction string) error {
 	if out == "" {
 		out = "."
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return readErr(err)
-	}
-	// Encode all first so that a bad entry writes nothing.
+	// Encode and name all first, so that a bad entry writes nothing. Names
+	// are built of sanitised parts only (fixture.NamePart), so no method
+	// or URL can point a file outside --out.
 	type file struct {
-		path string
+		name string
 		data []byte
 	}
 	var files []file
@@ -139,18 +138,32 @@ func importHAR(o *globalOpts, format, har, out, direction string) error {
 		if err != nil {
 			return readErr(fmt.Errorf("%s: log.entries[%d]: %w", har, i, err))
 		}
-		files = append(files, file{filepath.Join(out, harName(i, f)), b})
+		files = append(files, file{harName(i, f), b})
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return readErr(err)
+	}
+	for _, f := range files {
+		if _, err := os.Lstat(filepath.Join(out, f.name)); err == nil {
+			return readErr(fmt.Errorf("%s already exists: nothing written; import into an empty --out directory or remove the earlier import", filepath.Join(out, f.name)))
+		}
 	}
 	written := []string{}
 	for _, f := range files {
-		if err := fixture.WriteAtomic(f.path, f.data); err != nil {
-			return readErr(err)
+		// CreateNew never replaces a file, so an import racing another
+		// writer into the same directory fails rather than losing data.
+		if err := fixture.CreateNew(out, f.name, f.data); err != nil {
+			for _, w := range written {
+				os.Remove(w)
+			}
+			return readErr(fmt.Errorf("%w; nothing written", err))
 		}
-		written = append(written, f.path)
+		written = append(written, filepath.Join(out, f.name))
 	}
 	return printWritten(o, format, written)
 }
 
+// harName is NNN-METHOD-PATH.fixture, each part sanitised.
 func harName(i int, f *fixture.Fixture) string {
 	path := f.Request.URL
 	if j := strings.Index(path, "://"); j >= 0 {
@@ -164,19 +177,7 @@ func harName(i int, f *fixture.Fixture) string {
 	} else {
 		path = ""
 	}
-	slug := strings.Map(func(c rune) rune {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' {
-			return c
-		}
-		return '-'
-	}, strings.Trim(path, "/"))
-	if len(slug) > 60 {
-		slug = slug[:60]
-	}
-	if slug == "" {
-		slug = "root"
-	}
-	return fmt.Sprintf("%03d-%s-%s%s", i+1, strings.ToLower(f.Request.Method), slug, fixture.Ext)
+	return fmt.Sprintf("%03d-%s-%s%s", i+1, strings.ToLower(fixture.NamePart(f.Request.Method, "request")), fixture.NamePart(path, "root"), fixture.Ext)
 }
 
 func newFixtureCheckCmd(o *globalOpts) *cobra.Command {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +58,89 @@ func TestFixtureImportSSENotText(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func harWith(method, url, started string) string {
+	return `{"log":{"entries":[
+ {"startedDateTime":"2024-05-01T10:00:00Z","request":{"method":"GET","url":"https://api.example.com/v1/models"},"response":{"status":200,"content":{"mimeType":"application/json","text":"{}"}}},
+ {"startedDateTime":` + strconvQuote(started) + `,"request":{"method":` + strconvQuote(method) + `,"url":` + strconvQuote(url) + `},"response":{"status":200,"content":{"mimeType":"application/json","text":"{}"}}}]}}`
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// A HAR entry whose method or date could not make a fixture is refused
+// with exit 3 and nothing is written, inside --out or anywhere else; a
+// method or URL path made of traversal, NUL or long runs only ever yields
+// a sanitised name inside --out.
+func TestFixtureImportHARHostile(t *testing.T) {
+	for _, tc := range []struct {
+		name, method, url, started string
+		code                       int
+		want                       string
+	}{
+		{"traversal method", "/../../../../tmp/x/PWNED", "https://a.example/v1", "2024-05-01T10:00:00Z", ExitRead, "log.entries[1]: request method"},
+		{"NUL method", "GET\x00", "https://a.example/v1", "2024-05-01T10:00:00Z", ExitRead, "log.entries[1]: request method"},
+		{"300-byte method", strings.Repeat("P", 300), "https://a.example/v1", "2024-05-01T10:00:00Z", ExitRead, "log.entries[1]: request method"},
+		{"year 10000", "GET", "https://a.example/v1", "9999-12-31T23:00:00-05:00", ExitRead, "log.entries[1].startedDateTime"},
+		{"year 0", "GET", "https://a.example/v1", "0000-01-01T00:00:00Z", ExitRead, "year 0"},
+		{"traversal path", "GET", "https://a.example/../../../../tmp/" + strings.Repeat("x/", 200) + "PWNED", "2024-05-01T10:00:00Z", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			out := filepath.Join(root, "a", "b", "out")
+			in := filepath.Join(root, "in.har")
+			os.WriteFile(in, []byte(harWith(tc.method, tc.url, tc.started)), 0o644)
+			code, stdout, stderr := runAbctl(t, "fixture", "import", "--har", in, "--out", out)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, want %d; stderr %q, want %q", code, tc.code, stderr, tc.want)
+			}
+			var files []string
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if d != nil && !d.IsDir() && p != in {
+					files = append(files, p)
+				}
+				return nil
+			})
+			if tc.code != 0 {
+				if len(files) != 0 || stdout != "" {
+					t.Fatalf("refused input wrote %v (stdout %q)", files, stdout)
+				}
+				return
+			}
+			if len(files) != 2 {
+				t.Fatalf("files %v, want 2", files)
+			}
+			for _, f := range files {
+				if filepath.Dir(f) != out || len(filepath.Base(f)) > 100 {
+					t.Errorf("%s: not a short name directly in --out", f)
+				}
+			}
+		})
+	}
+}
+
+// An import never replaces an earlier file: a name taken in --out fails
+// the whole import before anything is written.
+func TestFixtureImportHARNoOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.har")
+	os.WriteFile(in, []byte(harWith("POST", "https://a.example/v1/chat", "2024-05-01T10:00:00Z")), 0o644)
+	out := filepath.Join(dir, "out")
+	os.MkdirAll(out, 0o755)
+	taken := filepath.Join(out, "002-post-v1-chat.fixture")
+	os.WriteFile(taken, []byte("mine"), 0o644)
+	code, _, stderr := runAbctl(t, "fixture", "import", "--har", in, "--out", out)
+	if code != ExitRead || !strings.Contains(stderr, "already exists") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if b, _ := os.ReadFile(taken); string(b) != "mine" {
+		t.Fatalf("existing file replaced")
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 1 {
+		t.Fatalf("out holds %d files, want the 1 that was there", len(ents))
 	}
 }

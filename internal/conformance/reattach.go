@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
 )
 
@@ -36,7 +36,10 @@ type ReattachConfig struct {
 func ParseReattach(s string) (*ReattachConfig, error) {
 	text := strings.TrimSpace(s)
 	if !strings.HasPrefix(text, "{") {
-		b, err := os.ReadFile(s)
+		b, err := limits.ReadFile(s, "reattach file size", 1<<20, "a reattach config is a few hundred bytes of JSON")
+		if limits.Is(err) {
+			return nil, fmt.Errorf("--reattach: %w", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--reattach: neither JSON nor a readable file: %w", err)
 		}

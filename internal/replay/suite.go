@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/google/go-cmp/cmp"
@@ -263,7 +264,7 @@ func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string) (
 		cr.Diff = strings.Join(diffs, "\n")
 		return cr
 	}
-	data, err := os.ReadFile(gp)
+	data, err := limits.ReadFile(gp, "golden trace size", fixture.MaxFile, "a golden trace is written by --update; re-create it")
 	if err != nil {
 		cr.Err = fmt.Errorf("golden %s: %w (run with --update to create it)", gp, err)
 		return cr

@@ -22,6 +22,7 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/runtimesuite"
 	"github.com/abkit/abkit/internal/exitcode"
+	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/spf13/cobra"
 )
@@ -57,7 +58,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &le):
+	case errors.As(err, &le), limits.Is(err):
 		return ExitLoad
 	}
 	return ExitUsage

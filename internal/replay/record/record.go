@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,8 +170,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Response.Body = body
 	}
 	fixture.Redact(f)
-	name := p.fileName(r)
-	if err := fixture.WriteFile(name, f); err != nil {
+	data, err := fixture.Marshal(f)
+	if err != nil {
+		p.log.Error("exchange not recorded", "err", err)
+		return
+	}
+	name, err := fixture.CreateUnique(p.out, p.fileName(r), data)
+	if err != nil {
 		p.log.Error("exchange not recorded", "err", err)
 		return
 	}
@@ -186,20 +190,19 @@ func isEventStream(h http.Header) bool {
 	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(h.Get("Content-Type"))), "text/event-stream")
 }
 
-// fileName is NNNN-METHOD-path.fixture: ordered by arrival, readable.
-func (p *Proxy) fileName(r *http.Request) string {
+// fileName returns the name maker for one exchange:
+// TIME-SEQ-SUFFIX-METHOD-PATH.fixture, where TIME and the per-process SEQ
+// order files by arrival and SUFFIX is random, so recorders in different
+// processes (or a restart within the same second) never pick the same
+// name; fixture.CreateUnique draws another suffix if one is taken anyway.
+// METHOD and PATH are sanitised (fixture.NamePart): no request can name a
+// file outside the output directory.
+func (p *Proxy) fileName(r *http.Request) func(string) string {
 	n := p.seq.Add(1)
-	slug := strings.Map(func(c rune) rune {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' {
-			return c
-		}
-		return '-'
-	}, strings.Trim(r.URL.Path, "/"))
-	if len(slug) > 60 {
-		slug = slug[:60]
+	stamp := p.now().UTC().Format("20060102T150405")
+	method := strings.ToLower(fixture.NamePart(r.Method, "request"))
+	slug := fixture.NamePart(r.URL.Path, "root")
+	return func(suffix string) string {
+		return fmt.Sprintf("%s-%04d-%s-%s-%s%s", stamp, n, suffix, method, slug, fixture.Ext)
 	}
-	if slug == "" {
-		slug = "root"
-	}
-	return filepath.Join(p.out, fmt.Sprintf("%s-%04d-%s-%s%s", p.now().UTC().Format("20060102T150405"), n, strings.ToLower(r.Method), slug, fixture.Ext))
 }

@@ -1,0 +1,171 @@
+package limits
+
+import (
+	"fmt"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// CheckYAML refuses a YAML (or JSON) document whose structure would cost
+// far more memory than its size suggests, before it is decoded:
+//
+//   - more than YAMLTokens tokens, estimated from its bytes without
+//     allocating (the lexer and parser keep a few hundred bytes per token);
+//   - nesting deeper than YAMLDepth (the parser recurses per level:
+//     100,000 '[' took 4 GB);
+//   - more than YAMLNodes nodes once aliases are expanded (a 579-byte
+//     "billion laughs" took 2.1 GB to decode), counted on the parsed tree
+//     with one count per anchor, so nothing is expanded to count it.
+//
+// go-yaml has no option for any of these (its decoder stops at 10,000
+// levels, far past where memory runs out), hence the pre-scan.
+// Syntax errors are left to the decoder, which reports them with line and
+// column.
+func CheckYAML(name string, data []byte) error {
+	if n := estimateTokens(data); n > YAMLTokens {
+		return &Error{File: name, Limit: "YAML token count", Max: YAMLTokens, Got: int64(n), Unit: "tokens",
+			Fix: "a chain or catalog file this large is not hand-written; split it into several files"}
+	}
+	toks := lexer.Tokenize(string(data))
+	if d, line := nesting(toks); d > YAMLDepth {
+		return &Error{File: fmt.Sprintf("%s:%d", name, line), Limit: "YAML nesting depth", Max: YAMLDepth, Got: -1, Unit: "levels",
+			Fix: "flatten the document; no abkit file needs this depth"}
+	}
+	f, err := parser.Parse(toks, 0)
+	if err != nil {
+		return nil // the decoder reports it, positioned
+	}
+	c := &aliasCounter{anchors: map[string]int64{}}
+	for _, doc := range f.Docs {
+		if doc == nil {
+			continue
+		}
+		c.count(doc.Body)
+		if c.total > YAMLNodes {
+			return &Error{File: name, Limit: "YAML node count after alias expansion", Max: YAMLNodes, Got: -1, Unit: "nodes",
+				Fix: "the document's aliases (*name) expand to too much data (an alias bomb?); write the values out or use fewer aliases"}
+		}
+	}
+	return nil
+}
+
+// estimateTokens bounds the number of tokens in data from above, closely
+// enough: every token but a scalar is one of these bytes, and scalars are
+// separated by them or by line ends.
+func estimateTokens(data []byte) int {
+	n := 0
+	for _, b := range data {
+		switch b {
+		case '[', ']', '{', '}', ',', ':', '-', '\n', '&', '*', '!', '?', '|', '>', '#':
+			n++
+		}
+	}
+	return n
+}
+
+// nesting returns the deepest nesting level of the token stream and the
+// line it is reached on. Flow collections count their brackets; block
+// collections count indentation levels: a block entry ("- " or "key:")
+// at a greater column than the enclosing one opens a level.
+func nesting(toks token.Tokens) (int, int) {
+	var cols []int
+	flow, deepest, line := 0, 0, 0
+	for i, tk := range toks {
+		col := -1
+		switch tk.Type {
+		case token.SequenceStartType, token.MappingStartType:
+			flow++
+		case token.SequenceEndType, token.MappingEndType:
+			if flow > 0 {
+				flow--
+			}
+		case token.SequenceEntryType:
+			if flow == 0 {
+				col = tk.Position.Column
+			}
+		case token.MappingValueType:
+			if flow == 0 && i > 0 {
+				col = toks[i-1].Position.Column
+			}
+		case token.DocumentHeaderType, token.DocumentEndType:
+			cols, flow = cols[:0], 0
+		}
+		if col >= 0 {
+			for len(cols) > 0 && cols[len(cols)-1] > col {
+				cols = cols[:len(cols)-1]
+			}
+			if len(cols) == 0 || cols[len(cols)-1] < col {
+				cols = append(cols, col)
+			}
+		}
+		if d := len(cols) + flow; d > deepest {
+			deepest, line = d, tk.Position.Line
+		}
+	}
+	return deepest, line
+}
+
+// aliasCounter counts nodes as the decoder would see them with aliases
+// expanded: an alias costs what its anchor's value costs. Counts saturate
+// just past YAMLNodes, so no arithmetic overflows.
+type aliasCounter struct {
+	anchors map[string]int64
+	total   int64
+}
+
+func (c *aliasCounter) count(n ast.Node) {
+	c.total = sat(c.total + c.size(n))
+}
+
+func sat(n int64) int64 {
+	if n > YAMLNodes+1 {
+		return YAMLNodes + 1
+	}
+	return n
+}
+
+func (c *aliasCounter) size(n ast.Node) int64 {
+	switch n := n.(type) {
+	case nil:
+		return 0
+	case *ast.MappingNode:
+		s := int64(1)
+		for _, v := range n.Values {
+			s = sat(s + c.size(v))
+		}
+		return s
+	case *ast.MappingValueNode:
+		return sat(c.size(n.Key) + c.size(n.Value))
+	case *ast.MappingKeyNode:
+		return sat(1 + c.size(n.Value))
+	case *ast.SequenceNode:
+		s := int64(1)
+		for _, v := range n.Values {
+			s = sat(s + c.size(v))
+		}
+		return s
+	case *ast.SequenceEntryNode:
+		return c.size(n.Value)
+	case *ast.TagNode:
+		return c.size(n.Value)
+	case *ast.AnchorNode:
+		s := c.size(n.Value)
+		if n.Name != nil {
+			c.anchors[n.Name.GetToken().Value] = s
+		}
+		return s
+	case *ast.AliasNode:
+		if n.Value != nil {
+			if s, ok := c.anchors[n.Value.GetToken().Value]; ok {
+				return s
+			}
+		}
+		return 1
+	case *ast.CommentGroupNode, *ast.CommentNode:
+		return 0
+	}
+	return 1
+}
