@@ -75,7 +75,7 @@ var shapes = []shape{
 	{kind: "password", triggers: []string{"://"},
 		re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@"'\\]*:([^/\s@"'\\]+)@`), group: 1},
 	{kind: "userinfo", triggers: []string{"://"},
-		re:    regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://([^/\s:@"'<>\\]{16,})@`), group: 1,
+		re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://([^/\s:@"'<>\\]{16,})@`), group: 1,
 		keep: func(m []byte) bool { return !secretShaped(m) }},
 }
 
