@@ -170,10 +170,10 @@ func opaque(v []byte, min int) bool {
 }
 
 // secretShaped reports whether v looks like a generated credential rather
-// than a word: one opaque run of 16 or more characters mixing letters and
+// than a word: one opaque run of 10 or more characters mixing letters and
 // digits. A logprobs token ("I'm", " Foo") or a tokenizer piece never is.
 func secretShaped(v []byte) bool {
-	if !opaque(v, 16) {
+	if !opaque(v, 10) {
 		return false
 	}
 	var letter, digit bool
