@@ -70,6 +70,7 @@ CR and LF (the error gives the byte offset); --har keeps binary bodies.`,
 			if err != nil {
 				return err
 			}
+			fixture.Redact(f)
 			f.Direction = direction
 			if status != 0 {
 				if status < 100 || status > 999 {

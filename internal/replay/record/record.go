@@ -103,7 +103,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	started := p.now()
 	resp, err := p.client.Do(out)
 	if err != nil {
-		p.log.Warn("upstream failed; exchange not recorded", "method", r.Method, "path", r.URL.Path, "err", redact.String(err.Error()))
+		p.log.Warn("upstream failed; exchange not recorded", "method", r.Method, "path", redact.URL(r.URL.EscapedPath()), "err", redact.String(err.Error()))
 		http.Error(w, "abctl record: upstream: "+redact.String(err.Error()), http.StatusBadGateway)
 		return
 	}
@@ -126,7 +126,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if n > 0 {
 			// Relay first: the client must not wait for the recording.
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				p.log.Warn("client went away; exchange not recorded", "path", r.URL.Path, "err", werr)
+				p.log.Warn("client went away; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", werr)
 				return
 			}
 			if flusher != nil {
@@ -141,12 +141,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		if rerr != nil {
-			p.log.Warn("upstream body failed; exchange not recorded", "path", r.URL.Path, "err", redact.String(rerr.Error()))
+			p.log.Warn("upstream body failed; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", redact.String(rerr.Error()))
 			return
 		}
 	}
 	if size > fixture.MaxBody {
-		p.log.Warn("exchange not recorded", "path", r.URL.Path, "err", (&fixture.TooLargeError{What: "response body", Size: int64(size)}).Error())
+		p.log.Warn("exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", (&fixture.TooLargeError{What: "response body", Size: int64(size)}).Error())
 		return
 	}
 	if r.Context().Err() != nil {
@@ -194,7 +194,7 @@ func (p *Proxy) fileName(r *http.Request) string {
 			return c
 		}
 		return '-'
-	}, strings.Trim(r.URL.Path, "/"))
+	}, strings.Trim(redact.URL(r.URL.EscapedPath()), "/"))
 	if len(slug) > 60 {
 		slug = slug[:60]
 	}
