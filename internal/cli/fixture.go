@@ -118,7 +118,10 @@ func importHAR(o *globalOpts, format, har, out, direction string) error {
 	if err != nil {
 		return readErr(err)
 	}
-	fs, err := fixture.FromHAR(har, data)
+	fs, warns, err := fixture.ImportHAR(har, data)
+	for _, w := range warns {
+		fmt.Fprintln(o.app.Err, "warning:", w)
+	}
 	if err != nil {
 		return readErr(err)
 	}

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"net/url"
 	"strings"
 )
@@ -145,7 +146,7 @@ func valueIsSecret(nd need, v []byte) bool {
 	case anyValue:
 		return true
 	case needOpaque:
-		return opaque(v, 8)
+		return opaque(v, 8) && bytes.ContainsAny(v, "0123456789")
 	case needSecretShape:
 		return secretShaped(v)
 	}

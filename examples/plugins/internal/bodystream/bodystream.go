@@ -115,14 +115,11 @@ func (r *Reader) emit(raw []byte, isFrame bool) error {
 	return nil
 }
 
-// end flushes the framer. An unterminated final event (the stream ended
-// without its blank line) is still parsed: a parser would rather see the
-// upstream's last words than drop them.
+// end flushes the framer. An unterminated final block (the stream ended
+// without its blank line) is not an event, as WHATWG says and as the
+// runtime does (P19: relayed, not dispatched): a parser sees exactly the
+// frames the runtime dispatches, and a stream cut short shows as one that
+// never reached its end marker (data: [DONE], message_stop, …).
 func (r *Reader) end() {
-	_, _ = r.framer.End(func(raw []byte, isFrame bool) error {
-		if ev := sse.Parse(raw); ev.HasData {
-			r.h.Event(ev)
-		}
-		return nil
-	})
+	_, _ = r.framer.End(r.emit)
 }
