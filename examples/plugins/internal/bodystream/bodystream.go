@@ -111,8 +111,18 @@ func (r *Reader) decide(contentType string, frame []byte) {
 func (r *Reader) emit(raw []byte, isFrame bool) error {
 	if isFrame {
 		r.h.Event(sse.Parse(raw))
+	} else if o, ok := r.h.(OtherHandler); ok {
+		o.Other(raw)
 	}
 	return nil
+}
+
+// OtherHandler is an optional Handler extension that also gets the blocks
+// of an event stream that are not events (no data line: comments, fields
+// only, or text such as an error object a server wrote outside any data
+// line), raw, including an unterminated final block. raw is borrowed.
+type OtherHandler interface {
+	Other(raw []byte)
 }
 
 // end flushes the framer. An unterminated final block (the stream ended
