@@ -209,7 +209,9 @@ func (st *state) add(data []byte) {
 		if jsonrpc.MCPMethod(m.Method) {
 			return // MCP: mcp-parser's traffic
 		}
-		if m.IsResponse() && m.Error == nil && jsonrpc.A2AResult(m.Result) {
+		// The shape check decodes the result once more: done until the
+		// exchange is known to be A2A.
+		if !st.seen && m.IsResponse() && m.Error == nil && jsonrpc.A2AResult(m.Result) {
 			st.seen = true
 		}
 	}

@@ -177,7 +177,7 @@ func (st *state) add(data []byte) {
 		return
 	}
 	for _, m := range msgs {
-		if jsonrpc.A2AMethod(m.Method) || (m.IsResponse() && jsonrpc.A2AResult(m.Result)) {
+		if jsonrpc.A2AMethod(m.Method) || (!st.seen && m.IsResponse() && jsonrpc.A2AResult(m.Result)) {
 			st.foreign, st.seen = true, false
 			return
 		}
