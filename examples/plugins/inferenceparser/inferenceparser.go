@@ -918,11 +918,22 @@ func parseRequest(body []byte) *Request {
 	if len(body) == 0 {
 		return nil
 	}
+	type geminiContent struct {
+		Role  string `json:"role"`
+		Parts []struct {
+			Text string `json:"text"`
+		} `json:"parts"`
+	}
 	var w struct {
-		Model    *string `json:"model"`
-		Stream   bool    `json:"stream"`
-		System   text    `json:"system"`
-		Messages []struct {
+		JSONRPC           string          `json:"jsonrpc"`
+		Model             *string         `json:"model"`
+		Stream            bool            `json:"stream"`
+		System            text            `json:"system"`
+		Instructions      text            `json:"instructions"`
+		Input             json.RawMessage `json:"input"`
+		Contents          []geminiContent `json:"contents"`
+		SystemInstruction *geminiContent  `json:"systemInstruction"`
+		Messages          []struct {
 			Role    string `json:"role"`
 			Content text   `json:"content"`
 		} `json:"messages"`
@@ -933,15 +944,52 @@ func parseRequest(body []byte) *Request {
 			} `json:"function"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil || (w.Model == nil && w.Messages == nil) {
+	if err := json.Unmarshal(body, &w); err != nil || w.JSONRPC != "" || (w.Model == nil && w.Messages == nil && w.Contents == nil) {
 		return nil
 	}
 	req := &Request{Stream: w.Stream, System: string(w.System)}
 	if w.Model != nil {
 		req.Model = *w.Model
 	}
+	if req.System == "" {
+		req.System = string(w.Instructions)
+	}
 	for _, m := range w.Messages {
 		req.Messages = append(req.Messages, Message{Role: m.Role, Text: string(m.Content)})
+	}
+	// The Responses API's input: a string, or a list of messages.
+	if len(w.Input) > 0 {
+		var one string
+		var list []struct {
+			Role    string `json:"role"`
+			Content text   `json:"content"`
+		}
+		if json.Unmarshal(w.Input, &one) == nil {
+			req.Messages = append(req.Messages, Message{Role: "user", Text: one})
+		} else if json.Unmarshal(w.Input, &list) == nil {
+			for _, m := range list {
+				if m.Role != "" {
+					req.Messages = append(req.Messages, Message{Role: m.Role, Text: string(m.Content)})
+				}
+			}
+		}
+	}
+	// Gemini's contents (the model is in the URL).
+	for _, c := range w.Contents {
+		var texts []string
+		for _, p := range c.Parts {
+			if p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		}
+		req.Messages = append(req.Messages, Message{Role: c.Role, Text: strings.Join(texts, "\n")})
+	}
+	if w.SystemInstruction != nil {
+		var texts []string
+		for _, p := range w.SystemInstruction.Parts {
+			texts = append(texts, p.Text)
+		}
+		req.System = strings.Join(texts, "\n")
 	}
 	for _, t := range w.Tools {
 		name := t.Name

@@ -136,3 +136,34 @@ func TestNotInference(t *testing.T) {
 		t.Errorf("claimed MCP traffic: %+v", got)
 	}
 }
+
+// The request side of the Responses API and Gemini, recorded in OnRequest.
+func TestRequestStyles(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want *inferenceparser.Request
+	}{
+		{`{"model":"gpt-4.1","instructions":"be brief","input":"hi","stream":true}`,
+			&inferenceparser.Request{Model: "gpt-4.1", Stream: true, System: "be brief", Messages: []inferenceparser.Message{{Role: "user", Text: "hi"}}}},
+		{`{"model":"gpt-4.1","input":[{"role":"user","content":[{"type":"input_text","text":"a"}]},{"type":"function_call_output","call_id":"c","output":"x"}]}`,
+			&inferenceparser.Request{Model: "gpt-4.1", Messages: []inferenceparser.Message{{Role: "user", Text: "a"}}}},
+		{`{"systemInstruction":{"parts":[{"text":"sys"}]},"contents":[{"role":"user","parts":[{"text":"q1"},{"text":"q2"}]}]}`,
+			&inferenceparser.Request{System: "sys", Messages: []inferenceparser.Message{{Role: "user", Text: "q1\nq2"}}}},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"model":"x"}}`, nil},
+	} {
+		ctx := context.Background()
+		p := plugintest.New(t, inferenceparser.Factory(), "")
+		r := plugintest.NewRun("POST", "/", []byte(tc.body))
+		r.Request(ctx, p)
+		got, ok := inferenceparser.FromExchange(r.Ex)
+		if tc.want == nil {
+			if ok {
+				t.Errorf("%s: claimed: %+v", tc.body, got)
+			}
+			continue
+		}
+		if !ok || !reflect.DeepEqual(got.Request, tc.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.body, got.Request, tc.want)
+		}
+	}
+}
