@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/abkit/abkit/internal/redact"
 	"net/http"
 	"slices"
 	"strings"
@@ -96,9 +97,9 @@ func (e *ReadError) Error() string {
 	msg := e.Err.Error()
 	// A positioned error already starts with the file, as "FILE:3:5: …".
 	if strings.HasPrefix(msg, e.Source+":") {
-		return msg
+		return redact.String(msg)
 	}
-	return e.Source + ": " + msg
+	return redact.String(e.Source + ": " + msg)
 }
 func (e *ReadError) Unwrap() error { return e.Err }
 
@@ -150,7 +151,7 @@ func ParseSource(spec string, opts Options) (Source, error) {
 	case kind == "url" && arg != "":
 		return newURLSource(spec, arg, opts)
 	}
-	return nil, fmt.Errorf("source %q: want builtin, dir:PATH, file:PATH or url:URL", spec)
+	return nil, fmt.Errorf("source %q: want builtin, dir:PATH, file:PATH or url:URL", redact.URL(spec))
 }
 
 // ErrBadSource marks a source spec that does not parse; abctl maps it to a

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/abkit/abkit/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
@@ -19,6 +20,7 @@ import (
 type urlSource struct {
 	spec     string
 	url      string
+	fetchURL string
 	client   *http.Client
 	timeout  time.Duration
 	maxBytes int64
@@ -27,9 +29,11 @@ type urlSource struct {
 func newURLSource(spec, raw string, opts Options) (*urlSource, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("source %q: want an http or https URL, such as url:http://gateway:9901/plugins", spec)
+		return nil, fmt.Errorf("source %q: want an http or https URL, such as url:http://gateway:9901/plugins", redact.URL(spec))
 	}
-	s := &urlSource{spec: spec, url: raw, client: opts.HTTPClient, timeout: opts.URLTimeout, maxBytes: opts.URLMaxBytes}
+	// Credentials in the URL (user-info, ?token=) are used to fetch and
+	// shown nowhere: spec and url are what errors, ORIGIN and -o json print.
+	s := &urlSource{spec: redact.URL(spec), url: redact.URL(raw), fetchURL: raw, client: opts.HTTPClient, timeout: opts.URLTimeout, maxBytes: opts.URLMaxBytes}
 	if s.client == nil {
 		s.client = &http.Client{}
 	}
@@ -157,7 +161,7 @@ func liveDescriptors(doc wireDoc, origin Origin) []Descriptor {
 func (s *urlSource) fetch(ctx context.Context) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.fetchURL, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -139,3 +139,31 @@ func TestURLDefaults(t *testing.T) {
 		t.Errorf("defaults = %s, %d; want 10s and 8 MiB", s.timeout, s.maxBytes)
 	}
 }
+
+// Credentials in a url: source are sent to the gateway and printed
+// nowhere: not in errors, the origin or the spec.
+func TestURLSourceRedactsCredentials(t *testing.T) {
+	var gotAuth, gotQuery string
+	srv := newLocalServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, _ := r.BasicAuth()
+		gotAuth, gotQuery = u+":"+p, r.URL.Query().Get("token")
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	spec := "url:http://bob:PASSWORD1@" + strings.TrimPrefix(srv.URL, "http://") + "/plugins?token=QUERYTOKEN2"
+	src, err := ParseSource(spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = src.Load(context.Background())
+	if err == nil {
+		t.Fatal("want an error for HTTP 500")
+	}
+	if gotAuth != "bob:PASSWORD1" || gotQuery != "QUERYTOKEN2" {
+		t.Errorf("gateway got auth %q token %q: credentials must still be sent", gotAuth, gotQuery)
+	}
+	for _, s := range []string{err.Error(), src.Spec()} {
+		if strings.Contains(s, "PASSWORD1") || strings.Contains(s, "QUERYTOKEN2") {
+			t.Errorf("credential printed: %q", s)
+		}
+	}
+}

@@ -99,7 +99,9 @@ chain has no entries for); 130 when interrupted.`,
 }
 
 // loadExchange reads the exchange a command names: a fixture file or a
-// captured --sse / --json body with an optional --request. otherBodies
+// captured --sse / --json body with an optional --request. A captured body
+// is not redacted here: a dry-run hands the chain what was captured (only
+// its printed output is redacted); fixture import redacts before writing. otherBodies
 // completes "use ... for other bodies" when an --sse body is not text, as
 // the command's own flags allow.
 func loadExchange(args []string, sse, jsonBody, request, otherBodies string) (*fixture.Fixture, error) {
@@ -135,9 +137,9 @@ func loadExchange(args []string, sse, jsonBody, request, otherBodies string) (*f
 		}
 		req = &r
 	}
-	path, from := sse, fixture.FromSSE
+	path, from := sse, fixture.NewSSE
 	if jsonBody != "" {
-		path, from = jsonBody, fixture.FromJSON
+		path, from = jsonBody, fixture.NewJSON
 	}
 	body, err := fixture.ReadBody(path)
 	if err != nil {

@@ -70,6 +70,7 @@ CR and LF (the error gives the byte offset); --har keeps binary bodies.`,
 			if err != nil {
 				return err
 			}
+			fixture.Redact(f)
 			f.Direction = direction
 			if status != 0 {
 				if status < 100 || status > 999 {
@@ -117,7 +118,10 @@ func importHAR(o *globalOpts, format, har, out, direction string) error {
 	if err != nil {
 		return readErr(err)
 	}
-	fs, err := fixture.FromHAR(har, data)
+	fs, warns, err := fixture.ImportHAR(har, data)
+	for _, w := range warns {
+		fmt.Fprintln(o.app.Err, "warning:", w)
+	}
 	if err != nil {
 		return readErr(err)
 	}

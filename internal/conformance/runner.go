@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/abkit/abkit/internal/redact"
 	"regexp"
 	"runtime"
 	"sync"
@@ -149,7 +150,7 @@ func (e *LoadError) Error() string {
 	if e.Stderr != "" {
 		s += "\n" + kind + " stderr:\n" + e.Stderr
 	}
-	return s
+	return redact.String(s)
 }
 
 // KindOf says what a launcher starts: "runtime" when it says so (a Kind
@@ -427,7 +428,27 @@ func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
 	if len(res.Failures) > 0 {
 		res.Status = StatusFail
 	}
+	redactResult(&res)
 	return res
+}
+
+// redactResult passes every text of a case result through the redaction
+// engine before any report, JUnit file or artifact sees it: a plugin's
+// stderr and messages quote whatever the plugin printed (D16).
+func redactResult(res *CaseResult) {
+	res.Reason = redact.String(res.Reason)
+	res.Stderr = redact.String(res.Stderr)
+	for i := range res.Failures {
+		f := &res.Failures[i]
+		f.Message, f.Diff = redact.String(f.Message), redact.String(f.Diff)
+	}
+	for i := range res.Log {
+		res.Log[i] = redact.String(res.Log[i])
+	}
+	for i := range res.Trace {
+		e := &res.Trace[i]
+		e.Reason, e.Error = redact.String(e.Reason), redact.String(e.Error)
+	}
 }
 
 func (t *T) closeExtra() {

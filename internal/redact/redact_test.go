@@ -27,7 +27,7 @@ func TestStringD16(t *testing.T) {
 			"tok [REDACTED:jwt] end"},
 		{"api_key=", "call failed: api_key=abc123&x=1", "call failed: api_key=[REDACTED:api_key]&x=1"},
 		{"apikey:", "apikey: abc123", "apikey: [REDACTED:apikey]"},
-		{"token=", "token=s3cr3t", "token=[REDACTED:token]"},
+		{"token=", "token=s3cr3tvalue", "token=[REDACTED:token]"},
 		{"password json", `{"password":"hunter2","user":"bob"}`, `{"password":"[REDACTED:password]","user":"bob"}`},
 		{"url password", "dial https://bob:hunter2@example.com/x failed", "dial https://bob:[REDACTED:password]@example.com/x failed"},
 		{"prefix inside kv", "token=sk-ABCDEFGHIJKLMNOPQRST", "token=[REDACTED:openai_key]"},
@@ -72,7 +72,7 @@ func TestHeaderD16(t *testing.T) {
 		"Cookie":        "[REDACTED:cookie]",
 		"Set-Cookie":    "[REDACTED:cookie]",
 		"X-Api-Key":     "[REDACTED:api_key]",
-		"X-My-Token":    "[REDACTED:header]",
+		"X-My-Token":    "[REDACTED:token]",
 		"Content-Type":  "application/json",
 		"X-Note":        "used [REDACTED:openai_key]",
 	}
@@ -109,7 +109,7 @@ func TestContainsFold(t *testing.T) {
 		s, n string
 		want bool
 	}{{"BeArEr x", "bearer", true}, {"bear", "bearer", false}, {"", "a", false}, {"xx", "", true}} {
-		if got := containsFold(tt.s, tt.n); got != tt.want {
+		if got := containsFoldBytes([]byte(tt.s), tt.n); got != tt.want {
 			t.Errorf("containsFold(%q,%q) = %v", tt.s, tt.n, got)
 		}
 	}

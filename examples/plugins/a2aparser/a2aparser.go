@@ -97,7 +97,22 @@ var _ gateway.StreamingResponder = (*Parser)(nil)
 func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	st := p.Begin(ex)
 	if body := ex.RequestBody(); len(body) > 0 {
-		if msgs, err := jsonrpc.Parse(body); err == nil && msgs[0].Method != "" {
+		if method := restMethod(ex.Request.URL); method != "" {
+			// The HTTP+JSON binding: the method is in the path, the body is
+			// the params.
+			var params struct {
+				Message *wireMessage `json:"message"`
+			}
+			if json.Unmarshal(body, &params) == nil {
+				st.res.Method, st.seen, st.rest = method, true, true
+				if params.Message != nil {
+					st.res.RequestText, _ = params.Message.text()
+				}
+				ex.SetExtension(Key, st.res)
+			}
+		} else if msgs, err := jsonrpc.Parse(body); err == nil && msgs[0].Method != "" && !jsonrpc.A2AMethod(msgs[0].Method) {
+			st.foreign = jsonrpc.MCPMethod(msgs[0].Method)
+		} else if err == nil && msgs[0].Method != "" {
 			m := msgs[0]
 			st.res.Method, st.res.RequestID = m.Method, m.ID
 			var params struct {
@@ -117,11 +132,37 @@ type state struct {
 	res       Result
 	seen      bool
 	artifacts []*artifactAgg
+	// foreign: the request is another JSON-RPC protocol's (MCP); nothing is
+	// claimed.
+	foreign bool
+	// rest: the HTTP+JSON binding, whose bodies and events are bare A2A
+	// objects without a JSON-RPC envelope.
+	rest bool
+}
+
+// restMethod returns the A2A HTTP+JSON binding method a request URL names
+// (message:send, message:stream, tasks/ID:subscribe, …), or "".
+func restMethod(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	for _, m := range []string{"/message:send", "/message:stream"} {
+		if strings.HasSuffix(u, m) {
+			return m[1:]
+		}
+	}
+	if i := strings.LastIndex(u, "/tasks/"); i >= 0 {
+		rest := u[i+len("/tasks/"):]
+		if j := strings.LastIndex(rest, ":"); j >= 0 {
+			return "tasks:" + rest[j+1:]
+		}
+	}
+	return ""
 }
 
 // Done stores the result, if the exchange held A2A traffic.
 func (st *state) Done(ex *gateway.Exchange) {
-	if st.seen {
+	if st.seen && !st.foreign {
 		ex.SetExtension(Key, st.result())
 	}
 }
@@ -146,19 +187,42 @@ func (st *state) Body(body []byte) {
 }
 
 func (st *state) add(data []byte) {
+	if st.foreign {
+		return
+	}
 	msgs, err := jsonrpc.Parse(data)
 	if err != nil {
-		// Counted, but only JSON-RPC makes the exchange A2A traffic.
+		if jsonrpc.A2AResult(data) {
+			// The HTTP+JSON binding: a bare StreamResponse or Task.
+			var r wireResult
+			if json.Unmarshal(data, &r) == nil {
+				st.seen = true
+				st.apply(&r)
+				return
+			}
+		}
+		// Counted, but only A2A objects make the exchange A2A traffic.
 		st.res.Malformed++
 		return
 	}
-	st.seen = true
+	for _, m := range msgs {
+		if jsonrpc.MCPMethod(m.Method) {
+			return // MCP: mcp-parser's traffic
+		}
+		// The shape check decodes the result once more: done until the
+		// exchange is known to be A2A.
+		if !st.seen && m.IsResponse() && m.Error == nil && jsonrpc.A2AResult(m.Result) {
+			st.seen = true
+		}
+	}
 	for _, m := range msgs {
 		if !m.IsResponse() {
 			continue
 		}
 		if m.Error != nil {
-			st.res.Error = m.Error
+			if st.seen {
+				st.res.Error = m.Error
+			}
 			continue
 		}
 		var r wireResult
@@ -174,6 +238,29 @@ func (st *state) add(data []byte) {
 // artifact update. Objects without kind (older servers) are told apart by
 // their fields.
 func (st *state) apply(r *wireResult) {
+	// A2A 1.0 wraps the object in a field naming its kind.
+	switch {
+	case r.Task != nil:
+		r.Task.Kind = "task"
+		st.apply(r.Task)
+		return
+	case r.StatusUpdate != nil:
+		r.StatusUpdate.Kind = "status-update"
+		st.apply(r.StatusUpdate)
+		return
+	case r.ArtifactUpdate != nil:
+		r.ArtifactUpdate.Kind = "artifact-update"
+		st.apply(r.ArtifactUpdate)
+		return
+	case r.Msg != nil:
+		r.Msg.Kind = "message"
+		st.apply(r.Msg)
+		return
+	case r.Message != nil && r.Kind == "" && r.Parts == nil:
+		r.Message.Kind = "message"
+		st.apply(r.Message)
+		return
+	}
 	kind := r.Kind
 	if kind == "" {
 		switch {
@@ -229,11 +316,12 @@ func (st *state) status(s *wireStatus, final bool) {
 	if s == nil {
 		return
 	}
-	if s.State != "" && s.State != st.res.State {
-		st.res.State = s.State
-		st.res.States = append(st.res.States, s.State)
+	state := normState(s.State)
+	if state != "" && state != st.res.State {
+		st.res.State = state
+		st.res.States = append(st.res.States, state)
 	}
-	switch s.State {
+	switch state {
 	case "completed", "canceled", "failed", "rejected":
 		st.res.Final = true
 	}
@@ -281,7 +369,28 @@ func (st *state) result() Result {
 	return res
 }
 
+// normState maps an A2A 1.0 state (TASK_STATE_INPUT_REQUIRED) to the 0.3
+// name (input-required), so policies see one vocabulary; TASK_STATE_CANCELLED
+// is canceled, as 0.3 spells it.
+func normState(s string) string {
+	if !strings.HasPrefix(s, "TASK_STATE_") {
+		return s
+	}
+	s = strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(s, "TASK_STATE_"), "_", "-"))
+	if s == "cancelled" {
+		s = "canceled"
+	}
+	return s
+}
+
 type wireResult struct {
+	// A2A 1.0 wrappers.
+	Task           *wireResult `json:"task"`
+	StatusUpdate   *wireResult `json:"statusUpdate"`
+	ArtifactUpdate *wireResult `json:"artifactUpdate"`
+	Msg            *wireResult `json:"msg"`
+	Message        *wireResult `json:"message"`
+
 	Kind      string         `json:"kind"`
 	ID        string         `json:"id"`
 	TaskID    string         `json:"taskId"`

@@ -1,9 +1,11 @@
 // Package inferenceparser is the inference-parser example plugin: a
 // streaming parser that aggregates an LLM inference response into the
-// "inference" extension, for chat-completions-style streams (data: {json}
-// chunks ending in data: [DONE]) and messages-style streams (event:
-// message_start … message_stop, with ping events), and for the non-streamed
-// JSON bodies of both.
+// "inference" extension. It reads OpenAI chat completions (data: {json}
+// chunks ending in data: [DONE]), the OpenAI Responses API (event:
+// response.created … response.completed), Anthropic messages (event:
+// message_start … message_stop, with ping events) and Gemini
+// generateContent / streamGenerateContent?alt=sse, streamed or as a JSON
+// body. JSON-RPC traffic (MCP, A2A) is not inference and is left alone.
 //
 // In OnRequest it records the request (model, stream flag, messages, tool
 // names) so that later plugins can inspect the prompt; at the last frame it
@@ -12,6 +14,7 @@
 package inferenceparser
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -37,6 +40,8 @@ const Description = "Parses LLM inference streams and bodies into the inference 
 const (
 	StyleChatCompletions = "chat-completions"
 	StyleMessages        = "messages"
+	StyleResponses       = "responses"
+	StyleGemini          = "gemini"
 )
 
 // Transports.
@@ -58,10 +63,22 @@ type Result struct {
 	Reasoning    string     `json:"reasoning,omitempty"`
 	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
 	FinishReason string     `json:"finish_reason,omitempty"`
-	Usage        *Usage     `json:"usage,omitempty"`
-	Choices      []Choice   `json:"choices,omitempty"`
-	// Done says the response ended properly: data: [DONE] or message_stop
-	// for a stream, always for a JSON body.
+	// Refusal is the model's refusal text (OpenAI delta.refusal, Responses
+	// refusal deltas) of the first choice.
+	Refusal string `json:"refusal,omitempty"`
+	// StopDetails is Anthropic's stop_details object (refusal category and
+	// explanation), as compact JSON.
+	StopDetails json.RawMessage `json:"stop_details,omitempty"`
+	// Logprobs says the response carried log probabilities.
+	Logprobs bool `json:"logprobs,omitempty"`
+	// UnknownBlocks counts content blocks, output items and parts of types
+	// the parser does not know; they are skipped, never fatal.
+	UnknownBlocks int      `json:"unknown_blocks,omitempty"`
+	Usage         *Usage   `json:"usage,omitempty"`
+	Choices       []Choice `json:"choices,omitempty"`
+	// Done says the response ended properly: data: [DONE], message_stop,
+	// response.completed (or incomplete/failed), a Gemini finishReason; always
+	// for a JSON body.
 	Done bool `json:"done"`
 	// Events counts the SSE events that carried data, pings included.
 	Events int `json:"events,omitempty"`
@@ -93,6 +110,7 @@ type Choice struct {
 	Index        int        `json:"index"`
 	Content      string     `json:"content,omitempty"`
 	Reasoning    string     `json:"reasoning,omitempty"`
+	Refusal      string     `json:"refusal,omitempty"`
 	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
 	FinishReason string     `json:"finish_reason,omitempty"`
 }
@@ -151,6 +169,9 @@ type aggregator struct {
 	choices []*choiceAgg // by first appearance; sorted by index at the end
 	blocks  map[int]*blockRef
 	seen    bool // the response held anything recognisable
+	// textDeltas says a Responses stream sent output text as deltas, so a
+	// finished output item's text is not added again.
+	textDeltas bool
 }
 
 // Done stores the result, if the response held anything recognisable.
@@ -162,9 +183,9 @@ func (a *aggregator) Done(ex *gateway.Exchange) {
 
 type choiceAgg struct {
 	Choice
-	content, reasoning strings.Builder
-	calls              []*callAgg
-	callByIndex        map[int]*callAgg
+	content, reasoning, refusal strings.Builder
+	calls                       []*callAgg
+	callByIndex                 map[int]*callAgg
 }
 
 type callAgg struct {
@@ -203,27 +224,34 @@ func (c *choiceAgg) call(i int) *callAgg {
 	return tc
 }
 
-// Event handles one SSE event of either style.
+// Event handles one SSE event of any style.
 func (a *aggregator) Event(ev sse.Event) {
 	a.res.Transport = TransportSSE
 	a.res.Events++
 	data := strings.TrimSpace(ev.Data)
 	switch {
-	case ev.Event == "ping":
-		a.res.Pings++
-		a.setStyle(StyleMessages)
-		return
 	case data == "[DONE]":
 		a.res.Done = true
 		a.setStyle(StyleChatCompletions)
 		return
 	case data == "":
+		if ev.Event == "ping" {
+			a.res.Pings++
+		}
 		return
 	}
 	var w wire
 	if err := json.Unmarshal([]byte(data), &w); err != nil {
+		if ev.Event == "ping" {
+			// Another protocol's keep-alive (MCP servers send "data: ping").
+			a.res.Pings++
+			return
+		}
 		a.res.Malformed++
 		return
+	}
+	if w.JSONRPC != "" {
+		return // MCP or A2A: not ours
 	}
 	typ := w.Type
 	if typ == "" {
@@ -233,9 +261,15 @@ func (a *aggregator) Event(ev sse.Event) {
 	case typ == "ping":
 		a.res.Pings++
 		a.setStyle(StyleMessages)
+	case strings.HasPrefix(typ, "response."):
+		a.setStyle(StyleResponses)
+		a.responsesEvent(typ, &w)
 	case isMessagesEvent(typ):
 		a.setStyle(StyleMessages)
 		a.messagesEvent(typ, &w)
+	case w.Candidates != nil || w.UsageMetadata != nil || w.PromptFeedback != nil:
+		a.setStyle(StyleGemini)
+		a.geminiChunk(&w)
 	case w.Choices != nil || strings.HasPrefix(w.Object, "chat.completion") || w.Usage != nil:
 		a.setStyle(StyleChatCompletions)
 		a.chatChunk(&w)
@@ -247,6 +281,21 @@ func (a *aggregator) Event(ev sse.Event) {
 	}
 }
 
+// Other reads a block of the stream that is not an event: Gemini writes
+// an error object ({"error": {...}}) straight into the stream, outside any
+// data: line, when it fails mid-stream.
+func (a *aggregator) Other(raw []byte) {
+	t := strings.TrimSpace(string(raw))
+	if !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
+		return
+	}
+	var w wire
+	if json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(t, "["), "]")), &w) == nil && w.Error != nil && w.JSONRPC == "" {
+		a.res.Error = w.Error.String()
+		a.seen = true
+	}
+}
+
 // Body handles a non-streamed JSON body of either style.
 func (a *aggregator) Body(body []byte) {
 	a.res.Transport = TransportJSON
@@ -255,7 +304,18 @@ func (a *aggregator) Body(body []byte) {
 		a.res.Malformed++
 		return
 	}
+	if w.JSONRPC != "" {
+		return // MCP or A2A: not ours
+	}
 	switch {
+	case w.Object == "response":
+		a.setStyle(StyleResponses)
+		a.responseObject(&w.responseFields)
+		a.res.Done = true
+	case w.Candidates != nil || w.UsageMetadata != nil:
+		a.setStyle(StyleGemini)
+		a.geminiChunk(&w)
+		a.res.Done = true
 	case w.Type == "message":
 		a.setStyle(StyleMessages)
 		a.res.ID, a.res.Model = w.ID, w.Model
@@ -271,7 +331,11 @@ func (a *aggregator) Body(body []byte) {
 		a.res.ID, a.res.Model = w.ID, w.Model
 		for _, wc := range w.Choices {
 			c := a.choice(wc.Index)
+			if len(wc.Logprobs) > 0 && string(wc.Logprobs) != "null" {
+				a.res.Logprobs = true
+			}
 			if m := wc.Message; m != nil {
+				c.refusal.WriteString(m.Refusal)
 				c.content.WriteString(string(m.Content))
 				c.reasoning.WriteString(m.ReasoningContent)
 				for i, tc := range m.ToolCalls {
@@ -319,7 +383,11 @@ func (a *aggregator) chatChunk(w *wire) {
 	}
 	for _, wc := range w.Choices {
 		c := a.choice(wc.Index)
+		if len(wc.Logprobs) > 0 && string(wc.Logprobs) != "null" {
+			a.res.Logprobs = true
+		}
 		if d := wc.Delta; d != nil {
+			c.refusal.WriteString(d.Refusal)
 			c.content.WriteString(string(d.Content))
 			c.reasoning.WriteString(d.ReasoningContent)
 			for j, tc := range d.ToolCalls {
@@ -374,10 +442,16 @@ func (a *aggregator) messagesEvent(typ string, w *wire) {
 			if ref != nil && ref.call != nil {
 				ref.call.args.WriteString(d.PartialJSON)
 			}
+		case "signature_delta", "citations_delta":
+		default:
+			a.res.UnknownBlocks++
 		}
 	case "message_delta":
 		if w.Delta != nil && w.Delta.StopReason != nil {
 			c.FinishReason = *w.Delta.StopReason
+		}
+		if w.Delta != nil && len(w.Delta.StopDetails) > 0 && string(w.Delta.StopDetails) != "null" {
+			a.res.StopDetails = compact(w.Delta.StopDetails)
 		}
 		a.usage(w.Usage)
 	case "message_stop":
@@ -405,6 +479,10 @@ func (a *aggregator) startBlock(c *choiceAgg, index int, b wireBlock) {
 		call.ID, call.Name = b.ID, b.Name
 		call.input = string(b.Input)
 		ref.call = call
+	case "redacted_thinking", "web_search_tool_result", "tool_result":
+	default:
+		// A block type newer than this parser (compaction, …): counted.
+		a.res.UnknownBlocks++
 	}
 	a.blocks[index] = ref
 }
@@ -426,6 +504,159 @@ func (a *aggregator) usage(u *wireUsage) {
 	set(&a.res.Usage.OutputTokens, u.CompletionTokens)
 	set(&a.res.Usage.OutputTokens, u.OutputTokens)
 	set(&a.res.Usage.TotalTokens, u.TotalTokens)
+	set(&a.res.Usage.InputTokens, u.PromptTokenCount)
+	set(&a.res.Usage.OutputTokens, u.CandidatesTokenCount)
+	set(&a.res.Usage.TotalTokens, u.TotalTokenCount)
+}
+
+// responsesEvent handles one event of the OpenAI Responses API stream.
+func (a *aggregator) responsesEvent(typ string, w *wire) {
+	c := a.choice(0)
+	switch typ {
+	case "response.created", "response.in_progress":
+		if r := w.Response; r != nil {
+			a.res.ID, a.res.Model = r.ID, r.Model
+		}
+	case "response.output_text.delta":
+		a.textDeltas = true
+		c.content.WriteString(w.Delta.str())
+	case "response.refusal.delta":
+		a.textDeltas = true
+		c.refusal.WriteString(w.Delta.str())
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		c.reasoning.WriteString(w.Delta.str())
+	case "response.output_item.added":
+		if it := w.Item; it != nil && it.Type == "function_call" && w.OutputIndex != nil {
+			call := c.call(*w.OutputIndex)
+			call.ID, call.Name = it.CallID, it.Name
+		}
+	case "response.function_call_arguments.delta":
+		if w.OutputIndex != nil {
+			c.call(*w.OutputIndex).args.WriteString(w.Delta.str())
+		}
+	case "response.output_item.done":
+		if it := w.Item; it != nil {
+			idx := 0
+			if w.OutputIndex != nil {
+				idx = *w.OutputIndex
+			}
+			a.outputItem(c, idx, it)
+		}
+	case "response.completed", "response.incomplete", "response.failed":
+		a.res.Done = true
+		if r := w.Response; r != nil {
+			if a.res.ID == "" {
+				a.res.ID, a.res.Model = r.ID, r.Model
+			}
+			c.FinishReason = r.Status
+			a.usage(r.Usage)
+			if r.Error != nil {
+				a.res.Error = r.Error.String()
+			}
+		}
+	}
+}
+
+// outputItem folds a finished Responses output item (from
+// response.output_item.done or a response body): its text only when no
+// deltas carried it, a function call's arguments when no deltas did.
+func (a *aggregator) outputItem(c *choiceAgg, idx int, it *wireItem) {
+	switch it.Type {
+	case "message":
+		if a.textDeltas {
+			return
+		}
+		for _, p := range it.Content {
+			switch p.Type {
+			case "output_text":
+				c.content.WriteString(p.Text)
+			case "refusal":
+				c.refusal.WriteString(p.Refusal)
+			default:
+				a.res.UnknownBlocks++
+			}
+		}
+	case "function_call":
+		call := c.call(idx)
+		if call.ID == "" {
+			call.ID = it.CallID
+		}
+		if call.Name == "" {
+			call.Name = it.Name
+		}
+		if call.args.Len() == 0 {
+			call.args.WriteString(it.Arguments)
+		}
+	case "reasoning":
+		for _, p := range it.Summary {
+			c.reasoning.WriteString(p.Text)
+		}
+	default:
+		a.res.UnknownBlocks++
+	}
+}
+
+// responseObject folds a whole Responses API response body.
+func (a *aggregator) responseObject(r *responseFields) {
+	a.res.ID, a.res.Model = r.ID, r.Model
+	c := a.choice(0)
+	for i := range r.Output {
+		a.outputItem(c, i, &r.Output[i])
+	}
+	c.FinishReason = r.Status
+	a.usage(r.Usage)
+	if r.Error != nil {
+		a.res.Error = r.Error.String()
+	}
+}
+
+// geminiChunk folds one Gemini GenerateContentResponse (a stream chunk or
+// the whole body).
+func (a *aggregator) geminiChunk(w *wire) {
+	if a.res.ID == "" {
+		a.res.ID = w.ResponseID
+	}
+	if a.res.Model == "" {
+		a.res.Model = w.ModelVersion
+	}
+	for _, cand := range w.Candidates {
+		c := a.choice(cand.Index)
+		if cand.Content != nil {
+			for _, p := range cand.Content.Parts {
+				switch {
+				case p.FunctionCall != nil:
+					call := c.call(len(c.calls))
+					call.ID, call.Name = p.FunctionCall.ID, p.FunctionCall.Name
+					call.args.Write(compact(p.FunctionCall.Args))
+				case p.Thought:
+					c.reasoning.WriteString(p.Text)
+				case p.Text != "":
+					c.content.WriteString(p.Text)
+				case p.ThoughtSignature != "":
+				default:
+					a.res.UnknownBlocks++
+				}
+			}
+		}
+		if cand.FinishReason != "" {
+			c.FinishReason = cand.FinishReason
+			a.res.Done = true
+		}
+	}
+	a.usage(w.UsageMetadata)
+	if w.Error != nil {
+		a.res.Error = w.Error.String()
+	}
+}
+
+// compact returns JSON without insignificant space, or raw as it is when
+// it does not parse.
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return append(json.RawMessage(nil), raw...)
+	}
+	return b.Bytes()
 }
 
 // result finishes the aggregation. ok is false when neither the request nor
@@ -439,7 +670,7 @@ func (a *aggregator) result() (Result, bool) {
 	choices := make([]Choice, len(a.choices))
 	for i, c := range a.choices {
 		ch := c.Choice
-		ch.Content, ch.Reasoning = c.content.String(), c.reasoning.String()
+		ch.Content, ch.Reasoning, ch.Refusal = c.content.String(), c.reasoning.String(), c.refusal.String()
 		for _, tc := range c.calls {
 			call := tc.ToolCall
 			call.Arguments = tc.args.String()
@@ -453,6 +684,7 @@ func (a *aggregator) result() (Result, bool) {
 	if len(choices) > 0 {
 		first := choices[0]
 		res.Content, res.Reasoning, res.ToolCalls, res.FinishReason = first.Content, first.Reasoning, first.ToolCalls, first.FinishReason
+		res.Refusal = first.Refusal
 	}
 	if len(choices) > 1 {
 		res.Choices = choices
@@ -463,14 +695,24 @@ func (a *aggregator) result() (Result, bool) {
 	return res, true
 }
 
-// wire covers the JSON of both styles, streamed and not.
+// wire covers the JSON of every style, streamed and not.
 type wire struct {
-	ID      string       `json:"id"`
+	JSONRPC string       `json:"jsonrpc"`
 	Object  string       `json:"object"`
-	Model   string       `json:"model"`
 	Choices []wireChoice `json:"choices"`
-	Usage   *wireUsage   `json:"usage"`
-	Error   *wireError   `json:"error"`
+	responseFields
+
+	// Responses API stream events.
+	Response    *responseFields `json:"response"`
+	Item        *wireItem       `json:"item"`
+	OutputIndex *int            `json:"output_index"`
+
+	// Gemini.
+	Candidates     []wireCandidate `json:"candidates"`
+	UsageMetadata  *wireUsage      `json:"usageMetadata"`
+	PromptFeedback json.RawMessage `json:"promptFeedback"`
+	ModelVersion   string          `json:"modelVersion"`
+	ResponseID     string          `json:"responseId"`
 
 	Type         string       `json:"type"`
 	Message      *wireMessage `json:"message"`
@@ -481,14 +723,59 @@ type wire struct {
 	StopReason   string       `json:"stop_reason"`
 }
 
+// responseFields are the fields a Responses API response object shares
+// with the other styles' top level.
+type responseFields struct {
+	ID     string     `json:"id"`
+	Model  string     `json:"model"`
+	Usage  *wireUsage `json:"usage"`
+	Error  *wireError `json:"error"`
+	Status string     `json:"status"`
+	Output []wireItem `json:"output"`
+}
+
+type wireItem struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Content   []struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+	} `json:"content"`
+	Summary []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+}
+
+type wireCandidate struct {
+	Index   int `json:"index"`
+	Content *struct {
+		Parts []struct {
+			Text             string `json:"text"`
+			Thought          bool   `json:"thought"`
+			ThoughtSignature string `json:"thoughtSignature"`
+			FunctionCall     *struct {
+				ID   string          `json:"id"`
+				Name string          `json:"name"`
+				Args json.RawMessage `json:"args"`
+			} `json:"functionCall"`
+		} `json:"parts"`
+	} `json:"content"`
+	FinishReason string `json:"finishReason"`
+}
+
 type wireChoice struct {
-	Index        int      `json:"index"`
-	Delta        *chatMsg `json:"delta"`
-	Message      *chatMsg `json:"message"`
-	FinishReason *string  `json:"finish_reason"`
+	Logprobs     json.RawMessage `json:"logprobs"`
+	Index        int             `json:"index"`
+	Delta        *chatMsg        `json:"delta"`
+	Message      *chatMsg        `json:"message"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
 type chatMsg struct {
+	Refusal          string         `json:"refusal"`
 	Content          text           `json:"content"`
 	ReasoningContent string         `json:"reasoning_content"`
 	ToolCalls        []wireToolCall `json:"tool_calls"`
@@ -509,6 +796,10 @@ type wireUsage struct {
 	TotalTokens      *int `json:"total_tokens"`
 	InputTokens      *int `json:"input_tokens"`
 	OutputTokens     *int `json:"output_tokens"`
+	// Gemini usageMetadata.
+	PromptTokenCount     *int `json:"promptTokenCount"`
+	CandidatesTokenCount *int `json:"candidatesTokenCount"`
+	TotalTokenCount      *int `json:"totalTokenCount"`
 }
 
 type wireMessage struct {
@@ -527,22 +818,45 @@ type wireBlock struct {
 }
 
 type wireDelta struct {
-	Type        string  `json:"type"`
-	Text        string  `json:"text"`
-	Thinking    string  `json:"thinking"`
-	PartialJSON string  `json:"partial_json"`
-	StopReason  *string `json:"stop_reason"`
+	Type        string          `json:"type"`
+	Text        string          `json:"text"`
+	Thinking    string          `json:"thinking"`
+	PartialJSON string          `json:"partial_json"`
+	StopReason  *string         `json:"stop_reason"`
+	StopDetails json.RawMessage `json:"stop_details"`
+	// S is a Responses API delta, which is a bare string.
+	S string `json:"-"`
+}
+
+// UnmarshalJSON accepts a delta object or, in Responses API events, a
+// string.
+func (d *wireDelta) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &d.S)
+	}
+	type plain wireDelta
+	return json.Unmarshal(b, (*plain)(d))
+}
+
+func (d *wireDelta) str() string {
+	if d == nil {
+		return ""
+	}
+	return d.S
 }
 
 type wireError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
+	Status  string `json:"status"` // Gemini
 }
 
 func (e *wireError) String() string {
 	switch {
 	case e.Type != "" && e.Message != "":
 		return e.Type + ": " + e.Message
+	case e.Status != "" && e.Message != "":
+		return e.Status + ": " + e.Message
 	case e.Message != "":
 		return e.Message
 	}
@@ -604,11 +918,22 @@ func parseRequest(body []byte) *Request {
 	if len(body) == 0 {
 		return nil
 	}
+	type geminiContent struct {
+		Role  string `json:"role"`
+		Parts []struct {
+			Text string `json:"text"`
+		} `json:"parts"`
+	}
 	var w struct {
-		Model    *string `json:"model"`
-		Stream   bool    `json:"stream"`
-		System   text    `json:"system"`
-		Messages []struct {
+		JSONRPC           string          `json:"jsonrpc"`
+		Model             *string         `json:"model"`
+		Stream            bool            `json:"stream"`
+		System            text            `json:"system"`
+		Instructions      text            `json:"instructions"`
+		Input             json.RawMessage `json:"input"`
+		Contents          []geminiContent `json:"contents"`
+		SystemInstruction *geminiContent  `json:"systemInstruction"`
+		Messages          []struct {
 			Role    string `json:"role"`
 			Content text   `json:"content"`
 		} `json:"messages"`
@@ -619,15 +944,52 @@ func parseRequest(body []byte) *Request {
 			} `json:"function"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil || (w.Model == nil && w.Messages == nil) {
+	if err := json.Unmarshal(body, &w); err != nil || w.JSONRPC != "" || (w.Model == nil && w.Messages == nil && w.Contents == nil) {
 		return nil
 	}
 	req := &Request{Stream: w.Stream, System: string(w.System)}
 	if w.Model != nil {
 		req.Model = *w.Model
 	}
+	if req.System == "" {
+		req.System = string(w.Instructions)
+	}
 	for _, m := range w.Messages {
 		req.Messages = append(req.Messages, Message{Role: m.Role, Text: string(m.Content)})
+	}
+	// The Responses API's input: a string, or a list of messages.
+	if len(w.Input) > 0 {
+		var one string
+		var list []struct {
+			Role    string `json:"role"`
+			Content text   `json:"content"`
+		}
+		if json.Unmarshal(w.Input, &one) == nil {
+			req.Messages = append(req.Messages, Message{Role: "user", Text: one})
+		} else if json.Unmarshal(w.Input, &list) == nil {
+			for _, m := range list {
+				if m.Role != "" {
+					req.Messages = append(req.Messages, Message{Role: m.Role, Text: string(m.Content)})
+				}
+			}
+		}
+	}
+	// Gemini's contents (the model is in the URL).
+	for _, c := range w.Contents {
+		var texts []string
+		for _, p := range c.Parts {
+			if p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		}
+		req.Messages = append(req.Messages, Message{Role: c.Role, Text: strings.Join(texts, "\n")})
+	}
+	if w.SystemInstruction != nil {
+		var texts []string
+		for _, p := range w.SystemInstruction.Parts {
+			texts = append(texts, p.Text)
+		}
+		req.System = strings.Join(texts, "\n")
 	}
 	for _, t := range w.Tools {
 		name := t.Name

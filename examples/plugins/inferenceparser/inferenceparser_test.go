@@ -278,14 +278,14 @@ func TestResultCrossesProcessBoundary(t *testing.T) {
 
 // Malformed data and an upstream error event are recorded, never fatal; a
 // stream cut before its end is not Done (P21 still delivers last=true). The
-// unterminated tail is parsed too, and counts as malformed here.
+// unterminated tail is not an event (WHATWG, P19) and is dropped.
 func TestMalformedAndTruncated(t *testing.T) {
 	body := "data: {not json\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"par"
 	got, ok := run(t, "text/event-stream", plugintest.Split([]byte(body), 5))
 	if !ok {
 		t.Fatal("no extension")
 	}
-	if got.Malformed != 2 || got.Error != "overloaded_error: Overloaded" || got.Done || got.Style != inferenceparser.StyleMessages {
+	if got.Malformed != 1 || got.Error != "overloaded_error: Overloaded" || got.Done || got.Style != inferenceparser.StyleMessages {
 		t.Fatalf("got %+v", got)
 	}
 }

@@ -115,11 +115,14 @@ func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Acti
 	if body := ex.RequestBody(); len(body) > 0 {
 		if msgs, err := jsonrpc.Parse(body); err == nil {
 			for _, m := range msgs {
+				if jsonrpc.A2AMethod(m.Method) {
+					st.foreign = true // A2A: a2a-parser's traffic
+				}
 				if m.Method != "" {
 					st.res.Requests = append(st.res.Requests, toCall(m))
 				}
 			}
-			st.seen = len(st.res.Requests) > 0
+			st.seen = len(st.res.Requests) > 0 && !st.foreign
 		}
 	}
 	if st.seen {
@@ -131,11 +134,14 @@ func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Acti
 type state struct {
 	res  Result
 	seen bool
+	// foreign: the exchange is another JSON-RPC protocol's (A2A), told by
+	// its request method or its results' shape; it is never claimed.
+	foreign bool
 }
 
 // Done stores the result, if the exchange held MCP traffic.
 func (st *state) Done(ex *gateway.Exchange) {
-	if st.seen {
+	if st.seen && !st.foreign {
 		ex.SetExtension(Key, st.res)
 	}
 }
@@ -145,6 +151,11 @@ func (st *state) Event(ev sse.Event) {
 	st.res.Transport = "sse"
 	if strings.TrimSpace(ev.Data) == "" {
 		return // MCP servers may prime a stream with an empty event
+	}
+	if ev.Event != "" && ev.Event != "message" {
+		// MCP messages come as "message" events; servers add others (ping
+		// keep-alives whose data is not JSON): skipped, not malformed.
+		return
 	}
 	st.add([]byte(ev.Data))
 }
@@ -161,6 +172,15 @@ func (st *state) add(data []byte) {
 		// Counted, but only JSON-RPC makes the exchange MCP traffic.
 		st.res.Malformed++
 		return
+	}
+	if st.foreign {
+		return
+	}
+	for _, m := range msgs {
+		if jsonrpc.A2AMethod(m.Method) || (!st.seen && m.IsResponse() && jsonrpc.A2AResult(m.Result)) {
+			st.foreign, st.seen = true, false
+			return
+		}
 	}
 	st.seen = true
 	for _, m := range msgs {

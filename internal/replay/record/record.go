@@ -102,7 +102,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	started := p.now()
 	resp, err := p.client.Do(out)
 	if err != nil {
-		p.log.Warn("upstream failed; exchange not recorded", "method", r.Method, "path", r.URL.Path, "err", redact.String(err.Error()))
+		p.log.Warn("upstream failed; exchange not recorded", "method", r.Method, "path", redact.URL(r.URL.EscapedPath()), "err", redact.String(err.Error()))
 		http.Error(w, "abctl record: upstream: "+redact.String(err.Error()), http.StatusBadGateway)
 		return
 	}
@@ -125,7 +125,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if n > 0 {
 			// Relay first: the client must not wait for the recording.
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				p.log.Warn("client went away; exchange not recorded", "path", r.URL.Path, "err", werr)
+				p.log.Warn("client went away; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", werr)
 				return
 			}
 			if flusher != nil {
@@ -140,12 +140,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		if rerr != nil {
-			p.log.Warn("upstream body failed; exchange not recorded", "path", r.URL.Path, "err", redact.String(rerr.Error()))
+			p.log.Warn("upstream body failed; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", redact.String(rerr.Error()))
 			return
 		}
 	}
 	if size > fixture.MaxBody {
-		p.log.Warn("exchange not recorded", "path", r.URL.Path, "err", (&fixture.TooLargeError{What: "response body", Size: int64(size)}).Error())
+		p.log.Warn("exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", (&fixture.TooLargeError{What: "response body", Size: int64(size)}).Error())
 		return
 	}
 	if r.Context().Err() != nil {
@@ -201,7 +201,9 @@ func (p *Proxy) fileName(r *http.Request) func(string) string {
 	n := p.seq.Add(1)
 	stamp := p.now().UTC().Format("20060102T150405")
 	method := strings.ToLower(fixture.NamePart(r.Method, "request"))
-	slug := fixture.NamePart(r.URL.Path, "root")
+	// The path as sent, with token-shaped segments redacted (a bot token
+	// in the path must not reach a file name).
+	slug := fixture.NamePart(strings.Trim(redact.URL(r.URL.EscapedPath()), "/"), "root")
 	return func(suffix string) string {
 		return fmt.Sprintf("%s-%04d-%s-%s-%s%s", stamp, n, suffix, method, slug, fixture.Ext)
 	}

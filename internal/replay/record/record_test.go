@@ -2,7 +2,10 @@ package record_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -166,5 +169,51 @@ func TestRecordUnfinishedNotWritten(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, ".*")); len(m) != 0 {
 		t.Fatalf("temporary files left: %v", m)
+	}
+}
+
+// A token in the URL path (Telegram's /bot<token>/method) is forwarded to
+// the upstream and kept out of the fixture, its file name and the log.
+func TestRecordPathTokenRedacted(t *testing.T) {
+	var gotPath string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotPath = r.URL.Path
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true,"result":{"username":"b"}}`))
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	p, err := record.New(up.URL, dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(p)
+	defer proxy.Close()
+	resp, err := http.Get(proxy.URL + "/bot123456:PATHSECRETtoken/getMe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	p.Wait()
+	if gotPath != "/bot123456:PATHSECRETtoken/getMe" {
+		t.Errorf("upstream got %q, want the token forwarded", gotPath)
+	}
+	written := p.Written()
+	if len(written) != 1 {
+		t.Fatalf("written %v", written)
+	}
+	data, err := os.ReadFile(written[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, s := range map[string]string{"file name": written[0], "fixture": string(data), "log": logs.String()} {
+		if strings.Contains(s, "PATHSECRET") {
+			t.Errorf("token reached the %s: %s", what, s)
+		}
+	}
+	if !strings.Contains(string(data), "bot[REDACTED:bot_token]/getMe") || !strings.Contains(string(data), "note redacted: request URL") {
+		t.Errorf("fixture lacks the marker or the note:\n%s", data)
 	}
 }

@@ -111,18 +111,25 @@ func (r *Reader) decide(contentType string, frame []byte) {
 func (r *Reader) emit(raw []byte, isFrame bool) error {
 	if isFrame {
 		r.h.Event(sse.Parse(raw))
+	} else if o, ok := r.h.(OtherHandler); ok {
+		o.Other(raw)
 	}
 	return nil
 }
 
-// end flushes the framer. An unterminated final event (the stream ended
-// without its blank line) is still parsed: a parser would rather see the
-// upstream's last words than drop them.
+// OtherHandler is an optional Handler extension that also gets the blocks
+// of an event stream that are not events (no data line: comments, fields
+// only, or text such as an error object a server wrote outside any data
+// line), raw, including an unterminated final block. raw is borrowed.
+type OtherHandler interface {
+	Other(raw []byte)
+}
+
+// end flushes the framer. An unterminated final block (the stream ended
+// without its blank line) is not an event, as WHATWG says and as the
+// runtime does (P19: relayed, not dispatched): a parser sees exactly the
+// frames the runtime dispatches, and a stream cut short shows as one that
+// never reached its end marker (data: [DONE], message_stop, …).
 func (r *Reader) end() {
-	_, _ = r.framer.End(func(raw []byte, isFrame bool) error {
-		if ev := sse.Parse(raw); ev.HasData {
-			r.h.Event(ev)
-		}
-		return nil
-	})
+	_, _ = r.framer.End(r.emit)
 }

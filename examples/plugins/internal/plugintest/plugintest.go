@@ -74,14 +74,16 @@ func (r *Run) Frames(ctx context.Context, chunks [][]byte, plugins ...gateway.Pl
 	var scratch []byte
 	for i := 0; i <= len(chunks); i++ {
 		last := i == len(chunks)
-		scratch = scratch[:0]
-		if !last {
-			scratch = append(scratch, chunks[i]...)
-		}
 		for j := len(plugins) - 1; j >= 0; j-- {
 			s, ok := plugins[j].(gateway.StreamingResponder)
 			if !ok {
 				continue
+			}
+			// Each plugin is lent a fresh copy: the previous one's was
+			// poisoned after its call.
+			scratch = scratch[:0]
+			if !last {
+				scratch = append(scratch, chunks[i]...)
 			}
 			r.enter(plugins[j], gateway.PhaseFrame)
 			a := s.OnResponseFrame(ctx, r.Ex, scratch, last)
