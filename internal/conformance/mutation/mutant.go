@@ -125,10 +125,12 @@ func PluginTargets(root string) ([]Target, error) {
 			continue
 		}
 		dir := filepath.Join("examples", "plugins", e.Name())
-		if _, err := os.Stat(filepath.Join(root, dir, "cmd")); err != nil {
+		mains, _ := filepath.Glob(filepath.Join(root, dir, "cmd", "*", "main.go"))
+		if len(mains) != 1 {
 			continue // no binary (the built-in catalog)
 		}
-		ts = append(ts, Target{Suite: SuitePlugin, Dir: filepath.ToSlash(dir), Build: "./" + filepath.ToSlash(dir) + "/cmd",
+		bin, _ := filepath.Rel(root, filepath.Dir(mains[0]))
+		ts = append(ts, Target{Suite: SuitePlugin, Dir: filepath.ToSlash(dir), Build: "./" + filepath.ToSlash(bin),
 			Funcs: func(n string) bool {
 				if i := strings.LastIndexByte(n, '.'); i >= 0 {
 					n = n[i+1:]
@@ -290,7 +292,7 @@ func blank(src []byte, start, end int) edit {
 }
 
 // guarded reports whether an expression mentions the harness's
-// deliberate-bug switch (bug, Bug) or the trace recorder (rec), which the
+// deliberate-bug switch (bug, Bug) or the trace recorder (rec, Trace), which the
 // reference runtime binary never sets: code under such a guard does not
 // run in the reference, so its mutants could only be equivalent.
 func guarded(e ast.Expr) string {
@@ -306,7 +308,7 @@ func guarded(e ast.Expr) string {
 		switch name {
 		case "bug", "Bug":
 			why = "bug"
-		case "rec":
+		case "rec", "Trace":
 			if why == "" {
 				why = "rec"
 			}
@@ -380,7 +382,7 @@ func collect(body *ast.BlockStmt, src []byte, off func(token.Pos) int) []site {
 					edits: []edit{{off(n.OpPos), off(n.OpPos) + 1, ""}}})
 			}
 		case *ast.ExprStmt:
-			if c, ok := n.X.(*ast.CallExpr); ok {
+			if c, ok := n.X.(*ast.CallExpr); ok && guarded(c.Fun) == "" {
 				sites = append(sites, site{pos: n.Pos(), op: OpCall, desc: "removed " + snippet(src, off(c.Fun.Pos()), off(c.Fun.End())) + "(…)",
 					edits: []edit{blank(src, off(n.Pos()), off(n.End()))}})
 			}
