@@ -153,11 +153,22 @@ func Run(ctx context.Context, mutants []*Mutant, o Options) ([]Result, error) {
 				case jerr != nil:
 					r.Verdict, r.KilledBy = Killed, "start"
 				case first != "":
-					// Confirm: the case alone, one at a time.
+					// Confirm: the case alone. A case can fail only because
+					// another one crashed the shared process under it, so
+					// when it passes alone the whole suite runs again one
+					// case at a time, and any failure there confirms.
 					again, aerr := judgeOne(ctx, m.Suite, filepath.Join(dir, "bin"), first)
 					if aerr != nil || again {
 						r.Verdict, r.KilledBy = Killed, first
-					} else {
+						break
+					}
+					seq, serr := judgeSeq(ctx, m.Suite, filepath.Join(dir, "bin"))
+					switch {
+					case serr != nil:
+						r.Verdict, r.KilledBy = Killed, "start"
+					case seq != "":
+						r.Verdict, r.KilledBy = Killed, seq
+					default:
 						r.Verdict, r.Reason = Survived, "only an unconfirmed failure of "+first
 					}
 				default:
@@ -243,13 +254,22 @@ func launcher(suite, bin string) (*conformance.Registry, conformance.Launcher, c
 // (empty when every case passed); an error means the binary could not be
 // started.
 func judge(ctx context.Context, suite, bin string) (string, error) {
+	return judgeP(ctx, suite, bin, runtime.GOMAXPROCS(0))
+}
+
+// judgeSeq is judge one case at a time.
+func judgeSeq(ctx context.Context, suite, bin string) (string, error) {
+	return judgeP(ctx, suite, bin, 1)
+}
+
+func judgeP(ctx context.Context, suite, bin string, parallel int) (string, error) {
 	reg, l, iso := launcher(suite, bin)
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var first string
 	var once sync.Once
 	_, err := conformance.Run(rctx, reg, l, conformance.Options{
-		Isolation: iso, Timeout: caseTimeout, Parallel: runtime.GOMAXPROCS(0),
+		Isolation: iso, Timeout: caseTimeout, Parallel: parallel,
 		OnResult: func(r conformance.CaseResult) {
 			if r.Status.Bad() {
 				once.Do(func() { first = r.ID; cancel() }) // one failure is enough

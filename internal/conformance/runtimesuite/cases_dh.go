@@ -82,6 +82,7 @@ func answer(d, reason, repl string) Script {
 }
 
 func addInterceptCases(r *conformance.Registry) {
+	addDHResultCases(r)
 	add := func(id string, rules []string, summary, explain string, run func(t *conformance.T)) {
 		r.Add(&conformance.Case{ID: id, Rules: rules, Summary: summary, Explain: explain, Applies: needFam("D"), Run: run})
 	}
