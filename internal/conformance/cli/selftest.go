@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/conformance/mutation"
 	"github.com/abkit/abkit/internal/conformance/runtimesuite"
 	"github.com/spf13/cobra"
 )
@@ -75,6 +76,16 @@ func runSelftest(cmd *cobra.Command, app *App, impls []runtimesuite.Impl, parall
 	}
 	if err := runtimesuite.WriteTable(app.Out, rows); err != nil {
 		return err
+	}
+	// The mutation kill rates are too slow to measure here (make mutate);
+	// the table carries the recorded ones, and TestSample keeps a fixed
+	// sample of their verdicts in every go test.
+	if rec, err := mutation.Recorded(); err == nil && len(rec.Summaries) > 0 {
+		fmt.Fprintf(app.Out, "\nmutation kill rates (recorded %s, %s):\n", rec.Date, rec.Command)
+		for _, s := range rec.Summaries {
+			fmt.Fprintf(app.Out, "  %-8s %5.1f%%  %d killed, %d survived, %d equivalent, %d not built of %d mutants\n",
+				s.Suite, s.Rate, s.Killed, s.Survived, s.Equivalent, s.NotBuilt, s.Mutants)
+		}
 	}
 	if !runtimesuite.AllOK(rows) {
 		return &ExitError{Code: ExitFail, Err: fmt.Errorf("selftest: a reference implementation failed or a broken one was not caught")}
