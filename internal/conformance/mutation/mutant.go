@@ -94,10 +94,11 @@ func RuntimeTargets() []Target {
 		{Suite: SuiteRuntime, Dir: "internal/sse", Build: b, Funcs: func(n string) bool {
 			return n != "Parse" && n != "trimSpace" && n != "parseRetry"
 		}},
-		// Main validates the bug name and GRPCClient is the runner's side;
-		// neither runs in a reference runtime serving a scenario.
+		// Main validates the bug name, GRPCClient is the runner's side and
+		// replay runs only under a deliberate bug; none runs in a reference
+		// runtime serving a scenario.
 		{Suite: SuiteRuntime, Dir: "internal/refruntime", Build: b, Funcs: func(n string) bool {
-			return n != "Main" && n != "GRPCPlugin.GRPCClient"
+			return n != "Main" && n != "GRPCPlugin.GRPCClient" && n != "replay"
 		}},
 	}
 }

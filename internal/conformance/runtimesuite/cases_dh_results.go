@@ -64,6 +64,59 @@ func addDHResultCases(r *conformance.Registry) {
 			}
 		})
 
+	addD("D19/strategy/provider-slot-rules-last", []string{"D19"}, "a provider:<name>/<model> owner rules after the generic provider_request owner",
+		"At provider.request for provider openai/gpt-4o, the owner of provider:openai/gpt-4o (registered first) and the owner of provider_request both replace. Generic slots rule before provider: slots, so the specific owner is asked last and its replacement is the result.",
+		func(t *conformance.T) {
+			calls, run := runInterceptFor(t, "D19", "provider.request", `{"request":{}}`, "openai/gpt-4o", 1,
+				ext{id: "specific", slots: []string{"provider:openai/gpt-4o"}, points: []string{}, script: answer("replace", "", `{"request":{"by":"specific"}}`)},
+				ext{id: "generic", slots: []string{"provider_request"}, points: []string{}, script: answer("replace", "", `{"request":{"by":"generic"}}`)})
+			t.Diff("D19", "strategy order", []string{"generic.intercept", "specific.intercept"}, seq(calls, "intercept"))
+			if g := run.GetResults(); len(g) != 1 || !strings.Contains(string(g[0].GetPayloadJson()), `"specific"`) {
+				t.Errorf("D19", "the provider slot owner's replacement must win: %v", g)
+			}
+		})
+	addD("D13/optional/warned-in-result", []string{"D13", "D15"}, "an optional extension's failure is skipped and warned about, in the dispatch's result and to the host",
+		"An optional extension errors at input.receive before a continuing one. The dispatch succeeds with the host's payload; its result lists one warning naming the failed extension, and the dispatcher emitted one warning of kind error for it.",
+		func(t *conformance.T) {
+			calls, run := runIntercept(t, "D13", "input.receive", `{ "text": "hi" }`, 1, ext{id: "flaky", script: fail("down")}, ext{id: "next", priority: 1})
+			t.Diff("D13", "calls", []string{"flaky.intercept", "next.intercept"}, seq(calls, "intercept"))
+			g := run.GetResults()
+			if len(g) != 1 || g[0].GetError() != "" || len(g[0].GetWarnings()) != 1 || !strings.Contains(g[0].GetWarnings()[0], "flaky") {
+				t.Errorf("D13", "result %v; want success with one warning naming flaky", g)
+			}
+			var n int
+			for _, w := range run.GetWarnings() {
+				if w.GetExtension() == "flaky" && w.GetKind() == "error" {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("D15", "%d error warnings for flaky; want 1: %v", n, run.GetWarnings())
+			}
+		})
+	addD("D20/events/notify-error-warned-once", []string{"D20", "D15"}, "an observer whose Notify fails gets one event_failure warning, not one per event",
+		"A member at input.receive fails every Notify; three dispatches complete. The dispatcher must still answer every dispatch and emit exactly one event_failure warning naming the member.",
+		func(t *conformance.T) {
+			_, run := runIntercept(t, "D20", "input.receive", `{"text":"x"}`, 3, ext{id: "deaf", script: func(c *Call) *abkitv1.ProbeReply {
+				if c.Hook == "notify" {
+					return &abkitv1.ProbeReply{Error: "cannot hear"}
+				}
+				return nil
+			}})
+			if len(run.GetResults()) != 3 {
+				t.Fatalf("D20", "%d results; want 3", len(run.GetResults()))
+			}
+			var n int
+			for _, w := range run.GetWarnings() {
+				if w.GetKind() == "event_failure" && w.GetExtension() == "deaf" {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("D20", "%d event_failure warnings for deaf; want exactly 1: %v", n, run.GetWarnings())
+			}
+		})
+
 	sub := `{"model":"m"}`
 	addH("H2/fail-open/errors-read", []string{"H2", "H3"}, "fail-open failures (an error, a panic) are each recorded with hook and kind; the chain goes on with the value from before",
 		"Three submit hooks: a (fail-open) changes the model and errors, b (fail-open) changes the model and panics, c passes. c must see model m; the output is model m; the error list holds a (error, with its message) then b (panic); there is no failure.",

@@ -589,6 +589,8 @@ func addPipelineCases(r *conformance.Registry) {
 		{"P9/accept/writer-each-direction", []plug{{name: "wq", caps: &abkitv1.Capabilities{WritesRequestBody: true}}, {name: "wr", caps: wOnly}}, []string{"wq", "wr"}, "", nil},
 		{"P9/accept/reader-before-writer", []plug{{name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}, {name: "w1", caps: w}}, []string{"r", "w1"}, "", nil},
 		{"P9/accept/off-writer", []plug{{name: "w1", caps: wOnly}, {name: "w2", caps: wOnly}}, []string{"w1", "w2!off"}, "", nil},
+		{"P9/accept/writer-each-direction-reversed", []plug{{name: "wq", caps: &abkitv1.Capabilities{WritesRequestBody: true}}, {name: "wr", caps: wOnly}}, []string{"wr", "wq"}, "", nil},
+		{"P6/config-without-schema-still-present", []plug{{name: "a"}, {name: "b", caps: &abkitv1.Capabilities{Requires: []string{"a"}}}}, []string{`a:{"x":1}`, "b"}, "", []string{"P6(a)"}},
 		{"P10/accept/waypoint-reader", []plug{{name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}}, []string{"r"}, "waypoint", nil},
 		{"P10/unknown-mode", []plug{{name: "a"}}, []string{"a"}, "sideways", []string{"P10()"}},
 	} {
@@ -665,5 +667,7 @@ var sseShapes = []struct {
 	{"media-type-case", "media types compare case-insensitively", "Text/Event-Stream", []string{"data: a\n\n"}, []string{"data: a\n\n"}, false},
 	{"empty", "an empty stream: no frame, one last call", "", []string{""}, nil, false},
 	{"unterminated", "a final block without a blank line is relayed and warned about", "", []string{"data: a\n\ndata: b"}, []string{"data: a\n\n"}, true},
+	{"cr-then-comment", "a comment block after a held CR frame is not a frame", "", []string{"data: a\r\r", ": ping\r\r"}, []string{"data: a\r\r"}, false},
+	{"split-then-comment", "a comment block after a frame split across chunks is not a frame", "", []string{"data: a\n", "\n", ": c\n\n"}, []string{"data: a\n\n"}, false},
 	{"bom", "a leading BOM is relayed as part of the first frame", "", []string{"\xef\xbb\xbfdata: a\n\n"}, []string{"\xef\xbb\xbfdata: a\n\n"}, false},
 }

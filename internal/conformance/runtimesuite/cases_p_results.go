@@ -87,6 +87,47 @@ func addPipelineResultCases(r *conformance.Registry) {
 				t.Errorf("P15", "cancelled request: client status %d, outcome %v, cancelled %v; want 499, reason %q", e[3].GetStatus(), o, e[3].GetCancelled(), "request cancelled")
 			}
 		}))
+	r.Add(pcase("P16/response-deny/buffered", []string{"P16", "P15"}, "a reject in OnResponse reaches the client: its status and reason, no upstream body",
+		"Two plain plugins; p0 (the last to get OnResponse) rejects with 451 and a reason. The client must get 451 and the reason, not the upstream's body; the outcome is a deny by p0.",
+		func(t *conformance.T) {
+			pl := chain(2)
+			pl[0].script = on("response", -1, reject(451, "not this answer"))
+			_, res := pipe{plugs: pl, exchanges: []*abkitv1.ExchangeSpec{exchange(jsonUpstream(`{"secret":"upstream"}`))}}.run(t, "P16")
+			e := res.GetExchanges()
+			if len(e) != 1 {
+				t.Fatalf("P16", "%d exchange results; want 1", len(e))
+			}
+			if e[0].GetStatus() != 451 || strings.TrimSpace(string(e[0].GetBody())) != "not this answer" {
+				t.Errorf("P16", "client got %d %q; want 451 with the reason", e[0].GetStatus(), e[0].GetBody())
+			}
+			if o := e[0].GetOutcome(); o.GetKind() != "deny" || o.GetDeniedBy() != "p0" || o.GetStatus() != 451 {
+				t.Errorf("P16", "outcome %v; want deny 451 by p0", o)
+			}
+		}))
+	r.Add(pcase("P25/mid-stream-reject/split-frame", []string{"P25", "P19"}, "a reject of a frame that spanned chunks: the client keeps frame 0 only, nothing of the rest",
+		"The second event arrives split across two chunks, with the start of a third after it; the only streamer rejects frame 1. The client gets frame 0 and nothing else, no bytes of the unread rest are relayed, no unterminated-block warning is given, and the outcome is a deny.",
+		func(t *conformance.T) {
+			pl := chain(1, "stream")
+			pl[0].script = on("frame", 1, reject(403, "bad frame"))
+			f := sseFrames(3)
+			chunks := []string{f[0] + f[1][:4], f[1][4:] + f[2][:5]}
+			_, res := pipe{plugs: pl, exchanges: []*abkitv1.ExchangeSpec{exchange(sseUpstream(chunks, false))}}.run(t, "P25")
+			e := res.GetExchanges()
+			if len(e) != 1 {
+				t.Fatalf("P25", "%d exchange results; want 1", len(e))
+			}
+			if string(e[0].GetBody()) != f[0] {
+				t.Errorf("P25", "client body %q; want only frame 0 %q", e[0].GetBody(), f[0])
+			}
+			for _, w := range e[0].GetWarnings() {
+				if w.GetRule() == "P19" {
+					t.Errorf("P19", "a stream stopped by a reject was warned about as unterminated: %v", w)
+				}
+			}
+			if e[0].GetOutcome().GetKind() != "deny" {
+				t.Errorf("P25", "outcome %v; want deny", e[0].GetOutcome())
+			}
+		}))
 	r.Add(pcase("P28/finish-timeout/configured", []string{"P28"}, "a finish timeout of 600 ms is the deadline each OnFinish sees",
 		"The scenario sets a finish timeout of 600 ms (not the 2 s default). Each OnFinish must see a live context whose deadline is at most 600 ms away and not far below it (more than 300 ms).",
 		func(t *conformance.T) {
