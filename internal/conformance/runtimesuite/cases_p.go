@@ -643,6 +643,16 @@ func addPipelineCases(r *conformance.Registry) {
 				if !t.Diff(rule, "build errors rule(plugin)", b.want, got) {
 					t.Logf("messages:%s", joinMsgs(res.GetBuildErrors()))
 				}
+				// An error must say what is wrong: a config block on a
+				// plugin without a schema is about the config, not an
+				// unknown plugin.
+				if strings.HasPrefix(b.name, "P6/config-without-schema") {
+					for _, e := range res.GetBuildErrors() {
+						if e.GetPlugin() == "a" && !strings.Contains(strings.ToLower(e.GetMessage()), "config") {
+							t.Errorf("P6", "the error for a's config block does not mention the config: %q", e.GetMessage())
+						}
+					}
+				}
 			}))
 	}
 }
