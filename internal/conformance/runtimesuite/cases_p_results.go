@@ -128,6 +128,16 @@ func addPipelineResultCases(r *conformance.Registry) {
 				t.Errorf("P25", "outcome %v; want deny", e[0].GetOutcome())
 			}
 		}))
+	r.Add(pcase("P22/json/panic-in-the-one-frame", []string{"P22", "P21"}, "a streamer panicking in the single whole-body frame call is not called again: that call was its last",
+		"A JSON response reaches a streaming plugin as one OnResponseFrame(body, last=true); the plugin panics there. That call was its closing call (P21: exactly one last=true call, also after a panic), so it gets no further frame call; the exchange ends as an error with status 500.",
+		func(t *conformance.T) {
+			pl := []plug{{name: "s", behaviours: []string{"stream"}, script: on("frame", -1, &abkitv1.ProbeReply{Panic: true})}}
+			calls, res := pipe{plugs: pl, exchanges: []*abkitv1.ExchangeSpec{exchange(jsonUpstream(`{"ok":true}`))}}.run(t, "P22")
+			t.Diff("P21", "calls", []string{"s.request", "s.last"}, seq(calls))
+			if e := res.GetExchanges(); len(e) != 1 || e[0].GetOutcome().GetKind() != "error" || e[0].GetStatus() != 500 {
+				t.Errorf("P22", "exchange result %v; want an error outcome with status 500", e)
+			}
+		}))
 	r.Add(pcase("P28/finish-timeout/configured", []string{"P28"}, "a finish timeout of 600 ms is the deadline each OnFinish sees",
 		"The scenario sets a finish timeout of 600 ms (not the 2 s default). Each OnFinish must see a live context whose deadline is at most 600 ms away and not far below it (more than 300 ms).",
 		func(t *conformance.T) {
