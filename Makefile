@@ -8,7 +8,7 @@ TESTFLAGS ?=
 TESTBIN_PKGS = ./cmd/abkit-runtime ./examples/plugins/... ./internal/refruntime/broken/... ./internal/conformance/testdata/broken
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 
-.PHONY: all build test test-stress bench lint proto run fmt replay release-snapshot clean
+.PHONY: all build test test-stress bench lint proto run fmt replay release-snapshot clean mutate
 
 all: build test
 
@@ -65,3 +65,9 @@ release-snapshot:
 
 clean:
 	rm -rf bin/ dist/
+
+# Mutation testing of both conformance suites (docs/mutation.md): a fixed
+# sample of MUTATE_SAMPLE mutants per suite, built and judged in parallel.
+MUTATE_SAMPLE ?= 100
+mutate:
+	$(GO) run ./cmd/conformance mutate --sample $(MUTATE_SAMPLE) --record internal/conformance/mutation/killrates.json

@@ -187,6 +187,7 @@ func PluginSuite() *Registry {
 	addExchangeCases(r)
 	addStreamCases(r)
 	addFinishCases(r)
+	addStateCases(r)
 	addInterceptCases(r)
 	addHookCases(r)
 	return r

@@ -297,7 +297,7 @@ Fix: hand event work to your own goroutine or queue.`,
 		},
 	})
 	r.Add(&Case{
-		ID: "D19/strategy/owner-answers", Rules: []string{"D19", "D8"},
+		ID: "D19/strategy/owner-answers", Rules: []string{"D19", "D8", "D7"},
 		Summary: "as a slot owner, the extension answers continue, replace or block, through the reference dispatcher",
 		Explain: `Builds the reference dispatcher with the extension as the owner of its
 slots and dispatches sample payloads at each slot's request points. In
@@ -339,7 +339,10 @@ Fix: answer only those three as an owner.`,
 						if sl.Kind == intercept.SlotTool {
 							pl = retool(pl, sl.Tool)
 						}
-						_, err := disp.Dispatch(t.Context(), dispatch.Request{Point: p, Payload: json.RawMessage(pl), Provider: sl.ProviderKey(), Trace: t.rec})
+						res, err := disp.Dispatch(t.Context(), dispatch.Request{Point: p, Payload: json.RawMessage(pl), Provider: sl.ProviderKey(), Trace: t.rec})
+						if err == nil && res.Blocked && res.Reason == "" {
+							t.Errorf("D7", "slot %s at %s on %s: the owner blocked without a reason", s, p, pl)
+						}
 						var ee *dispatch.ExtensionError
 						if errors.As(err, &ee) {
 							t.Errorf(ruleOfKind(ee.Kind), "slot %s at %s on %s: %v", s, p, pl, ee)
@@ -411,7 +414,12 @@ Fix: return hooks.Reject("why") to reject; return nil otherwise.`,
 					t.Fatalf("H1", "the reference bus refused hook %q: %v", h.Spec().ID, err)
 				}
 				for _, s := range sampleSubmits() {
-					_, err := bus.WithRecorder(t.rec).RunSubmit(t.Context(), s.Clone())
+					res, err := bus.WithRecorder(t.rec).RunSubmit(t.Context(), s.Clone())
+					for _, fe := range res.Errors {
+						// H2: under fail-open the bus records the failure and
+						// goes on, so the error shows only in the result.
+						t.Errorf("H2", "hook %q failed on model %q (recorded by the fail-open bus, its change lost): %v", h.Spec().ID, s.Model, fe)
+					}
 					if reason, ok := hooks.IsReject(err); ok {
 						if reason == "" {
 							t.Errorf("H4", "hook %q rejected model %q without a reason", h.Spec().ID, s.Model)
@@ -474,8 +482,12 @@ Fix: treat unknown part types as pass-through.`,
 				}
 				for i, data := range []string{`{"type":"text","text":"hello"}`, `{"delta":{"text":"x"}}`, `null`} {
 					p := hooks.Part{Index: i, Type: "message", Data: json.RawMessage(data)}
-					if _, err := bus.WithRecorder(t.rec).RunPart(t.Context(), h.Spec().Kind, p); err != nil {
+					res, err := bus.WithRecorder(t.rec).RunPart(t.Context(), h.Spec().Kind, p)
+					if err != nil {
 						t.Errorf("H3", "hook %q failed on part %s: %v", h.Spec().ID, data, err)
+					}
+					for _, fe := range res.Errors {
+						t.Errorf("H2", "hook %q failed on part %s (recorded by the fail-open bus, its change lost): %v", h.Spec().ID, data, fe)
 					}
 				}
 			}

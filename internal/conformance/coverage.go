@@ -27,7 +27,6 @@ var uncheckable = map[string]string{
 	"P25": "owed by the host: what a mid-stream reject does to the stream",
 	"P27": "owed by the host: finish order",
 	"P29": "owed by the host: when the outcome is available",
-	"P31": "per-exchange state lives inside the plugin process; its leaks are not observable through the protocol (the SDK drops state on Release)",
 	"D2":  "payload validity is the host's (wrong payloads are host errors); replacements are checked under D8",
 	"D4":  "chain order is the host's; the manifest's priority range is checked under D1/manifest/valid",
 	"D10": "owed by the host: the host verdict at permission.decision",

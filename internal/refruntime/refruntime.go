@@ -165,7 +165,21 @@ const probeTimeout = 10 * time.Second
 // saw of its context travels in the message (ctx_done, deadline_ns), so a
 // cancelled context is observed instead of failing the call.
 func call(ctx context.Context, c abkitv1.ProbeClient, pc *abkitv1.ProbeCall) *abkitv1.ProbeReply {
-	pc.CtxDone = ctx.Err() != nil
+	// Both views of the context are read, as a plugin might use either:
+	// Err set means Done is closed, and a closed Done means Err is set
+	// (read after it, since a deadline may pass in between). A runtime
+	// whose context breaks that panics here, which every runtime reports.
+	errBefore := ctx.Err()
+	done := false
+	select {
+	case <-ctx.Done():
+		done = true
+	default:
+	}
+	if (errBefore != nil && !done) || (done && ctx.Err() == nil) {
+		panic(fmt.Sprintf("probe %d: %s: the hook's context is inconsistent: Err %v, Done closed %v", pc.Probe, pc.Hook, errBefore, done))
+	}
+	pc.CtxDone = done
 	if d, ok := ctx.Deadline(); ok {
 		pc.DeadlineNs = max(int64(time.Until(d)), 1)
 	}

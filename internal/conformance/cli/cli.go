@@ -101,7 +101,7 @@ stale baseline entries, 2 usage, 3 the plugin could not be started.`,
 	root.Version = buildinfo.Read(app.Version, app.Commit, app.Date).String()
 	root.SetVersionTemplate("conformance {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
-	root.AddCommand(newListCmd(app), newExplainCmd(app), newRunCmd(app), newSelftestCmd(app), newVersionCmd(app))
+	root.AddCommand(newListCmd(app), newExplainCmd(app), newRunCmd(app), newSelftestCmd(app), newVersionCmd(app), newMutateCmd(app))
 	return root
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/conformance/mutation"
 	"github.com/abkit/abkit/internal/conformance/runtimesuite"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/spf13/cobra"
@@ -87,6 +88,16 @@ func runSelftest(cmd *cobra.Command, app *App, impls []runtimesuite.Impl, parall
 	for _, r := range rows {
 		if r.Details != "" {
 			fmt.Fprintf(app.Err, "\n%s failed:\n%s", r.Impl.Name, r.Details)
+		}
+	}
+	// The mutation kill rates are too slow to measure here (make mutate);
+	// the table carries the recorded ones, and TestSample keeps a fixed
+	// sample of their verdicts in every go test.
+	if rec, err := mutation.Recorded(); err == nil && len(rec.Summaries) > 0 {
+		fmt.Fprintf(app.Out, "\nmutation kill rates (recorded %s, %s):\n", rec.Date, rec.Command)
+		for _, s := range rec.Summaries {
+			fmt.Fprintf(app.Out, "  %-8s %5.1f%%  %d killed, %d survived, %d equivalent, %d not built of %d mutants\n",
+				s.Suite, s.Rate, s.Killed, s.Survived, s.Equivalent, s.NotBuilt, s.Mutants)
 		}
 	}
 	if !runtimesuite.AllOK(rows) {

@@ -50,9 +50,14 @@ type ext struct {
 }
 
 func runIntercept(t *conformance.T, rule, point, payload string, repeat uint32, exts ...ext) ([]Call, *abkitv1.InterceptRun) {
+	return runInterceptFor(t, rule, point, payload, "", repeat, exts...)
+}
+
+// runInterceptFor is runIntercept with the request's provider key set.
+func runInterceptFor(t *conformance.T, rule, point, payload, provider string, repeat uint32, exts ...ext) ([]Call, *abkitv1.InterceptRun) {
 	s := session(t)
 	defer s.Close()
-	sc := &abkitv1.InterceptScenario{BrokerId: s.Broker(), Point: point, PayloadJson: []byte(payload), Repeat: repeat}
+	sc := &abkitv1.InterceptScenario{BrokerId: s.Broker(), Point: point, PayloadJson: []byte(payload), Provider: provider, Repeat: repeat}
 	for _, e := range exts {
 		pts := e.points
 		if pts == nil {
@@ -82,6 +87,7 @@ func answer(d, reason, repl string) Script {
 }
 
 func addInterceptCases(r *conformance.Registry) {
+	addDHResultCases(r)
 	add := func(id string, rules []string, summary, explain string, run func(t *conformance.T)) {
 		r.Add(&conformance.Case{ID: id, Rules: rules, Summary: summary, Explain: explain, Applies: needFam("D"), Run: run})
 	}

@@ -23,6 +23,7 @@ func pcase(id string, rules []string, summary, explain string, run func(t *confo
 }
 
 func addPipelineCases(r *conformance.Registry) {
+	addPipelineResultCases(r)
 	// P15, P16, P26, P27: order of request, response and finish, with and
 	// without a denier, for 1, 6 and 20 plugins.
 	for _, n := range []int{1, 6, 20} {
@@ -217,6 +218,64 @@ func addPipelineCases(r *conformance.Registry) {
 				}
 			}
 		}))
+	// P18/P19 over the shapes real event streams take: line ends, comments,
+	// fields, multi-line data, charset parameters, empty and unterminated
+	// streams. Frames are the dispatched blocks, byte for byte; the client
+	// gets every byte, dispatched or not.
+	for _, sh := range sseShapes {
+		sh := sh
+		r.Add(pcase("P19/shape/"+sh.name, []string{"P19", "P18", "P21"}, "event stream shape "+sh.name+": "+sh.summary,
+			"Streams the shape through two streaming probes. Each must get exactly the blocks with a data line as frames (raw bytes, terminator included), in order, then one last=true call; the client must get every byte of the stream, streamed; an unterminated final block is relayed, not dispatched, and warned about (P19).",
+			func(t *conformance.T) {
+				up := sseUpstream(sh.chunks, false)
+				if sh.ct != "" {
+					up.Header = []*abkitv1.Header{{Name: "Content-Type", Values: []string{sh.ct}}}
+				}
+				calls, res := pipe{plugs: chain(2, "stream"), exchanges: []*abkitv1.ExchangeSpec{exchange(up)}}.run(t, "P19")
+				for _, p := range names(2) {
+					var got []string
+					lasts := 0
+					for _, c := range calls {
+						if c.Probe == p && c.Hook == "frame" {
+							if c.Last {
+								lasts++
+							} else {
+								got = append(got, c.Frame)
+							}
+						}
+					}
+					t.Diff("P19", p+" frames", sh.frames, got)
+					if lasts != 1 {
+						t.Errorf("P21", "%s got %d last=true calls; want 1", p, lasts)
+					}
+				}
+				e := res.GetExchanges()
+				if len(e) != 1 {
+					t.Fatalf("P19", "%d exchange results; want 1", len(e))
+				}
+				if !e[0].GetStreamed() {
+					t.Errorf("P18", "content type %q was not streamed", up.Header[0].Values[0])
+				}
+				if want := strings.Join(sh.chunks, ""); string(e[0].GetBody()) != want {
+					t.Errorf("P19", "client body %q; want every byte of the stream %q", e[0].GetBody(), want)
+				}
+				if int(e[0].GetFrames()) != len(sh.frames) {
+					t.Errorf("P19", "the runtime counted %d frames; want %d", e[0].GetFrames(), len(sh.frames))
+				}
+				warned := false
+				for _, w := range e[0].GetWarnings() {
+					if w.GetRule() == "P19" {
+						warned = true
+					}
+				}
+				if warned != sh.warn {
+					t.Errorf("P19", "P19 warning given: %v; want %v (only an unterminated final block is warned about): %v", warned, sh.warn, e[0].GetWarnings())
+				}
+				if o := e[0].GetOutcome(); o.GetKind() != "allow" || o.GetStatus() != 200 {
+					t.Errorf("P19", "outcome %v; want allow 200", o)
+				}
+			}))
+	}
 	r.Add(pcase("P22/json/one-last-frame", []string{"P22", "P23"}, "a JSON response: one OnResponseFrame(whole body, last=true) per streamer; OnResponse for the others",
 		"A non-streamed response must reach each streaming plugin as exactly one frame call carrying the whole body with last=true, and never as OnResponse; a non-streaming plugin gets OnResponse and no frames.",
 		func(t *conformance.T) {
@@ -517,17 +576,39 @@ func addPipelineCases(r *conformance.Registry) {
 		{"P9/two-writers", []plug{{name: "w1", caps: wOnly}, {name: "w2", caps: wOnly}}, []string{"w1", "w2"}, "", []string{"P9(w2)"}},
 		{"P9/reader-after-writer", []plug{{name: "w1", caps: w}, {name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}}, []string{"w1", "r"}, "", []string{"P9(r)"}},
 		{"P10/waypoint-writer", []plug{{name: "w1", caps: w}}, []string{"w1"}, "waypoint", []string{"P10(w1)"}},
+		// Valid chains next to the invalid ones: a runtime that rejects
+		// too much is as wrong as one that accepts too much.
+		{"P1/accept/names-differ-in-case", []plug{{name: "a"}, {name: "A"}}, []string{"a", "A"}, "", nil},
+		{"P6/accept/null-config", []plug{{name: "a", schema: `{"type":"object"}`}}, []string{"a:null"}, "", nil},
+		{"P6/accept/empty-config", []plug{{name: "a", schema: `{"type":"object"}`}}, []string{"a:"}, "", nil},
+		{"P6/accept/config-with-schema", []plug{{name: "a", schema: `{"type":"object"}`}}, []string{`a:{"x":1}`}, "", nil},
+		{"P6/accept/on-error-spellings", []plug{{name: "a"}, {name: "b"}, {name: "c"}}, []string{"a@observe", "b@enforce", "c@"}, "", nil},
+		{"P6/unknown-on-error", []plug{{name: "a"}}, []string{"a@ignore"}, "", []string{"P6(a)"}},
+		{"P7/accept/present-earlier", []plug{{name: "a", caps: &abkitv1.Capabilities{Requires: []string{"b"}}}, {name: "b"}}, []string{"b", "a"}, "", nil},
+		{"P8/accept/one-of-several", []plug{{name: "a", caps: &abkitv1.Capabilities{RequiresAny: []string{"b", "c", "d"}}}, {name: "c"}}, []string{"c", "a"}, "", nil},
+		{"P9/accept/writer-each-direction", []plug{{name: "wq", caps: &abkitv1.Capabilities{WritesRequestBody: true}}, {name: "wr", caps: wOnly}}, []string{"wq", "wr"}, "", nil},
+		{"P9/accept/reader-before-writer", []plug{{name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}, {name: "w1", caps: w}}, []string{"r", "w1"}, "", nil},
+		{"P9/accept/off-writer", []plug{{name: "w1", caps: wOnly}, {name: "w2", caps: wOnly}}, []string{"w1", "w2!off"}, "", nil},
+		{"P9/accept/writer-each-direction-reversed", []plug{{name: "wq", caps: &abkitv1.Capabilities{WritesRequestBody: true}}, {name: "wr", caps: wOnly}}, []string{"wr", "wq"}, "", nil},
+		{"P6/config-without-schema-still-present", []plug{{name: "a"}, {name: "b", caps: &abkitv1.Capabilities{Requires: []string{"a"}}}}, []string{`a:{"x":1}`, "b"}, "", []string{"P6(a)"}},
+		{"P10/accept/waypoint-reader", []plug{{name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}}, []string{"r"}, "waypoint", nil},
+		{"P10/unknown-mode", []plug{{name: "a"}}, []string{"a"}, "sideways", []string{"P10()"}},
 	} {
 		b := b
 		rules := []string{strings.SplitN(b.name, "/", 2)[0]}
 		if rules[0] != "P6" {
 			rules = append(rules, "P6")
 		}
-		r.Add(pcase("P6/build/"+strings.ReplaceAll(b.name, "/", "-"), rules,
-			"build check "+b.name+": rejected at build time with every error reported",
-			"Builds a chain with a known set of misconfigurations and compares the reported errors (rule and plugin) with the expected set: every error, not just the first, and never silently accepted.",
+		summary, explain := "build check "+b.name+": rejected at build time with every error reported",
+			"Builds a chain with a known set of misconfigurations and compares the reported errors (rule and plugin) with the expected set: every error, not just the first, and never silently accepted."
+		if b.want == nil {
+			summary, explain = "build check "+b.name+": a valid chain is accepted and runs",
+				"Builds a chain that the rule allows and expects no build error, then runs one exchange through it: every plugin not switched off gets OnRequest. A runtime that rejects valid chains fails here."
+		}
+		r.Add(pcase("P6/build/"+strings.ReplaceAll(b.name, "/", "-"), rules, summary, explain,
 			func(t *conformance.T) {
 				p := pipe{plugs: b.plugs, mode: b.mode}
+				var active []string
 				for _, e := range b.entries {
 					en := &abkitv1.PipelineEntry{Plugin: e}
 					if n, cfg, ok := strings.Cut(e, ":"); ok {
@@ -536,9 +617,22 @@ func addPipelineCases(r *conformance.Registry) {
 					if n, ok := strings.CutSuffix(e, "!off"); ok {
 						en.Plugin, en.OnError = n, "off"
 					}
+					if n, oe, ok := strings.Cut(e, "@"); ok {
+						en.Plugin, en.OnError = n, oe
+					}
+					if en.OnError != "off" {
+						active = append(active, en.Plugin)
+					}
 					p.entries = append(p.entries, en)
 				}
-				_, res := p.run(t, "P6")
+				if b.want == nil {
+					p.exchanges = []*abkitv1.ExchangeSpec{exchange(jsonUpstream(`{}`))}
+				}
+				calls, res := p.run(t, "P6")
+				if b.want == nil && len(res.GetBuildErrors()) == 0 {
+					rule := strings.SplitN(b.name, "/", 2)[0]
+					t.Diff(rule, "OnRequest calls of the accepted chain", each(active, "request"), seq(calls, "request"))
+				}
 				got := rulesOf(res.GetBuildErrors())
 				sort.Strings(got)
 				got = slices.Compact(got) // one problem may be reported under two checks
@@ -549,6 +643,41 @@ func addPipelineCases(r *conformance.Registry) {
 				if !t.Diff(rule, "build errors rule(plugin)", b.want, got) {
 					t.Logf("messages:%s", joinMsgs(res.GetBuildErrors()))
 				}
+				// An error must say what is wrong: a config block on a
+				// plugin without a schema is about the config, not an
+				// unknown plugin.
+				if strings.HasPrefix(b.name, "P6/config-without-schema") {
+					for _, e := range res.GetBuildErrors() {
+						if e.GetPlugin() == "a" && !strings.Contains(strings.ToLower(e.GetMessage()), "config") {
+							t.Errorf("P6", "the error for a's config block does not mention the config: %q", e.GetMessage())
+						}
+					}
+				}
 			}))
 	}
+}
+
+// sseShapes are the event-stream shapes of recorded traffic, written anew.
+var sseShapes = []struct {
+	name, summary string
+	ct            string // Content-Type; empty: text/event-stream
+	chunks        []string
+	frames        []string
+	warn          bool
+}{
+	{"crlf", "CRLF line ends", "", []string{"data: a\r\n\r\ndata: b\r\n\r\n"}, []string{"data: a\r\n\r\n", "data: b\r\n\r\n"}, false},
+	{"cr", "bare CR line ends (the last frame waits for the end)", "", []string{"data: a\r\r", "data: b\r\r"}, []string{"data: a\r\r", "data: b\r\r"}, false},
+	{"crlf-split", "a CRLF split across chunks is one line end", "", []string{"data: a\r", "\n\r", "\ndata: b\n\n"}, []string{"data: a\r\n\r\n", "data: b\n\n"}, false},
+	{"comments", "comment-only blocks relayed, not dispatched", "", []string{": ping\n\ndata: a\n\n: keep-alive\n\n"}, []string{"data: a\n\n"}, false},
+	{"multi-line-data", "several data lines are one frame", "", []string{"data: a\ndata: b\ndata\n\n"}, []string{"data: a\ndata: b\ndata\n\n"}, false},
+	{"fields", "event, id and retry fields; field-only blocks not dispatched", "", []string{"event: e\nid: 7\nretry: 100\ndata: x\n\nid: 8\n\nretry: 5\n\n"}, []string{"event: e\nid: 7\nretry: 100\ndata: x\n\n"}, false},
+	{"data-prefix", "dataX: is not a data line; data without a colon is", "", []string{"dataX: y\n\ndata\n\n"}, []string{"data\n\n"}, false},
+	{"stray-blank-lines", "blank lines alone are blocks, not frames", "", []string{"\n\ndata: a\n\n\n"}, []string{"data: a\n\n"}, false},
+	{"charset", "text/event-stream; charset=utf-8 is an event stream", "text/event-stream; charset=utf-8", []string{"data: a\n\n"}, []string{"data: a\n\n"}, false},
+	{"media-type-case", "media types compare case-insensitively", "Text/Event-Stream", []string{"data: a\n\n"}, []string{"data: a\n\n"}, false},
+	{"empty", "an empty stream: no frame, one last call", "", []string{""}, nil, false},
+	{"unterminated", "a final block without a blank line is relayed and warned about", "", []string{"data: a\n\ndata: b"}, []string{"data: a\n\n"}, true},
+	{"cr-then-comment", "a comment block after a held CR frame is not a frame", "", []string{"data: a\r\r", ": ping\r\r"}, []string{"data: a\r\r"}, false},
+	{"split-then-comment", "a comment block after a frame split across chunks is not a frame", "", []string{"data: a\n", "\n", ": c\n\n"}, []string{"data: a\n\n"}, false},
+	{"bom", "a leading BOM is relayed as part of the first frame", "", []string{"\xef\xbb\xbfdata: a\n\n"}, []string{"\xef\xbb\xbfdata: a\n\n"}, false},
 }

@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/abkit/abkit/internal/conformance/mutation"
+	"github.com/spf13/cobra"
+)
+
+type mutateOpts struct {
+	suite, run, out, equivalent, record string
+	jobs, sample                        int
+	list, verbose                       bool
+}
+
+func newMutateCmd(app *App) *cobra.Command {
+	o := &mutateOpts{}
+	c := &cobra.Command{
+		Use:   "mutate",
+		Short: "Mutation-test the suites: fault the reference runtime and the example plugins, count the faults the suites catch",
+		Long: `mutate applies mutation operators (negated and moved comparisons, && ↔ ||,
+removed !, removed calls and assignments, range loops walked backwards,
+changed integer and boolean constants) to the reference runtime
+(internal/pipeline, dispatch, hookbus, sse, refruntime) and to the example
+plugins' hook methods. Each mutant is built with 'go build -overlay' (the tree
+is not touched) and judged by its suite: killed when a case fails (confirmed
+by running that case again alone), survived otherwise. It prints the kill
+rate per suite and every survivor with file:line. Mutants listed in the
+reviewed equivalent file are not run and are printed with their reason.
+Run it inside the abkit module. Exit 1 when the list names a mutant that no
+longer exists (review it) or a reference fails its suite.`,
+		Example: `  conformance mutate                      # both suites, every mutant
+  conformance mutate --suite runtime --run internal/sse
+  conformance mutate --sample 40 -o json  # 40 mutants per suite, the same every time
+  conformance mutate --list               # the mutants, not run`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.exec(cmd, app) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.suite, "suite", "all", "runtime, plugin or all")
+	f.StringVar(&o.run, "run", "", "only mutants whose key or file:line matches this regexp")
+	f.IntVar(&o.sample, "sample", 0, "keep this many mutants per suite, chosen by a hash of their keys (0: all)")
+	f.IntVarP(&o.jobs, "jobs", "j", 0, "mutants built at once (default GOMAXPROCS); twice as many run their suite at once")
+	f.StringVarP(&o.out, "output", "o", "text", "output format: text or json")
+	f.StringVar(&o.equivalent, "equivalent", "internal/conformance/mutation/equivalent.txt", "reviewed list of equivalent mutants (relative to the module root)")
+	f.StringVar(&o.record, "record", "", "write the figures and survivors to FILE (internal/conformance/mutation/killrates.json holds the recorded ones)")
+	f.BoolVar(&o.list, "list", false, "list the mutants without building or running them")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every mutant's verdict as it comes")
+	return c
+}
+
+func moduleRoot() (string, error) {
+	mod, err := exec.Command("go", "env", "GOMOD").Output()
+	m := strings.TrimSpace(string(mod))
+	if err != nil || m == "" || m == os.DevNull {
+		return "", usage(errors.New("mutate builds mutants from source: run it inside the abkit module"))
+	}
+	return filepath.Dir(m), nil
+}
+
+func (o *mutateOpts) exec(cmd *cobra.Command, app *App) error {
+	if o.out != "text" && o.out != "json" {
+		return usage(fmt.Errorf("output format %q: want text or json", o.out))
+	}
+	if o.suite != "all" && o.suite != mutation.SuiteRuntime && o.suite != mutation.SuitePlugin {
+		return usage(fmt.Errorf("suite %q: want runtime, plugin or all", o.suite))
+	}
+	if o.jobs < 0 || o.sample < 0 {
+		return usage(errors.New("-j and --sample must be at least 0"))
+	}
+	var re *regexp.Regexp
+	if o.run != "" {
+		var err error
+		if re, err = regexp.Compile(o.run); err != nil {
+			return usage(fmt.Errorf("--run %q: %w", o.run, err))
+		}
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	var targets []mutation.Target
+	if o.suite != mutation.SuitePlugin {
+		targets = append(targets, mutation.RuntimeTargets()...)
+	}
+	if o.suite != mutation.SuiteRuntime {
+		pt, err := mutation.PluginTargets(root)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, pt...)
+	}
+	all, err := mutation.Enumerate(root, targets)
+	if err != nil {
+		return err
+	}
+	eqPath := o.equivalent
+	if !filepath.IsAbs(eqPath) {
+		eqPath = filepath.Join(root, eqPath)
+	}
+	eq, err := mutation.LoadEquivalent(eqPath)
+	if err != nil {
+		return usage(err)
+	}
+	if o.suite == "all" {
+		if stale := eq.Stale(all); len(stale) > 0 {
+			return &ExitError{Code: ExitFail, Err: fmt.Errorf("the equivalent list names mutants that no longer exist; review them:\n  %s", strings.Join(stale, "\n  "))}
+		}
+	}
+	ms := mutation.Select(all, re, o.sample)
+	if o.list {
+		if o.out == "json" {
+			return writeJSON(app.Out, ms)
+		}
+		for _, m := range ms {
+			fmt.Fprintf(app.Out, "%s\t%s\t%s\t%s\n", m.Pos(), m.Suite, m.Key, m.Desc)
+		}
+		fmt.Fprintf(app.Out, "%d mutants\n", len(ms))
+		return nil
+	}
+	opts := mutation.Options{Root: root, Jobs: o.jobs, Equivalent: eq}
+	if o.verbose {
+		opts.Progress = func(r mutation.Result) {
+			fmt.Fprintf(app.Err, "%-10s %s %s %s %s\n", r.Verdict, r.Pos(), r.Key, r.Desc, r.KilledBy+r.Reason)
+		}
+	}
+	start := time.Now()
+	rs, err := mutation.Run(cmd.Context(), ms, opts)
+	if err != nil {
+		return err
+	}
+	d := time.Since(start)
+	if o.record != "" {
+		rec := mutation.NewRecord("conformance mutate "+strings.Join(os.Args[2:], " "), d, rs)
+		if err := rec.Write(o.record); err != nil {
+			return err
+		}
+	}
+	if o.out == "json" {
+		return writeJSON(app.Out, struct {
+			Summaries []mutation.Summary `json:"summaries"`
+			Duration  time.Duration      `json:"duration_ns"`
+			Results   []mutation.Result  `json:"results"`
+		}{mutation.Summarize(rs), d, rs})
+	}
+	return writeMutationText(app.Out, rs, d)
+}
+
+func writeMutationText(w io.Writer, rs []mutation.Result, d time.Duration) error {
+	for _, v := range []mutation.Verdict{mutation.Survived, mutation.Equivalent, mutation.NotBuilt} {
+		var n int
+		for _, r := range rs {
+			if r.Verdict != v {
+				continue
+			}
+			if n == 0 {
+				fmt.Fprintf(w, "%s:\n", v)
+			}
+			n++
+			fmt.Fprintf(w, "  %s  %s  %s", r.Pos(), r.Key, r.Desc)
+			if r.Reason != "" {
+				fmt.Fprintf(w, "  (%s)", r.Reason)
+			}
+			fmt.Fprintln(w)
+		}
+		if n > 0 {
+			fmt.Fprintln(w)
+		}
+	}
+	for _, s := range mutation.Summarize(rs) {
+		fmt.Fprintf(w, "%s suite: %d mutants, %d killed, %d survived, %d equivalent, %d not built: kill rate %.1f%%\n",
+			s.Suite, s.Mutants, s.Killed, s.Survived, s.Equivalent, s.NotBuilt, s.Rate)
+	}
+	_, err := fmt.Fprintf(w, "in %s\n", d.Round(time.Second))
+	return err
+}

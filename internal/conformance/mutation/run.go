@@ -1,0 +1,377 @@
+package mutation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/conformance/runtimesuite"
+	"github.com/abkit/abkit/internal/pluginhost"
+)
+
+// Verdict is how a mutant ended.
+type Verdict string
+
+const (
+	Killed     Verdict = "killed"
+	Survived   Verdict = "survived"
+	NotBuilt   Verdict = "not-built"  // the mutant does not compile: not counted
+	Equivalent Verdict = "equivalent" // listed in the reviewed file: not run, not counted
+)
+
+// Result is one mutant's verdict.
+type Result struct {
+	Mutant
+	Verdict Verdict `json:"verdict"`
+	// KilledBy is the case that caught the mutant (confirmed by running
+	// it again alone), or "start" when the binary could not start.
+	KilledBy string `json:"killed_by,omitempty"`
+	// Reason: why an equivalent mutant is equivalent; the compiler's first
+	// line for a mutant that did not build.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Summary is one suite's figures.
+type Summary struct {
+	Suite      string  `json:"suite"`
+	Mutants    int     `json:"mutants"`
+	NotBuilt   int     `json:"not_built"`
+	Equivalent int     `json:"equivalent"`
+	Killed     int     `json:"killed"`
+	Survived   int     `json:"survived"`
+	Rate       float64 `json:"kill_rate"` // killed / (killed + survived), in percent
+}
+
+// Options tune a run.
+type Options struct {
+	// Root is the module root.
+	Root string
+	// Jobs is how many mutants are built at once (default GOMAXPROCS);
+	// twice as many run their suite at once, since a suite run mostly waits.
+	Jobs int
+	// Run keeps only mutants whose key or file:line matches.
+	Run *regexp.Regexp
+	// Sample, when positive, keeps that many mutants per suite, chosen by
+	// a hash of their keys (the same mutants every time).
+	Sample int
+	// Equivalent is the reviewed list; nil means none.
+	Equivalent *EquivalentList
+	// Progress, when set, gets one line per judged mutant.
+	Progress func(Result)
+	// NoReference skips building and judging the unmutated binaries first
+	// (the CI sample does: the self-test already holds the references to
+	// passing their suites).
+	NoReference bool
+}
+
+// Run judges the mutants: each is built into a temporary directory with
+// `go build -overlay` and its suite run against it until the first failing
+// case, which is then run again alone to confirm the kill (a timing case
+// failing once on a loaded machine does not count). The unmutated binaries
+// must pass their suites first, or Run fails.
+func Run(ctx context.Context, mutants []*Mutant, o Options) ([]Result, error) {
+	if o.Jobs <= 0 {
+		o.Jobs = runtime.GOMAXPROCS(0)
+	}
+	tmp, err := os.MkdirTemp("", "abkit-mutate-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	results := make([]Result, len(mutants))
+	var todo []int
+	for i, m := range mutants {
+		results[i] = Result{Mutant: *m}
+		if why, ok := o.Equivalent.Reason(m.Key); ok {
+			results[i].Verdict, results[i].Reason = Equivalent, why
+			continue
+		}
+		todo = append(todo, i)
+	}
+
+	// The unmutated binaries of every package a mutant builds, once: the
+	// reference must pass before any kill means anything.
+	builds := map[string]bool{}
+	for _, i := range todo {
+		builds[mutants[i].Build+"\x00"+mutants[i].Suite] = true
+	}
+	var keys []string
+	for k := range builds {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if o.NoReference {
+			break
+		}
+		pkg, suite, _ := strings.Cut(k, "\x00")
+		bin := filepath.Join(tmp, "ref-"+safeName(pkg))
+		if out, err := goBuild(ctx, o.Root, bin, pkg, ""); err != nil {
+			return nil, fmt.Errorf("build the unmutated %s: %v\n%s", pkg, err, out)
+		}
+		first, err := judge(ctx, suite, bin)
+		if err != nil {
+			return nil, fmt.Errorf("the unmutated %s: %w", pkg, err)
+		}
+		if first != "" {
+			return nil, fmt.Errorf("the unmutated %s fails %s; mutation scores mean nothing until the reference passes its suite", pkg, first)
+		}
+	}
+
+	// Builds are CPU-bound and run Jobs at once; suite runs mostly wait on
+	// processes and scripted sleeps and run 2×Jobs at once.
+	buildSem := make(chan struct{}, o.Jobs)
+	runSem := make(chan struct{}, 2*o.Jobs)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, i := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		buildSem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			m := mutants[i]
+			dir := filepath.Join(tmp, fmt.Sprintf("m%d", i))
+			r := &results[i]
+			defer os.RemoveAll(dir)
+			out, err := buildMutant(ctx, o.Root, dir, m)
+			<-buildSem
+			if err != nil {
+				r.Verdict, r.Reason = NotBuilt, firstLine(out, err)
+			} else {
+				runSem <- struct{}{}
+				first, jerr := judge(ctx, m.Suite, filepath.Join(dir, "bin"))
+				switch {
+				case jerr != nil:
+					r.Verdict, r.KilledBy = Killed, "start"
+				case first != "":
+					// Confirm: the case alone. A case can fail only because
+					// another one crashed the shared process under it, so
+					// when it passes alone the whole suite runs again one
+					// case at a time, and any failure there confirms.
+					again, aerr := judgeOne(ctx, m.Suite, filepath.Join(dir, "bin"), first)
+					if aerr != nil || again {
+						r.Verdict, r.KilledBy = Killed, first
+						break
+					}
+					seq, serr := judgeSeq(ctx, m.Suite, filepath.Join(dir, "bin"))
+					switch {
+					case serr != nil:
+						r.Verdict, r.KilledBy = Killed, "start"
+					case seq != "":
+						r.Verdict, r.KilledBy = Killed, seq
+					default:
+						r.Verdict, r.Reason = Survived, "only an unconfirmed failure of "+first
+					}
+				default:
+					r.Verdict = Survived
+				}
+				<-runSem
+			}
+			if ctx.Err() != nil {
+				r.Verdict = ""
+			}
+			if o.Progress != nil {
+				mu.Lock()
+				o.Progress(*r)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return results, ctx.Err()
+	}
+	return results, nil
+}
+
+func safeName(pkg string) string {
+	return strings.NewReplacer("/", "_", ".", "_").Replace(strings.TrimPrefix(pkg, "./"))
+}
+
+func buildMutant(ctx context.Context, root, dir string, m *Mutant) ([]byte, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	file := filepath.Join(dir, filepath.Base(m.File))
+	if err := os.WriteFile(file, m.src, 0o644); err != nil {
+		return nil, err
+	}
+	ov, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(root, m.File): file}})
+	if err != nil {
+		return nil, err
+	}
+	ovf := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(ovf, ov, 0o644); err != nil {
+		return nil, err
+	}
+	return goBuild(ctx, root, filepath.Join(dir, "bin"), m.Build, ovf)
+}
+
+func goBuild(ctx context.Context, root, out, pkg, overlay string) ([]byte, error) {
+	args := []string{"build", "-ldflags=-s -w", "-o", out}
+	if overlay != "" {
+		args = append(args, "-overlay", overlay)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
+	cmd.Dir = root
+	return cmd.CombinedOutput()
+}
+
+func firstLine(out []byte, err error) string {
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			return l
+		}
+	}
+	return err.Error()
+}
+
+// caseTimeout bounds each case of a mutant's run: a mutant that hangs is
+// killed by it; the longest reference case takes a little over 2 s.
+const caseTimeout = 10 * time.Second
+
+func launcher(suite, bin string) (*conformance.Registry, conformance.Launcher, conformance.Isolation) {
+	if suite == SuiteRuntime {
+		// Scenarios are independent sessions, so one runtime process serves
+		// every case (relaunched if a case kills it), as in the selftest.
+		return runtimesuite.Suite(), runtimesuite.Launcher{Path: bin}, conformance.IsolationSuite
+	}
+	// Plugins keep case isolation: a plugin's state may carry from one
+	// case to the next (rate limits), and that must not decide a verdict.
+	return conformance.PluginSuite(), conformance.Binary(bin, pluginhost.Options{}), conformance.IsolationCase
+}
+
+// judge runs the suite against bin and returns the first failing case
+// (empty when every case passed); an error means the binary could not be
+// started.
+func judge(ctx context.Context, suite, bin string) (string, error) {
+	return judgeP(ctx, suite, bin, runtime.GOMAXPROCS(0))
+}
+
+// judgeSeq is judge one case at a time.
+func judgeSeq(ctx context.Context, suite, bin string) (string, error) {
+	return judgeP(ctx, suite, bin, 1)
+}
+
+func judgeP(ctx context.Context, suite, bin string, parallel int) (string, error) {
+	reg, l, iso := launcher(suite, bin)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var first string
+	var once sync.Once
+	_, err := conformance.Run(rctx, reg, l, conformance.Options{
+		Isolation: iso, Timeout: caseTimeout, Parallel: parallel,
+		OnResult: func(r conformance.CaseResult) {
+			if r.Status.Bad() {
+				once.Do(func() { first = r.ID; cancel() }) // one failure is enough
+			}
+		},
+	})
+	var le *conformance.LoadError
+	if errors.As(err, &le) {
+		return "", err
+	}
+	if err != nil {
+		return "", err
+	}
+	return first, ctx.Err()
+}
+
+// judgeOne runs one case alone and reports whether it failed.
+func judgeOne(ctx context.Context, suite, bin, id string) (bool, error) {
+	reg, l, iso := launcher(suite, bin)
+	rep, err := conformance.Run(ctx, reg, l, conformance.Options{
+		Isolation: iso, Timeout: caseTimeout, Parallel: 1,
+		Run: []*regexp.Regexp{regexp.MustCompile("^" + regexp.QuoteMeta(id) + "$")},
+	})
+	if err != nil {
+		return false, err
+	}
+	return !rep.OK(), nil
+}
+
+// Select keeps the mutants matching o.Run, then o.Sample per suite.
+func Select(ms []*Mutant, run *regexp.Regexp, sample int) []*Mutant {
+	var kept []*Mutant
+	for _, m := range ms {
+		if run == nil || run.MatchString(m.Key) || run.MatchString(m.Pos()) {
+			kept = append(kept, m)
+		}
+	}
+	if sample <= 0 {
+		return kept
+	}
+	bySuite := map[string][]*Mutant{}
+	for _, m := range kept {
+		bySuite[m.Suite] = append(bySuite[m.Suite], m)
+	}
+	var out []*Mutant
+	for _, s := range []string{SuiteRuntime, SuitePlugin} {
+		ms := bySuite[s]
+		sort.SliceStable(ms, func(i, j int) bool { return hash(ms[i].Key) < hash(ms[j].Key) })
+		if len(ms) > sample {
+			ms = ms[:sample]
+		}
+		out = append(out, ms...)
+	}
+	// Back to source order.
+	idx := map[*Mutant]int{}
+	for i, m := range kept {
+		idx[m] = i
+	}
+	sort.Slice(out, func(i, j int) bool { return idx[out[i]] < idx[out[j]] })
+	return out
+}
+
+func hash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return string(h[:8])
+}
+
+// Summarize tallies results per suite (suites with no mutant are left out).
+func Summarize(rs []Result) []Summary {
+	var out []Summary
+	for _, s := range []string{SuiteRuntime, SuitePlugin} {
+		sum := Summary{Suite: s}
+		for _, r := range rs {
+			if r.Suite != s {
+				continue
+			}
+			sum.Mutants++
+			switch r.Verdict {
+			case Killed:
+				sum.Killed++
+			case Survived:
+				sum.Survived++
+			case NotBuilt:
+				sum.NotBuilt++
+			case Equivalent:
+				sum.Equivalent++
+			}
+		}
+		if sum.Mutants == 0 {
+			continue
+		}
+		if n := sum.Killed + sum.Survived; n > 0 {
+			sum.Rate = float64(sum.Killed) * 100 / float64(n)
+		}
+		out = append(out, sum)
+	}
+	return out
+}
