@@ -261,8 +261,11 @@ type Dispatcher struct {
 	closeTimeout time.Duration
 	// stopped is closed when the worker returns.
 	stopped chan struct{}
-	// notifying is the Notify the worker is in, for Close's report.
-	notifying atomic.Pointer[notifying]
+	// notifyMu guards notifying, the Notify the worker is in (zero when
+	// none), for Close's report. A mutex over a value, not an atomic
+	// pointer to a fresh struct, so a delivery allocates nothing.
+	notifyMu  sync.Mutex
+	notifying notifying
 	// abandoned tells the worker, once a Close gave up on it, to deliver
 	// nothing more.
 	abandoned atomic.Bool
@@ -467,9 +470,9 @@ func (d *Dispatcher) CloseContext(ctx context.Context) error {
 	}
 	d.abandoned.Store(true)
 	e := &CloseError{Waited: time.Since(start), Undelivered: len(d.events), ctxErr: ctxErr}
-	if n := d.notifying.Load(); n != nil {
-		e.Extension, e.Point = n.ext, n.point
-	}
+	d.notifyMu.Lock()
+	e.Extension, e.Point = d.notifying.ext, d.notifying.point
+	d.notifyMu.Unlock()
 	d.closeErr = e
 	return e
 }
@@ -815,14 +818,20 @@ func (d *Dispatcher) worker() {
 	}
 }
 
+func (d *Dispatcher) setNotifying(n notifying) {
+	d.notifyMu.Lock()
+	d.notifying = n
+	d.notifyMu.Unlock()
+}
+
 func (d *Dispatcher) deliver(job eventJob) {
 	d.eachObserver(job, func(m *member) {
 		if d.abandoned.Load() {
 			return // a Close gave up on this worker (D20)
 		}
-		d.notifying.Store(&notifying{ext: m.id, point: job.pt.point})
+		d.setNotifying(notifying{ext: m.id, point: job.pt.point})
 		err := safeNotify(m.ext, job.pt.point, job.payload)
-		d.notifying.Store(nil)
+		d.setNotifying(notifying{})
 		if err != nil {
 			d.warn(warnKey{m.index, KindEventFail}, Warning{Extension: m.id, Point: job.pt.point, Kind: KindEventFail,
 				Message: fmt.Sprintf("extension %q failed to take the %s event: %v (D20)", m.id, job.pt.point, err)})
