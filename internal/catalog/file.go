@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/abkit/abkit/internal/limits"
@@ -43,6 +44,8 @@ func (s *fileSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
 
 // DecodeStrict decodes YAML or JSON data (JSON is YAML) into v, rejecting
 // unknown fields and duplicate keys. Errors read "name:line:column: what".
+// A document that is a JSON object is decoded with encoding/json, several
+// times faster than the YAML decoder, with the same errors.
 //
 // A document over limits.CatalogFile, or whose structure is hostile (deep
 // nesting, an alias bomb), is refused with a *limits.Error before it is
@@ -51,6 +54,26 @@ func DecodeStrict(name string, data []byte, v any) error {
 	if len(data) > limits.CatalogFile {
 		return &limits.Error{File: name, Limit: "YAML document size", Max: limits.CatalogFile, Got: int64(len(data)), Unit: "bytes", Fix: "split the document"}
 	}
+	var syntax *json.SyntaxError
+	if looksJSON(data) {
+		err := decodeJSON(data, v)
+		if !errors.Is(err, errNotJSON) && !errors.As(err, &syntax) {
+			return err
+		}
+		// The YAML path decides: start again from the zero value.
+		reflect.ValueOf(v).Elem().SetZero()
+	}
+	err := decodeYAML(name, data, v)
+	if err != nil && syntax != nil {
+		// Neither JSON nor YAML: the JSON syntax error says more for a
+		// document that starts as JSON.
+		return syntaxError(name, data, syntax)
+	}
+	return err
+}
+
+// decodeYAML is the YAML path of DecodeStrict.
+func decodeYAML(name string, data []byte, v any) error {
 	if err := limits.CheckYAML(name, data); err != nil {
 		return err
 	}
