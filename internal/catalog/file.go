@@ -61,7 +61,9 @@ func DecodeStrict(name string, data []byte, v any) error {
 			return err
 		}
 		// The YAML path decides: start again from the zero value.
-		reflect.ValueOf(v).Elem().SetZero()
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+			rv.Elem().SetZero()
+		}
 	}
 	err := decodeYAML(name, data, v)
 	if err != nil && syntax != nil {

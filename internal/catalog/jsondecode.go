@@ -80,10 +80,11 @@ func syntaxError(name string, data []byte, se *json.SyntaxError) error {
 func jsonPlain(data []byte) bool {
 	type level struct {
 		object bool
-		keys   map[string]struct{}
-		small  []string // the keys, until there are too many to search
+		start  int                 // where this object's keys start in keys
+		big    map[string]struct{} // the keys, once there are too many to search
 	}
 	var stack []level
+	var keys [][]byte // the keys of every open object, innermost last
 	expectKey := false
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
@@ -91,12 +92,13 @@ func jsonPlain(data []byte) bool {
 			if len(stack) >= limits.YAMLDepth {
 				return false
 			}
-			stack = append(stack, level{object: data[i] == '{'})
+			stack = append(stack, level{object: data[i] == '{', start: len(keys)})
 			expectKey = data[i] == '{'
 		case '}', ']':
 			if len(stack) == 0 {
 				return true // malformed: the decoder reports it
 			}
+			keys = keys[:stack[len(stack)-1].start]
 			stack = stack[:len(stack)-1]
 			expectKey = false
 		case ',':
@@ -116,15 +118,15 @@ func jsonPlain(data []byte) bool {
 				return true // unterminated: the decoder reports it
 			}
 			if expectKey && len(stack) > 0 {
-				key := string(data[i+1 : j])
+				key := data[i+1 : j]
 				if escaped {
 					k, err := strconv.Unquote(string(data[i : j+1]))
 					if err != nil {
 						return false
 					}
-					key = k
+					key = []byte(k)
 				}
-				if seen(&stack[len(stack)-1].keys, &stack[len(stack)-1].small, key) {
+				if l := &stack[len(stack)-1]; seen(l.start, &l.big, &keys, key) {
 					return false
 				}
 				expectKey = false
@@ -135,27 +137,28 @@ func jsonPlain(data []byte) bool {
 	return true
 }
 
-// seen records key in an object's key set and reports whether it was
-// already there. Small objects (the usual case) use a short slice.
-func seen(keys *map[string]struct{}, small *[]string, key string) bool {
-	if *keys == nil {
-		for _, k := range *small {
-			if k == key {
+// seen records key among the current object's keys (keys[start:], or big
+// once there are many) and reports whether it was already there. Small
+// objects, the usual case, are searched in place without allocating.
+func seen(start int, big *map[string]struct{}, keys *[][]byte, key []byte) bool {
+	if *big == nil {
+		for _, k := range (*keys)[start:] {
+			if bytes.Equal(k, key) {
 				return true
 			}
 		}
-		if len(*small) < 16 {
-			*small = append(*small, key)
+		if len(*keys)-start < 16 {
+			*keys = append(*keys, key)
 			return false
 		}
-		*keys = make(map[string]struct{}, 32)
-		for _, k := range *small {
-			(*keys)[k] = struct{}{}
+		*big = make(map[string]struct{}, 32)
+		for _, k := range (*keys)[start:] {
+			(*big)[string(k)] = struct{}{}
 		}
 	}
-	if _, ok := (*keys)[key]; ok {
+	if _, ok := (*big)[string(key)]; ok {
 		return true
 	}
-	(*keys)[key] = struct{}{}
+	(*big)[string(key)] = struct{}{}
 	return false
 }

@@ -134,3 +134,31 @@ func BenchmarkDecodeCatalog(b *testing.B) {
 func yamlOnly(_ string, data []byte, v any) error {
 	return yaml.UnmarshalWithOptions(data, v, yaml.Strict())
 }
+
+// jsonPlain finds a repeated key in small and large objects, at any depth,
+// and only within one object.
+func TestJSONPlainDuplicateKeys(t *testing.T) {
+	obj := func(n int, dup bool) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			fmt.Fprintf(&b, "%q: {\"k\": [1, {\"k\": 2}]},", fmt.Sprintf("key%d", i))
+		}
+		if dup {
+			b.WriteString(`"key0": 1,`)
+		}
+		b.WriteString(`"last": "a\"b"}`)
+		return b.String()
+	}
+	for _, n := range []int{1, 15, 16, 17, 40} {
+		if !jsonPlain([]byte(obj(n, false))) {
+			t.Errorf("%d distinct keys: reported a duplicate", n)
+		}
+		if jsonPlain([]byte(obj(n, true))) {
+			t.Errorf("%d keys and a repeat: not reported", n)
+		}
+	}
+	if jsonPlain([]byte(strings.Repeat("[", 101) + strings.Repeat("]", 101))) {
+		t.Error("nesting deeper than the YAML limit: not sent to the YAML path")
+	}
+}
