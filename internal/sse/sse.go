@@ -40,6 +40,7 @@ package sse
 import (
 	"bytes"
 	"strconv"
+	"strings"
 )
 
 // bom is the UTF-8 byte order mark.
@@ -277,24 +278,35 @@ type Event struct {
 // line), so the BOM was content of a later block: the line is ignored as an
 // unknown field and parsing goes on. Values keep their bytes as they are;
 // invalid UTF-8 is not replaced.
+//
+// Parse allocates only the strings it returns: an event of one data line
+// (the common case) costs one allocation, its Data.
 func Parse(raw []byte) Event {
 	var ev Event
 	bomLine := bytes.HasPrefix(raw, bom)
 	raw = bytes.TrimPrefix(raw, bom)
-	var data []byte
-	for first := true; len(raw) > 0; first = false {
+	if !bomLine {
+		if v, ok := singleData(raw); ok {
+			ev.Data, ev.HasData = string(v), true
+			return ev
+		}
+	}
+	// first is the first data value, kept as a slice of raw; a second data
+	// line starts joined, so one data line costs no buffer.
+	var first []byte
+	var joined strings.Builder
+	multi := false
+	sc := scanner{b: raw, lf: -1, cr: -1}
+	for i, firstLine := 0, true; i < len(raw); firstLine = false {
 		var line []byte
-		i := bytes.IndexAny(raw, "\r\n")
-		switch {
-		case i < 0:
-			line, raw = raw, nil
-		case raw[i] == '\r' && i+1 < len(raw) && raw[i+1] == '\n':
-			line, raw = raw[:i], raw[i+2:]
+		switch e, t := sc.next(i); t {
+		case 0:
+			line, i = raw[i:], len(raw)
 		default:
-			line, raw = raw[:i], raw[i+1:]
+			line, i = raw[i:e], e+t
 		}
 		if len(line) == 0 {
-			if first && bomLine && len(raw) > 0 {
+			if firstLine && bomLine && i < len(raw) {
 				continue // a BOM line of a later block: content, not a blank line (see above)
 			}
 			break // the blank line that ends the block
@@ -311,9 +323,18 @@ func Parse(raw []byte) Event {
 		case "event":
 			ev.Event = string(value)
 		case "data":
-			data = append(data, value...)
-			data = append(data, '\n')
-			ev.HasData = true
+			switch {
+			case !ev.HasData:
+				first, ev.HasData = value, true
+			case !multi:
+				multi = true
+				joined.Grow(len(first) + 1 + len(raw) - i + len(value))
+				joined.Write(first)
+				fallthrough
+			default:
+				joined.WriteByte('\n')
+				joined.Write(value)
+			}
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
 				ev.ID, ev.HasID = string(value), true
@@ -324,10 +345,48 @@ func Parse(raw []byte) Event {
 			}
 		}
 	}
-	if len(data) > 0 {
-		ev.Data = string(data[:len(data)-1]) // drop the LF after the last data line
+	if multi {
+		ev.Data = joined.String()
+	} else if len(first) > 0 {
+		ev.Data = string(first)
 	}
 	return ev
+}
+
+// singleData reports whether raw is one "data" line and, at most, the
+// blank line that ends the block, and returns that line's value. Its line
+// end is found with IndexByte for LF alone; a CR anywhere sends raw to the
+// general path unless it is the CRLF or CRCR (or CR at the end) that ends
+// the line or the block.
+func singleData(raw []byte) ([]byte, bool) {
+	if !isData(raw) {
+		return nil, false
+	}
+	e := bytes.IndexByte(raw, '\n')
+	if e < 0 {
+		e = len(raw)
+	}
+	line, rest := raw[:e], raw[min(e+1, len(raw)):]
+	if j := bytes.IndexByte(line, '\r'); j >= 0 {
+		// CR line ends: accept "…\r\n\r\n", "…\r\r" and "…\r" exactly.
+		switch {
+		case j == len(line)-1 && e < len(raw) && (len(rest) == 0 || string(rest) == "\r\n"):
+		case string(line[j:]) == "\r\r" || string(line[j:]) == "\r":
+			if e < len(raw) {
+				return nil, false // an LF after CR CR is a blank line of the next block
+			}
+		default:
+			return nil, false
+		}
+		line = line[:j]
+	} else if len(rest) > 0 && string(rest) != "\n" {
+		return nil, false
+	}
+	v := line[4:]
+	if len(v) > 0 { // "data:" followed by the value
+		v = trimSpace(v[1:])
+	}
+	return v, true
 }
 
 // trimSpace removes one leading U+0020 SPACE, as WHATWG does for values.
