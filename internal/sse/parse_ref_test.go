@@ -2,6 +2,8 @@ package sse
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -163,6 +165,66 @@ func BenchmarkParseStream(b *testing.B) {
 					b.Fatal("no data parsed")
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(frames), "ns/event")
+			})
+		}
+	}
+}
+
+// Real captures written by other tools parse as the previous parser
+// parsed them, frame by frame. The captures live beside the checkout and
+// are never copied into the repository.
+func TestExternalCapturesMatchReference(t *testing.T) {
+	paths, _ := filepath.Glob("../../../shared/corpus/external/captures/*.sse")
+	if len(paths) == 0 {
+		t.Skip("no external corpus beside the checkout (../shared/corpus/external): skipping")
+	}
+	frames := 0
+	for _, p := range paths {
+		in, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f Framer
+		check := func(raw []byte, isFrame bool) error {
+			if d := cmp.Diff(parseIndexAny(raw), Parse(raw)); d != "" {
+				t.Errorf("%s: block %q parses differently from the previous parser (-old +new):\n%s", filepath.Base(p), raw, d)
+			}
+			if isFrame {
+				frames++
+			}
+			return nil
+		}
+		if err := f.Feed(in, check); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.End(check); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d captures, %d frames", len(paths), frames)
+}
+
+// BenchmarkParseEvent is field parsing alone, one chat-completion event
+// per op, with the previous parser and with Parse.
+func BenchmarkParseEvent(b *testing.B) {
+	const data = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" fox"}}]}`
+	for _, tc := range []struct{ name, raw string }{
+		{"LF", data + "\n\n"},
+		{"CRLF", data + "\r\n\r\n"},
+		{"event+id+2data", "event: delta\nid: 42\n" + data + "\n" + data + "\n\n"},
+	} {
+		raw := []byte(tc.raw)
+		for _, p := range []struct {
+			name  string
+			parse func([]byte) Event
+		}{{"before", parseIndexAny}, {"after", Parse}} {
+			b.Run(tc.name+"/"+p.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if !p.parse(raw).HasData {
+						b.Fatal("no data")
+					}
+				}
 			})
 		}
 	}
