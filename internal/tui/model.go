@@ -80,6 +80,7 @@ type Model struct {
 
 	tab      tab
 	help     bool
+	helpOff  int // first line of the help screen shown, when it scrolls
 	status   string
 	statusOK bool
 	busy     string // what is running, shown with the spinner
@@ -264,9 +265,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if m.help {
-		if key.Matches(msg, k.Help, k.Back, k.Quit) {
-			m.help = false
-		}
+		m.helpKey(msg)
 		return nil
 	}
 	switch {
