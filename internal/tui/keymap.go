@@ -16,7 +16,7 @@ type KeyMap struct {
 	Enter, Back, Filter, Help, Quit, Force  key.Binding
 	Edit, Reload                            key.Binding
 	NextStep, PrevStep, NextFrame, NextRej  key.Binding
-	End, Play                               key.Binding
+	End, Play, Search, GoTo                 key.Binding
 }
 
 // DefaultKeyMap returns abctl's keys.
@@ -50,6 +50,8 @@ func DefaultKeyMap() KeyMap {
 		NextRej:   b([]string{"x"}, "x", "next reject"),
 		End:       b([]string{"G", "end"}, "G/end", "last step"),
 		Play:      b([]string{"space"}, "space", "play / pause"),
+		Search:    b([]string{"/"}, "/", "search the steps (plugin, hook, action, reason, frame text); / enter again for the next"),
+		GoTo:      b([]string{":"}, ":N", "go to step N"),
 	}
 }
 
@@ -66,7 +68,7 @@ func (k KeyMap) Groups() []Group {
 		{"Lists", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Enter, k.Back}},
 		{"Catalog", []key.Binding{k.Filter, k.Enter, k.Back}},
 		{"Chain", []key.Binding{k.Edit, k.Enter}},
-		{"Trace", []key.Binding{k.Enter, k.NextStep, k.PrevStep, k.NextFrame, k.NextRej, k.End, k.Play, k.Back}},
+		{"Trace", []key.Binding{k.Enter, k.NextStep, k.PrevStep, k.NextFrame, k.NextRej, k.End, k.Play, k.Search, k.GoTo, k.Back}},
 	}
 }
 

@@ -10,9 +10,11 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -264,6 +266,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.cat.filterKey(msg, k)
 		return nil
 	}
+	if m.tab == tabTrace && m.tr.prompt != 0 {
+		m.promptKey(msg) // q, r, digits are text while a query is typed
+		return nil
+	}
 	if m.help {
 		m.helpKey(msg)
 		return nil
@@ -319,6 +325,54 @@ func (m *Model) chainKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	m.chain.move(msg, k, m.w, m.bodyHeight())
 	return nil
+}
+
+// promptKey edits the Trace tab's / or : query; enter applies it, esc
+// drops it.
+func (m *Model) promptKey(msg tea.KeyPressMsg) {
+	t := &m.tr
+	switch msg.String() {
+	case "esc":
+		t.prompt, t.input = 0, ""
+		m.setInfo("")
+		return
+	case "backspace":
+		if r := []rune(t.input); len(r) > 0 {
+			t.input = string(r[:len(r)-1])
+		}
+	case "enter":
+		p, in := t.prompt, strings.TrimSpace(t.input)
+		t.prompt, t.input = 0, ""
+		if p == ':' {
+			n, err := strconv.Atoi(in)
+			if err != nil || n < 1 || n > len(t.run.Events) {
+				m.setErr(constErr(fmt.Sprintf("no step %q: give a number from 1 to %d", in, len(t.run.Events))))
+				return
+			}
+			t.cursor = n - 1
+			m.setInfo(fmt.Sprintf("step %d", n))
+			return
+		}
+		if in == "" {
+			in = t.query
+		}
+		if in == "" {
+			m.setInfo("")
+			return
+		}
+		t.query = in
+		if !t.search(in) {
+			m.setErr(constErr(fmt.Sprintf("no step mentions %q", in)))
+			return
+		}
+		m.setInfo(fmt.Sprintf("/%s: step %d", in, t.cursor+1))
+		return
+	default:
+		if msg.Text != "" {
+			t.input += msg.Text
+		}
+	}
+	m.setInfo(string(t.prompt) + t.input)
 }
 
 // reload rereads the catalog (and, once it is loaded, the chain) and the
@@ -395,7 +449,14 @@ func (m *Model) traceKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if t.prompt != 0 {
+		m.promptKey(msg)
+		return nil
+	}
 	switch {
+	case key.Matches(msg, k.Search), key.Matches(msg, k.GoTo):
+		t.prompt, t.input, t.playing = msg.String()[0], "", false
+		m.setInfo(string(t.prompt))
 	case key.Matches(msg, k.Back):
 		t.picking, t.playing = true, false
 	case key.Matches(msg, k.Enter):

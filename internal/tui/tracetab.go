@@ -25,6 +25,43 @@ type traceTab struct {
 	off     int
 	playing bool
 	playID  int
+
+	// prompt is '/' (search) or ':' (go to step) while a query is typed
+	// into input; 0 otherwise. query is the last search, which an empty
+	// search repeats.
+	prompt byte
+	input  string
+	query  string
+}
+
+// matches reports whether step i mentions q (lower case): its plugin,
+// hook, action, reason, error or the text of its frame.
+func (t *traceTab) matches(i int, q string) bool {
+	e := t.run.Events[i]
+	hay := []string{e.Plugin, e.Hook, e.Action, e.Reason, e.Error, e.Mutated}
+	if e.Frame != nil && *e.Frame >= 0 && *e.Frame < len(t.run.Frames) {
+		hay = append(hay, string(t.run.Frames[*e.Frame]))
+	}
+	for _, h := range hay {
+		if strings.Contains(strings.ToLower(h), q) {
+			return true
+		}
+	}
+	return false
+}
+
+// search moves to the next step after the cursor that matches q, wrapping
+// around to the first; it reports whether one does.
+func (t *traceTab) search(q string) bool {
+	q = strings.ToLower(q)
+	n := len(t.run.Events)
+	for d := 1; d <= n; d++ {
+		if i := (t.cursor + d) % n; t.matches(i, q) {
+			t.cursor = i
+			return true
+		}
+	}
+	return false
 }
 
 func (t *traceTab) setRun(r *Run) {
