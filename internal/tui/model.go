@@ -10,6 +10,7 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -453,7 +454,25 @@ func (m *Model) traceKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.promptKey(msg)
 		return nil
 	}
+	before := t.cursor
+	defer func() {
+		if t.cursor != before {
+			t.detailOff = 0
+		}
+	}()
 	switch {
+	case key.Matches(msg, k.DetailDown):
+		t.detailOff++
+	case key.Matches(msg, k.DetailUp):
+		t.detailOff = max(t.detailOff-1, 0)
+	case key.Matches(msg, k.Copy):
+		b, err := json.Marshal(t.run.Events[t.cursor])
+		if err != nil {
+			m.setErr(err)
+			return nil
+		}
+		m.setInfo(fmt.Sprintf("copied step %d as JSON (%d bytes) to the clipboard", t.cursor+1, len(b)))
+		return tea.SetClipboard(string(b))
 	case key.Matches(msg, k.Search), key.Matches(msg, k.GoTo):
 		t.prompt, t.input, t.playing = msg.String()[0], "", false
 		m.setInfo(string(t.prompt))

@@ -32,6 +32,9 @@ type traceTab struct {
 	prompt byte
 	input  string
 	query  string
+	// detailOff is the first line of the step's detail shown (J/K); it
+	// resets when the cursor moves.
+	detailOff int
 }
 
 // matches reports whether step i mentions q (lower case): its plugin,
@@ -240,10 +243,18 @@ func (t *traceTab) eventView(w, h int, th theme) []string {
 	for _, wn := range t.run.Warnings {
 		tail = append(tail, wrap(th.warn.Render("warning: ")+wn, w, 9)...)
 	}
-	// The outcome stays visible at the bottom however long the frame is.
+	// The outcome stays visible at the bottom however long the frame is;
+	// J/K scroll what does not fit.
 	room := max(h-len(tail), 1)
 	if len(out) > room {
-		out = out[:room]
+		t.detailOff = max(min(t.detailOff, len(out)-room), 0)
+		rest := len(out) - t.detailOff
+		out = out[t.detailOff:]
+		if rest > room {
+			out = append(out[:room-1:room-1], th.dim.Render(fmt.Sprintf("  ↓ %d more line(s): J/K scroll", rest-room+1)))
+		}
+	} else {
+		t.detailOff = 0
 	}
 	for len(out) < room {
 		out = append(out, "")
@@ -262,14 +273,14 @@ func (t *traceTab) frameLines(e *trace.Event, w int, th theme) []string {
 	case t.run.Frames == nil:
 		raw = t.run.RespBefore
 		out := []string{th.dim.Render("frame    ") + "whole body (buffered response, one call)"}
-		return append(out, quoted(raw, w, 3)...)
+		return append(out, quoted(raw, w)...)
 	case i < len(t.run.Frames):
 		raw = t.run.Frames[i]
 	default:
 		return []string{th.dim.Render("frame    ") + "closing call (last=true, no bytes)"}
 	}
 	out := []string{th.dim.Render("frame    ") + fmt.Sprintf("%d, %d bytes", i, len(raw))}
-	out = append(out, quoted(raw, w, 4)...)
+	out = append(out, quoted(raw, w)...)
 	ev := sse.Parse(raw)
 	if ev.Event != "" {
 		out = append(out, th.dim.Render("  event  ")+ev.Event)
@@ -291,20 +302,28 @@ func (t *traceTab) frameLines(e *trace.Event, w int, th theme) []string {
 
 // quoted shows raw bytes Go-quoted, one line per line of the input, at
 // most n lines.
-func quoted(raw []byte, w, n int) []string {
+// quoted shows raw line by line as Go-quoted strings, each wrapped to w
+// so the whole text is there for J/K to scroll to; past maxQuoted lines it
+// says how many bytes are left rather than build an unbounded view.
+func quoted(raw []byte, w int) []string {
 	var out []string
+	done := 0
 	for _, l := range strings.SplitAfter(string(raw), "\n") {
 		if l == "" {
 			continue
 		}
-		if len(out) == n {
-			out = append(out, "  …")
+		if len(out) >= maxQuoted {
+			out = append(out, fmt.Sprintf("  … %d more bytes", len(raw)-done))
 			break
 		}
-		out = append(out, fit("  "+strconv.Quote(l), w))
+		out = append(out, wrap("  "+strconv.Quote(l), w, 3)...)
+		done += len(l)
 	}
 	return out
 }
+
+// maxQuoted bounds the lines of one frame's text in the detail pane.
+const maxQuoted = 400
 
 // diffLines shows what changed between before and after: the differing
 // middle with some context, after trimming the common prefix and suffix.
