@@ -207,7 +207,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.chain.loadErr = ""
-		m.chain.set(msg.cf, m.cat.c)
+		m.chain.set(msg.cf, m.cat.c, m.opts.Factories)
 		if len(m.chain.findings) > 0 {
 			m.tr.clear() // a trace of a chain that no longer builds misleads
 		}
