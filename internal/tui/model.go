@@ -351,7 +351,7 @@ func (m *Model) promptKey(msg tea.KeyPressMsg) {
 				return
 			}
 			t.cursor = n - 1
-			m.setInfo(fmt.Sprintf("step %d", n))
+			m.setInfo(fmt.Sprintf("went to step %d", n))
 			return
 		}
 		if in == "" {
@@ -366,7 +366,7 @@ func (m *Model) promptKey(msg tea.KeyPressMsg) {
 			m.setErr(constErr(fmt.Sprintf("no step mentions %q", in)))
 			return
 		}
-		m.setInfo(fmt.Sprintf("/%s: step %d", in, t.cursor+1))
+		m.setInfo(fmt.Sprintf("found %q at step %d", in, t.cursor+1))
 		return
 	default:
 		if msg.Text != "" {
