@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -273,9 +274,16 @@ func printReport(o *globalOpts, rep replay.Report) error {
 	if oc.Reason != "" {
 		line += ": " + oc.Reason
 	}
-	fmt.Fprintf(w, "\n%s (streamed=%t frames=%d relayed=%d bytes)\n", line, oc.Streamed, oc.Frames, oc.Relayed)
+	// On a terminal the outcome follows the table; off one, stdout keeps
+	// only the table's rows (one event per line) and the outcome and
+	// warnings go to stderr, so a pipe reads pure data.
+	ow, blank := io.Writer(w), "\n"
+	if !o.app.OutTerminal {
+		ow, blank, p = o.app.Err, "", newPainter(o.app, o.noColor)
+	}
+	fmt.Fprintf(ow, "%s%s (streamed=%t frames=%d relayed=%d bytes)\n", blank, line, oc.Streamed, oc.Frames, oc.Relayed)
 	for _, wn := range rep.Warnings {
-		fmt.Fprintf(w, "%s %s\n", p.yellow("warning:"), wn)
+		fmt.Fprintf(ow, "%s %s\n", p.yellow("warning:"), wn)
 	}
 	return nil
 }

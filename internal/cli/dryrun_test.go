@@ -56,9 +56,17 @@ func TestDryrunWarningsAndErrors(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "unterminated final SSE block") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	code, out, _ = runAbctl(t, "dryrun", "--chain", "../../fixtures/inference/chain.yaml", "../../fixtures/inference/cut-mid-event.fixture")
-	if code != 0 || !strings.Contains(out, "warning:") || !strings.Contains(out, "outcome: allow 200") {
-		t.Fatalf("text: exit %d\n%s", code, out)
+	// Off a terminal stdout holds only the event rows; the outcome and
+	// warnings go to stderr.
+	code, out, errOut := runAbctl(t, "dryrun", "--chain", "../../fixtures/inference/chain.yaml", "../../fixtures/inference/cut-mid-event.fixture")
+	if code != 0 || !strings.Contains(errOut, "warning:") || !strings.Contains(errOut, "outcome: allow 200") ||
+		strings.Contains(out, "outcome") || strings.Contains(out, "warning") {
+		t.Fatalf("text: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.Count(l, "\t") != 6 {
+			t.Errorf("stdout line is not one 7-column event row: %q", l)
+		}
 	}
 	bad := filepath.Join(t.TempDir(), "bad.fixture")
 	os.WriteFile(bad, []byte("abkit-fixture 9\n"), 0o644)

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/charmbracelet/x/ansi"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/goccy/go-yaml"
 )
@@ -59,11 +59,13 @@ func writeTable(w io.Writer, terminal bool, p painter, header []string, rows [][
 		_, err := w.Write(b.Bytes())
 		return err
 	}
-	// Colour codes would break tabwriter's widths, so align plain text and
-	// colour the header line only, after alignment.
-	var b bytes.Buffer
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	// Columns are measured in terminal cells with escape codes left out
+	// (ansi.StringWidth), so a coloured cell such as a red "reject" keeps
+	// the columns aligned; tabwriter would count its escape bytes.
+	table := make([][]string, 0, len(rows)+1)
+	if len(header) > 0 {
+		table = append(table, header)
+	}
 	for _, r := range rows {
 		cells := make([]string, len(r))
 		for i, c := range r {
@@ -72,21 +74,36 @@ func writeTable(w io.Writer, terminal bool, p painter, header []string, rows [][
 				cells[i] = "-"
 			}
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		table = append(table, cells)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	var widths []int
+	for _, r := range table {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], ansi.StringWidth(c))
+		}
 	}
-	out := b.String()
-	if i := strings.IndexByte(out, '\n'); i >= 0 {
-		out = p.bold(strings.TrimRight(out[:i], " ")) + out[i:]
+	var b strings.Builder
+	for n, r := range table {
+		var line strings.Builder
+		for i, c := range r {
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			line.WriteString(c)
+			if i < len(r)-1 {
+				line.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)))
+			}
+		}
+		l := line.String()
+		if n == 0 && len(header) > 0 {
+			l = p.bold(l)
+		}
+		b.WriteString(l + "\n")
 	}
-	// tabwriter pads the last column too; trailing spaces are noise.
-	lines := strings.Split(out, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
-	}
-	_, err := io.WriteString(w, strings.Join(lines, "\n"))
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -81,7 +81,7 @@ func TestUIRunsBinaryPlugins(t *testing.T) {
 			tm.Send(tea.KeyPressMsg{Code: '3', Text: "3"})
 			uiWait(t, tm, "Choose a fixture")
 			tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-			uiWait(t, tm, "dry-run of chat-stream: allow")
+			uiWait(t, tm, " calls  ") // the timeline of a finished dry-run
 			tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
 			tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 		})
@@ -140,7 +140,7 @@ func TestUIChainErrorAndReload(t *testing.T) {
 	uiWait(t, tm, "chain ok", "guardrail")
 	tm.Send(tea.KeyPressMsg{Code: '3', Text: "3"})
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-	uiWait(t, tm, "dry-run of chat-stream: allow")
+	uiWait(t, tm, " calls  ")
 	// The chain breaks on disk; r reloads it and the old trace goes.
 	os.WriteFile(chain, []byte("outbound:\n  - name: guardrail\n"), 0o644)
 	tm.Send(tea.KeyPressMsg{Code: 'r', Text: "r"})

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/sdk/gateway"
 )
 
 // chainTab is the Chain tab: the loaded chain per direction, resolved
@@ -62,13 +63,27 @@ type chainRow struct {
 	item int
 }
 
-func (t *chainTab) set(cf *catalog.ChainFile, c *catalog.Catalog) {
+// set shows cf resolved against c. The findings are those of `abctl chain
+// validate`, with the in-process factories fs run on each entry's config
+// as a build would (binaries are not started here: that is a dry-run's
+// job).
+func (t *chainTab) set(cf *catalog.ChainFile, c *catalog.Catalog, fs []gateway.Factory) {
 	t.cf = cf
 	if c == nil {
 		c = &catalog.Catalog{}
 	}
 	t.res = catalog.Resolve(cf, c)
-	t.findings = catalog.ValidateChain(cf, c)
+	t.findings = catalog.ValidateBuild(cf, c, func(name string) (*gateway.Factory, bool) {
+		if d, ok := c.Lookup(name); ok && d.Origin.Kind == catalog.OriginBinary {
+			return nil, false
+		}
+		for i := range fs {
+			if fs[i].Name == name {
+				return &fs[i], true
+			}
+		}
+		return nil, false
+	})
 	t.lines, t.nItems = t.build()
 	t.cursor = clamp(t.cursor, t.nItems)
 	t.rows, t.spans, t.rowsW = nil, nil, 0

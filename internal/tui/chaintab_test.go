@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -160,5 +161,24 @@ func TestChainWrapsFindings(t *testing.T) {
 				t.Errorf("G: cursor %d, screen:\n%s", m.chain.cursor, s)
 			}
 		})
+	}
+}
+
+// TestChainTabRejectsWhatBuildRejects: a config the plugin's factory (or
+// schema) rejects is a finding in the Chain tab, as in `abctl chain
+// validate`, not "valid".
+func TestChainTabRejectsWhatBuildRejects(t *testing.T) {
+	path := t.TempDir() + "/chain.yaml"
+	src := "outbound:\n  - name: inference-parser\n  - name: guardrail\n    config:\n      check: respnse\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(t)
+	opts.ChainPath = path
+	m := loaded(t, opts, 120, 40)
+	press(t, m, k("2"))
+	view := plain(m)
+	if len(m.chain.findings) == 0 || !strings.Contains(view, `did you mean "response"`) && !strings.Contains(view, "respnse") {
+		t.Fatalf("chain tab findings %v; view:\n%s", m.chain.findings, view)
 	}
 }

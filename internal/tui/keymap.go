@@ -16,7 +16,8 @@ type KeyMap struct {
 	Enter, Back, Filter, Help, Quit, Force  key.Binding
 	Edit, Reload                            key.Binding
 	NextStep, PrevStep, NextFrame, NextRej  key.Binding
-	End, Play                               key.Binding
+	End, Play, Search, GoTo                 key.Binding
+	DetailDown, DetailUp, Copy              key.Binding
 }
 
 // DefaultKeyMap returns abctl's keys.
@@ -25,31 +26,36 @@ func DefaultKeyMap() KeyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
 	}
 	return KeyMap{
-		Up:        b([]string{"k", "up"}, "k/↑", "move up"),
-		Down:      b([]string{"j", "down"}, "j/↓", "move down"),
-		PageUp:    b([]string{"pgup", "ctrl+u"}, "pgup/ctrl+u", "page up"),
-		PageDown:  b([]string{"pgdown", "ctrl+d"}, "pgdn/ctrl+d", "page down"),
-		Top:       b([]string{"g", "home"}, "g/home", "go to the top"),
-		Bottom:    b([]string{"G", "end"}, "G/end", "go to the bottom"),
-		NextTab:   b([]string{"tab"}, "tab", "next tab"),
-		PrevTab:   b([]string{"shift+tab"}, "shift+tab", "previous tab"),
-		Tab1:      b([]string{"1"}, "1", "Catalog tab"),
-		Tab2:      b([]string{"2"}, "2", "Chain tab"),
-		Tab3:      b([]string{"3"}, "3", "Trace tab"),
-		Enter:     b([]string{"enter"}, "enter", "open / drill in / run dry-run"),
-		Back:      b([]string{"esc"}, "esc", "back / clear the filter"),
-		Filter:    b([]string{"/"}, "/", "filter the catalog"),
-		Help:      b([]string{"?"}, "?", "show all keys"),
-		Quit:      b([]string{"q"}, "q", "quit (not while filtering)"),
-		Force:     b([]string{"ctrl+c"}, "ctrl+c", "quit at once"),
-		Edit:      b([]string{"e"}, "e", "edit the chain file in $VISUAL or $EDITOR (vi when unset)"),
-		Reload:    b([]string{"r"}, "r", "reload the catalog, chain and fixtures from disk"),
-		NextStep:  b([]string{"n", "right", "l"}, "n/→", "next step"),
-		PrevStep:  b([]string{"p", "left", "h"}, "p/←", "previous step"),
-		NextFrame: b([]string{"f"}, "f", "next frame"),
-		NextRej:   b([]string{"x"}, "x", "next reject"),
-		End:       b([]string{"G", "end"}, "G/end", "last step"),
-		Play:      b([]string{"space"}, "space", "play / pause"),
+		Up:         b([]string{"k", "up"}, "k/↑", "move up"),
+		Down:       b([]string{"j", "down"}, "j/↓", "move down"),
+		PageUp:     b([]string{"pgup", "ctrl+u"}, "pgup/ctrl+u", "page up"),
+		PageDown:   b([]string{"pgdown", "ctrl+d"}, "pgdn/ctrl+d", "page down"),
+		Top:        b([]string{"g", "home"}, "g/home", "go to the top"),
+		Bottom:     b([]string{"G", "end"}, "G/end", "go to the bottom"),
+		NextTab:    b([]string{"tab"}, "tab", "next tab"),
+		PrevTab:    b([]string{"shift+tab"}, "shift+tab", "previous tab"),
+		Tab1:       b([]string{"1"}, "1", "Catalog tab"),
+		Tab2:       b([]string{"2"}, "2", "Chain tab"),
+		Tab3:       b([]string{"3"}, "3", "Trace tab"),
+		Enter:      b([]string{"enter"}, "enter", "open / drill in / run dry-run"),
+		Back:       b([]string{"esc"}, "esc", "back / clear the filter"),
+		Filter:     b([]string{"/"}, "/", "filter the catalog"),
+		Help:       b([]string{"?"}, "?", "show all keys"),
+		Quit:       b([]string{"q"}, "q", "quit (not while filtering)"),
+		Force:      b([]string{"ctrl+c"}, "ctrl+c", "quit at once"),
+		Edit:       b([]string{"e"}, "e", "edit the chain file in $VISUAL or $EDITOR (vi when unset)"),
+		Reload:     b([]string{"r"}, "r", "reload the catalog, chain and fixtures from disk"),
+		NextStep:   b([]string{"n", "right", "l"}, "n/→", "next step"),
+		PrevStep:   b([]string{"p", "left", "h"}, "p/←", "previous step"),
+		NextFrame:  b([]string{"f"}, "f", "next frame"),
+		NextRej:    b([]string{"x"}, "x", "next reject"),
+		End:        b([]string{"G", "end"}, "G/end", "last step"),
+		Play:       b([]string{"space"}, "space", "play / pause"),
+		Search:     b([]string{"/"}, "/", "search the steps (plugin, hook, action, reason, frame text); / enter again for the next"),
+		GoTo:       b([]string{":"}, ":N", "go to step N"),
+		DetailDown: b([]string{"J"}, "J", "scroll the step's detail down"),
+		DetailUp:   b([]string{"K"}, "K", "scroll the step's detail up"),
+		Copy:       b([]string{"y"}, "y", "copy the step as JSON (OSC 52 clipboard)"),
 	}
 }
 
@@ -66,7 +72,7 @@ func (k KeyMap) Groups() []Group {
 		{"Lists", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Enter, k.Back}},
 		{"Catalog", []key.Binding{k.Filter, k.Enter, k.Back}},
 		{"Chain", []key.Binding{k.Edit, k.Enter}},
-		{"Trace", []key.Binding{k.Enter, k.NextStep, k.PrevStep, k.NextFrame, k.NextRej, k.End, k.Play, k.Back}},
+		{"Trace", []key.Binding{k.Enter, k.NextStep, k.PrevStep, k.NextFrame, k.NextRej, k.End, k.Play, k.Search, k.GoTo, k.DetailDown, k.DetailUp, k.Copy, k.Back}},
 	}
 }
 

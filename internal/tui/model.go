@@ -10,9 +10,12 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,6 +83,7 @@ type Model struct {
 
 	tab      tab
 	help     bool
+	helpOff  int // first line of the help screen shown, when it scrolls
 	status   string
 	statusOK bool
 	busy     string // what is running, shown with the spinner
@@ -203,7 +207,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.chain.loadErr = ""
-		m.chain.set(msg.cf, m.cat.c)
+		m.chain.set(msg.cf, m.cat.c, m.opts.Factories)
 		if len(m.chain.findings) > 0 {
 			m.tr.clear() // a trace of a chain that no longer builds misleads
 		}
@@ -263,10 +267,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.cat.filterKey(msg, k)
 		return nil
 	}
+	if m.tab == tabTrace && m.tr.prompt != 0 {
+		m.promptKey(msg) // q, r, digits are text while a query is typed
+		return nil
+	}
 	if m.help {
-		if key.Matches(msg, k.Help, k.Back, k.Quit) {
-			m.help = false
-		}
+		m.helpKey(msg)
 		return nil
 	}
 	switch {
@@ -320,6 +326,54 @@ func (m *Model) chainKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	m.chain.move(msg, k, m.w, m.bodyHeight())
 	return nil
+}
+
+// promptKey edits the Trace tab's / or : query; enter applies it, esc
+// drops it.
+func (m *Model) promptKey(msg tea.KeyPressMsg) {
+	t := &m.tr
+	switch msg.String() {
+	case "esc":
+		t.prompt, t.input = 0, ""
+		m.setInfo("")
+		return
+	case "backspace":
+		if r := []rune(t.input); len(r) > 0 {
+			t.input = string(r[:len(r)-1])
+		}
+	case "enter":
+		p, in := t.prompt, strings.TrimSpace(t.input)
+		t.prompt, t.input = 0, ""
+		if p == ':' {
+			n, err := strconv.Atoi(in)
+			if err != nil || n < 1 || n > len(t.run.Events) {
+				m.setErr(constErr(fmt.Sprintf("no step %q: give a number from 1 to %d", in, len(t.run.Events))))
+				return
+			}
+			t.cursor = n - 1
+			m.setInfo(fmt.Sprintf("went to step %d", n))
+			return
+		}
+		if in == "" {
+			in = t.query
+		}
+		if in == "" {
+			m.setInfo("")
+			return
+		}
+		t.query = in
+		if !t.search(in) {
+			m.setErr(constErr(fmt.Sprintf("no step mentions %q", in)))
+			return
+		}
+		m.setInfo(fmt.Sprintf("found %q at step %d", in, t.cursor+1))
+		return
+	default:
+		if msg.Text != "" {
+			t.input += msg.Text
+		}
+	}
+	m.setInfo(string(t.prompt) + t.input)
 }
 
 // reload rereads the catalog (and, once it is loaded, the chain) and the
@@ -396,7 +450,32 @@ func (m *Model) traceKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if t.prompt != 0 {
+		m.promptKey(msg)
+		return nil
+	}
+	before := t.cursor
+	defer func() {
+		if t.cursor != before {
+			t.detailOff = 0
+		}
+	}()
 	switch {
+	case key.Matches(msg, k.DetailDown):
+		t.detailOff++
+	case key.Matches(msg, k.DetailUp):
+		t.detailOff = max(t.detailOff-1, 0)
+	case key.Matches(msg, k.Copy):
+		b, err := json.Marshal(t.run.Events[t.cursor])
+		if err != nil {
+			m.setErr(err)
+			return nil
+		}
+		m.setInfo(fmt.Sprintf("copied step %d as JSON (%d bytes) to the clipboard", t.cursor+1, len(b)))
+		return tea.SetClipboard(string(b))
+	case key.Matches(msg, k.Search), key.Matches(msg, k.GoTo):
+		t.prompt, t.input, t.playing = msg.String()[0], "", false
+		m.setInfo(string(t.prompt))
 	case key.Matches(msg, k.Back):
 		t.picking, t.playing = true, false
 	case key.Matches(msg, k.Enter):

@@ -86,7 +86,7 @@ func TestTabsHelpQuit(t *testing.T) {
 	if m.tab != tabTrace {
 		t.Fatalf("shift+tab twice from Chain: %v", m.tab)
 	}
-	press(t, m, k("?"))
+	press(t, m, k("?"), k("G"))
 	if !m.help || !strings.Contains(plain(m), "next reject") {
 		t.Fatal("? does not show all keys")
 	}
@@ -412,5 +412,36 @@ func TestDryRunErrorInPane(t *testing.T) {
 	press(t, m, k("esc"))
 	if strings.Contains(plain(m), "dry-run failed") {
 		t.Error("the old error stays after a successful run")
+	}
+}
+
+// TestHelpScrollsWithoutTruncation: at every size, paging through the help
+// screen shows every binding with its whole description, and nothing is
+// cut off with an ellipsis.
+func TestHelpScrollsWithoutTruncation(t *testing.T) {
+	for _, size := range [][2]int{{60, 20}, {80, 24}, {120, 40}} {
+		m := loaded(t, testOptions(t), size[0], size[1])
+		press(t, m, k("?"))
+		seen := ""
+		for range 20 {
+			seen += plain(m) + "\n"
+			press(t, m, k("pgdown"))
+		}
+		// The status bar may abbreviate the chain path; the help may not.
+		if strings.Contains(strings.ReplaceAll(seen, "example-chain.yaml…", ""), "…") {
+			t.Errorf("%dx%d: help truncates:\n%s", size[0], size[1], seen)
+		}
+		flat := strings.Join(strings.Fields(seen), " ")
+		for _, g := range m.keys.Groups() {
+			for _, b := range g.Bindings {
+				if d := strings.Join(strings.Fields(b.Help().Desc), " "); !strings.Contains(flat, d) {
+					t.Errorf("%dx%d: help never shows %q", size[0], size[1], d)
+				}
+			}
+		}
+		press(t, m, k("g"))
+		if !strings.Contains(plain(m), "Everywhere") {
+			t.Errorf("%dx%d: g does not go back to the top", size[0], size[1])
+		}
 	}
 }

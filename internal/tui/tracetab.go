@@ -25,6 +25,46 @@ type traceTab struct {
 	off     int
 	playing bool
 	playID  int
+
+	// prompt is '/' (search) or ':' (go to step) while a query is typed
+	// into input; 0 otherwise. query is the last search, which an empty
+	// search repeats.
+	prompt byte
+	input  string
+	query  string
+	// detailOff is the first line of the step's detail shown (J/K); it
+	// resets when the cursor moves.
+	detailOff int
+}
+
+// matches reports whether step i mentions q (lower case): its plugin,
+// hook, action, reason, error or the text of its frame.
+func (t *traceTab) matches(i int, q string) bool {
+	e := t.run.Events[i]
+	hay := []string{e.Plugin, e.Hook, e.Action, e.Reason, e.Error, e.Mutated}
+	if e.Frame != nil && *e.Frame >= 0 && *e.Frame < len(t.run.Frames) {
+		hay = append(hay, string(t.run.Frames[*e.Frame]))
+	}
+	for _, h := range hay {
+		if strings.Contains(strings.ToLower(h), q) {
+			return true
+		}
+	}
+	return false
+}
+
+// search moves to the next step after the cursor that matches q, wrapping
+// around to the first; it reports whether one does.
+func (t *traceTab) search(q string) bool {
+	q = strings.ToLower(q)
+	n := len(t.run.Events)
+	for d := 1; d <= n; d++ {
+		if i := (t.cursor + d) % n; t.matches(i, q) {
+			t.cursor = i
+			return true
+		}
+	}
+	return false
 }
 
 func (t *traceTab) setRun(r *Run) {
@@ -203,10 +243,18 @@ func (t *traceTab) eventView(w, h int, th theme) []string {
 	for _, wn := range t.run.Warnings {
 		tail = append(tail, wrap(th.warn.Render("warning: ")+wn, w, 9)...)
 	}
-	// The outcome stays visible at the bottom however long the frame is.
+	// The outcome stays visible at the bottom however long the frame is;
+	// J/K scroll what does not fit.
 	room := max(h-len(tail), 1)
 	if len(out) > room {
-		out = out[:room]
+		t.detailOff = max(min(t.detailOff, len(out)-room), 0)
+		rest := len(out) - t.detailOff
+		out = out[t.detailOff:]
+		if rest > room {
+			out = append(out[:room-1:room-1], th.dim.Render(fmt.Sprintf("  ↓ %d more line(s): J/K scroll", rest-room+1)))
+		}
+	} else {
+		t.detailOff = 0
 	}
 	for len(out) < room {
 		out = append(out, "")
@@ -225,14 +273,14 @@ func (t *traceTab) frameLines(e *trace.Event, w int, th theme) []string {
 	case t.run.Frames == nil:
 		raw = t.run.RespBefore
 		out := []string{th.dim.Render("frame    ") + "whole body (buffered response, one call)"}
-		return append(out, quoted(raw, w, 3)...)
+		return append(out, quoted(raw, w)...)
 	case i < len(t.run.Frames):
 		raw = t.run.Frames[i]
 	default:
 		return []string{th.dim.Render("frame    ") + "closing call (last=true, no bytes)"}
 	}
 	out := []string{th.dim.Render("frame    ") + fmt.Sprintf("%d, %d bytes", i, len(raw))}
-	out = append(out, quoted(raw, w, 4)...)
+	out = append(out, quoted(raw, w)...)
 	ev := sse.Parse(raw)
 	if ev.Event != "" {
 		out = append(out, th.dim.Render("  event  ")+ev.Event)
@@ -254,20 +302,28 @@ func (t *traceTab) frameLines(e *trace.Event, w int, th theme) []string {
 
 // quoted shows raw bytes Go-quoted, one line per line of the input, at
 // most n lines.
-func quoted(raw []byte, w, n int) []string {
+// quoted shows raw line by line as Go-quoted strings, each wrapped to w
+// so the whole text is there for J/K to scroll to; past maxQuoted lines it
+// says how many bytes are left rather than build an unbounded view.
+func quoted(raw []byte, w int) []string {
 	var out []string
+	done := 0
 	for _, l := range strings.SplitAfter(string(raw), "\n") {
 		if l == "" {
 			continue
 		}
-		if len(out) == n {
-			out = append(out, "  …")
+		if len(out) >= maxQuoted {
+			out = append(out, fmt.Sprintf("  … %d more bytes", len(raw)-done))
 			break
 		}
-		out = append(out, fit("  "+strconv.Quote(l), w))
+		out = append(out, wrap("  "+strconv.Quote(l), w, 3)...)
+		done += len(l)
 	}
 	return out
 }
+
+// maxQuoted bounds the lines of one frame's text in the detail pane.
+const maxQuoted = 400
 
 // diffLines shows what changed between before and after: the differing
 // middle with some context, after trimming the common prefix and suffix.

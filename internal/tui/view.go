@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,7 +162,7 @@ func (m *Model) hints() []key.Binding {
 	case m.cat.filtering:
 		return []key.Binding{withHelp(k.Enter, "enter", "keep filter"), withHelp(k.Back, "esc", "clear"), k.Force}
 	case m.help:
-		return []key.Binding{withHelp(k.Back, "esc", "close")}
+		return []key.Binding{withHelp(k.Down, "j/k", "scroll"), withHelp(k.PageDown, "pgdn/pgup", "page"), withHelp(k.Back, "esc", "close")}
 	case m.tab == tabCatalog && m.cat.detail:
 		return []key.Binding{withHelp(k.Down, "j/k", "scroll"), k.Back, k.NextTab, k.Help, k.Quit}
 	case m.tab == tabCatalog:
@@ -198,7 +199,8 @@ func shortDesc(s string) string {
 	return s
 }
 
-func (m *Model) helpView(w, h int) []string {
+// helpLines are the help screen's lines, unwrapped.
+func (m *Model) helpLines() []string {
 	var out []string
 	for _, g := range m.keys.Groups() {
 		out = append(out, m.th.title.Render(g.Title))
@@ -206,16 +208,62 @@ func (m *Model) helpView(w, h int) []string {
 			out = append(out, "  "+m.th.accent.Render(fit(kb.Help().Key, 14))+" "+kb.Help().Desc)
 		}
 	}
-	out = append(out, m.th.title.Render("Mouse"), "  wheel moves the list, click selects a tab or a row",
+	return append(out, m.th.title.Render("Mouse"), "  wheel moves the list, click selects a tab or a row",
 		m.th.title.Render("Badges"), "  P D H families; r reads body, q writes request, s writes response;",
 		"  S streams, F finishes, I init, Y ready")
-	if len(out) <= h {
-		return out
+}
+
+// helpView shows every key with its whole description: in two columns
+// when they fit untruncated, else in one column wrapped to the width,
+// which j/k, pgup/pgdn and g/G scroll (k9s' and lazygit's help scroll the
+// same way). Nothing is cut off at any size.
+func (m *Model) helpView(w, h int) []string {
+	lines := m.helpLines()
+	widest := 0
+	for _, l := range lines {
+		widest = max(widest, ansi.StringWidth(l))
 	}
-	// Two columns when one does not fit.
-	half := (len(out) + 1) / 2
-	cw := w / 2
-	return sideBySide(out[:half], out[half:], cw-1, w-cw, " ")
+	if half := (len(lines) + 1) / 2; half <= h && widest <= w/2-1 {
+		cw := w / 2
+		m.helpOff = 0
+		return sideBySide(lines[:half], lines[half:], cw-1, w-cw, " ")
+	}
+	var one []string
+	for _, l := range lines {
+		one = append(one, wrap(l, w, 17)...)
+	}
+	if len(one) <= h {
+		m.helpOff = 0
+		return one
+	}
+	m.helpOff = max(min(m.helpOff, len(one)-h), 0)
+	view := slices.Clone(one[m.helpOff : m.helpOff+h])
+	if m.helpOff+h < len(one) {
+		view[h-1] = m.th.dim.Render(fmt.Sprintf("  ↓ more (%d of %d lines): j/k, pgdn", m.helpOff+h-1, len(one)))
+	}
+	return view
+}
+
+// helpKey scrolls the help screen; ?, esc and q close it.
+func (m *Model) helpKey(msg tea.KeyPressMsg) {
+	k := m.keys
+	page := max(m.bodyHeight()-1, 1)
+	switch {
+	case key.Matches(msg, k.Help, k.Back, k.Quit):
+		m.help, m.helpOff = false, 0
+	case key.Matches(msg, k.Down):
+		m.helpOff++
+	case key.Matches(msg, k.Up):
+		m.helpOff = max(m.helpOff-1, 0)
+	case key.Matches(msg, k.PageDown):
+		m.helpOff += page
+	case key.Matches(msg, k.PageUp):
+		m.helpOff = max(m.helpOff-page, 0)
+	case key.Matches(msg, k.Top):
+		m.helpOff = 0
+	case key.Matches(msg, k.Bottom):
+		m.helpOff = 1 << 20 // clamped by the view
+	}
 }
 
 // wheel moves the cursor of the list on screen.
