@@ -13,9 +13,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
 
 	"github.com/abkit/abkit/internal/cli"
+	"github.com/abkit/abkit/internal/clidocs"
 	conformance "github.com/abkit/abkit/internal/conformance/cli"
 )
 
@@ -36,16 +36,12 @@ func run(dir, man string) error {
 		}
 		return conformance.GenDocs(dir)
 	}
-	if err := os.MkdirAll(man, 0o755); err != nil {
-		return err
-	}
 	for _, root := range []*cobra.Command{
 		cli.NewRoot(&cli.App{Out: io.Discard, Err: io.Discard}),
 		conformance.NewRoot(&conformance.App{Out: io.Discard, Err: io.Discard}),
 	} {
-		hdr := &doc.GenManHeader{Title: root.Name(), Section: "1", Source: "abkit", Manual: "abkit manual"}
-		if err := doc.GenManTree(root, hdr, man); err != nil {
-			return fmt.Errorf("man pages of %s: %w", root.Name(), err)
+		if err := clidocs.Man(root, man); err != nil {
+			return err
 		}
 	}
 	return nil
