@@ -3,9 +3,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
 
 	"golang.org/x/term"
 
@@ -17,7 +15,6 @@ import (
 var version, commit, date string
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	app := &cli.App{
 		Out:         os.Stdout,
 		Err:         os.Stderr,
@@ -29,7 +26,7 @@ func main() {
 		Commit:      commit,
 		Date:        date,
 	}
-	code := cli.Main(ctx, app, os.Args[1:])
-	stop()
-	os.Exit(code)
+	// SIGINT and SIGTERM alike: the first cancels the command and stops
+	// its plugin processes, a second kills them and exits at once.
+	os.Exit(cli.MainWithSignals(app, os.Args[1:]))
 }

@@ -3,10 +3,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/abkit/abkit/internal/conformance/cli"
 )
@@ -17,9 +14,7 @@ var version, commit, date string
 
 func main() {
 	// SIGINT/SIGTERM cancel the run: results so far are printed and every
-	// plugin process is stopped before exit.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, &cli.App{Out: os.Stdout, Err: os.Stderr, Version: version, Commit: commit, Date: date}, os.Args[1:])
-	stop()
-	os.Exit(code)
+	// plugin process is stopped before exit (130/143); a second signal
+	// kills them and exits at once.
+	os.Exit(cli.MainWithSignals(&cli.App{Out: os.Stdout, Err: os.Stderr, Version: version, Commit: commit, Date: date}, os.Args[1:]))
 }

@@ -13,12 +13,15 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/abkit/abkit/internal/buildinfo"
 	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/exitcode"
+	"github.com/abkit/abkit/internal/interrupt"
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
 )
@@ -29,7 +32,8 @@ const (
 	ExitFindings = 1
 	ExitUsage    = 2
 	ExitRead     = 3
-	// ExitInterrupted is a run stopped by SIGINT, as a shell reports it.
+	// ExitInterrupted is a run stopped by SIGINT, as a shell reports it;
+	// SIGTERM is 143 (see internal/interrupt).
 	ExitInterrupted = 130
 )
 
@@ -57,6 +61,24 @@ type App struct {
 	// binaries. A nil Stderr drops the plugins' own logs (go-plugin's
 	// debug lines among them); a failed call still quotes their last lines.
 	PluginHost pluginhost.Options
+	// InterruptGrace bounds the shutdown calls to plugins after a signal
+	// cancelled the command; zero means 2 s. Their processes are killed
+	// after it either way.
+	InterruptGrace time.Duration
+}
+
+// closeCtx is the context for stopping plugins at the end of a command: a
+// normal end gives them the call timeout, an interrupted one only the
+// interrupt grace, so a plugin hung in Shutdown cannot hold up the exit.
+func (a *App) closeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return context.WithoutCancel(ctx), func() {}
+	}
+	grace := a.InterruptGrace
+	if grace <= 0 {
+		grace = 2 * time.Second
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), grace)
 }
 
 // build identifies the running abctl.
@@ -104,6 +126,25 @@ func ExitCode(err error) int {
 	return ExitUsage
 }
 
+// MainWithSignals is abctl's main: Main with SIGINT and SIGTERM handled
+// alike (see internal/interrupt): the first cancels the command, which
+// stops its plugin processes on the way out; the second kills every plugin
+// process group and exits at once.
+func MainWithSignals(app *App, args []string) int {
+	groups := app.PluginHost.Groups
+	if groups == nil {
+		groups = pluginhost.NewGroups()
+		app.PluginHost.Groups = groups
+	}
+	if d, ok := app.Catalog.Describer.(pluginhost.Describer); ok && d.Options.Groups == nil {
+		d.Options.Groups = groups
+		app.Catalog.Describer = d
+	}
+	ctx, stop := interrupt.Notify(context.Background(), groups.KillAll)
+	defer stop()
+	return Main(ctx, app, args)
+}
+
 // Main runs abctl with args, prints any error to Err and returns the exit
 // code.
 func Main(ctx context.Context, app *App, args []string) int {
@@ -111,10 +152,17 @@ func Main(ctx context.Context, app *App, args []string) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	code := ExitCode(err)
+	if sc, ok := interrupt.Code(ctx); ok && code != ExitOK {
+		// A command a signal cut short exits as a shell reports the
+		// signal: 130 SIGINT, 143 SIGTERM. (record stops on SIGINT as
+		// its normal end and exits 0.)
+		code = sc
+	}
 	var ee *ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.Err == nil) {
 		p := newPainter(app, false)
-		fmt.Fprintf(app.Err, "%s %v\n", p.red("abctl:"), err)
+		// Errors quote files, plugins and traffic: escape what they quote.
+		fmt.Fprintf(app.Err, "%s %s\n", p.red("abctl:"), termsafe.String(err.Error()))
 		if code == ExitUsage {
 			fmt.Fprintln(app.Err, "Run 'abctl --help' for usage.")
 		}
@@ -202,7 +250,7 @@ func (o *globalOpts) loadCatalog(ctx context.Context) (*catalog.Catalog, error) 
 	}
 	p := newPainter(o.app, o.noColor)
 	for _, n := range c.Notes {
-		fmt.Fprintf(o.app.Err, "%s %s\n", p.dim("note:"), n)
+		fmt.Fprintf(o.app.Err, "%s %s\n", p.dim("note:"), termsafe.String(n.String()))
 	}
 	return c, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
@@ -74,7 +75,8 @@ docs/replay.md (events with seq, hook, plugin, frame, last, action, reason,
 status, mutated, duration_ns; outcome; warnings). The exit code is 0 when
 the exchange ran, whatever the chain decided; 3 when a file or plugin
 binary cannot be read; 2 for usage errors (among them a --direction the
-chain has no entries for); 130 when interrupted.`,
+chain has no entries for); 130 when interrupted by SIGINT, 143 by SIGTERM
+(a second signal stops at once).`,
 		Example: "  abctl dryrun --chain fixtures/inference/chain.yaml fixtures/inference/chat-stream.fixture\n" +
 			"  abctl dryrun --chain chain.yaml --sse body.sse -o json",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -208,13 +210,17 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 			return readErr(err)
 		}
 		// Stopped before the plugin processes are: shutdown calls reach them.
-		defer ch.Close(context.Background())
+		defer func() {
+			cctx, cancel := o.app.closeCtx(ctx)
+			defer cancel()
+			ch.Close(cctx)
+		}()
 		rep = replay.Run(ctx, ch.Chain, f, replay.AsRecorded)
 		return nil
 	})
 	// An interrupt is reported as one whatever stage it cut short: loading a
 	// plugin, building the chain or running the exchange.
-	if cerr := ctx.Err(); cerr != nil {
+	if cerr := context.Cause(ctx); cerr != nil {
 		if err != nil {
 			cerr = fmt.Errorf("%w (%v)", cerr, err)
 		}
@@ -281,9 +287,9 @@ func printReport(o *globalOpts, rep replay.Report) error {
 	if !o.app.OutTerminal {
 		ow, blank, p = o.app.Err, "", newPainter(o.app, o.noColor)
 	}
-	fmt.Fprintf(ow, "%s%s (streamed=%t frames=%d relayed=%d bytes)\n", blank, line, oc.Streamed, oc.Frames, oc.Relayed)
+	fmt.Fprintf(ow, "%s%s (streamed=%t frames=%d relayed=%d bytes)\n", blank, termsafe.String(line), oc.Streamed, oc.Frames, oc.Relayed)
 	for _, wn := range rep.Warnings {
-		fmt.Fprintf(ow, "%s %s\n", p.yellow("warning:"), wn)
+		fmt.Fprintf(ow, "%s %s\n", p.yellow("warning:"), termsafe.String(wn))
 	}
 	return nil
 }
@@ -307,6 +313,9 @@ func withPlugins(ctx context.Context, app *App, pluginDir string, names []string
 	}
 	host := pluginhost.NewHost(app.PluginHost)
 	defer host.Close()
+	// A signal (ctx cancelled) ends a call that hangs in a plugin now,
+	// not when its call timeout fires.
+	defer context.AfterFunc(ctx, host.AbortCalls)()
 	have := map[string]bool{}
 	for _, f := range factories {
 		have[f.Name] = true

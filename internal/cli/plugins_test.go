@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -40,17 +40,27 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == slowPlugin {
+	switch filepath.Base(os.Args[0]) {
+	case slowPlugin:
 		sdk.Serve(slowBundle())
+		return
+	case forkerPlugin:
+		serveForker()
+		return
+	case hangPlugin:
+		sdk.Serve(hangBundle())
 		return
 	}
 	if os.Getenv(abctlEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		app := &App{Out: os.Stdout, Err: os.Stderr, Catalog: catalog.Options{Builtin: Builtins, CacheDir: "-"},
-			Pipeline: func() []gateway.Factory { return nil }}
-		code := Main(ctx, app, os.Args[1:])
-		stop()
-		os.Exit(code)
+		// As cmd/abctl runs, with a call timeout far beyond any test, so
+		// that only the signal handling can end a hung call.
+		app := &App{Out: os.Stdout, Err: os.Stderr, Catalog: catalog.Options{Builtin: Builtins, CacheDir: "-", Describer: NewDescriber()},
+			Pipeline:   func() []gateway.Factory { return nil },
+			PluginHost: pluginhost.Options{CallTimeout: 10 * time.Minute}}
+		if g := os.Getenv(graceEnv); g != "" {
+			app.InterruptGrace, _ = time.ParseDuration(g)
+		}
+		os.Exit(MainWithSignals(app, os.Args[1:]))
 	}
 	dir, err := os.MkdirTemp("", "abkit-cli-plugins-")
 	if err != nil {
@@ -59,8 +69,10 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	err = testbin.Build(context.Background(), dir, "./examples/plugins/...")
-	if err == nil {
-		err = copyExec(os.Args[0], filepath.Join(dir, slowPlugin))
+	for _, name := range []string{slowPlugin, forkerPlugin, hangPlugin} {
+		if err == nil {
+			err = copyExec(os.Args[0], filepath.Join(dir, name))
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n", err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -199,3 +200,52 @@ func TestSlowFinishBinaryReportsP28(t *testing.T) {
 // verdicts must not change with the load. Cases about time carry their
 // own deadlines.
 var hostGuard = pluginhost.Options{StartTimeout: time.Minute, CallTimeout: time.Minute}
+
+// A plugin that starts a helper process and exits normally when the suite
+// stops it leaves no process behind: one run of the whole suite starts a
+// fresh process per case (before, one run left 19 helpers running and
+// reported all passed).
+func TestForkingPluginLeavesNoChild(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process states need /proc")
+	}
+	pids := filepath.Join(t.TempDir(), "pids")
+	opts := hostGuard
+	opts.Env = []string{"ABKIT_BROKEN_CHILD_PIDS=" + pids}
+	rep, err := conformance.Run(context.Background(), conformance.PluginSuite(),
+		conformance.Binary(filepath.Join(binDir, "forks-child"), opts),
+		conformance.Options{Isolation: conformance.IsolationCase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Errorf("fails %v:%s", failing(rep), describeFailures(rep))
+	}
+	data, err := os.ReadFile(pids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := strings.Fields(string(data))
+	if len(started) < 2 {
+		t.Fatalf("only %d helpers started: the test plugin does not fork", len(started))
+	}
+	deadline := time.Now().Add(10 * time.Second) // hang guard, not a timing check
+	for {
+		var alive []string
+		for _, pid := range started {
+			if b, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil {
+				if st := string(b); !strings.Contains(st[strings.LastIndexByte(st, ')'):], ") Z") {
+					alive = append(alive, pid)
+				}
+			}
+		}
+		if len(alive) == 0 {
+			t.Logf("%d helpers started, none left", len(started))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d helper processes left running: %v", len(alive), len(started), alive)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

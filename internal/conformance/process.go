@@ -29,6 +29,9 @@ func Binary(path string, opts pluginhost.Options) Launcher {
 type binary struct {
 	path string
 	opts pluginhost.Options
+
+	mu   sync.Mutex
+	live map[*procSubject]struct{}
 }
 
 func (b *binary) Target() string { return b.path }
@@ -41,7 +44,30 @@ func (b *binary) Launch(ctx context.Context) (Subject, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newProcSubject(p), nil
+	s := newProcSubject(p)
+	b.mu.Lock()
+	if b.live == nil {
+		b.live = map[*procSubject]struct{}{}
+	}
+	b.live[s] = struct{}{}
+	b.mu.Unlock()
+	s.onClose = func() {
+		b.mu.Lock()
+		delete(b.live, s)
+		b.mu.Unlock()
+	}
+	return s, nil
+}
+
+// AbortCalls ends the calls in flight to every plugin process the launcher
+// started and has not closed: Run calls it when the run is cancelled
+// (SIGINT, SIGTERM), so a hung call does not wait for the case timeout.
+func (b *binary) AbortCalls() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.live {
+		s.p.AbortCalls()
+	}
 }
 
 // procSubject is a plugin process behind the protocol.
@@ -50,6 +76,8 @@ type procSubject struct {
 	d    *Descriptor
 	plug sdk.Plugin
 	once sync.Once
+	// onClose forgets the subject in its launcher.
+	onClose func()
 }
 
 func newProcSubject(p *pluginhost.Plugin) *procSubject {
@@ -98,7 +126,12 @@ func (s *procSubject) Exited() error {
 
 func (s *procSubject) Close() error {
 	var err error
-	s.once.Do(func() { err = s.p.Close() })
+	s.once.Do(func() {
+		if s.onClose != nil {
+			s.onClose()
+		}
+		err = s.p.Close()
+	})
 	return err
 }
 

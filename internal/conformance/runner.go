@@ -211,6 +211,11 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 		}
 		notes = append(notes, single)
 	}
+	if a, ok := l.(interface{ AbortCalls() }); ok {
+		// A cancelled run (SIGINT, SIGTERM) ends the calls hanging in its
+		// plugins now, not at the case timeout.
+		defer context.AfterFunc(ctx, a.AbortCalls)()
+	}
 	start := time.Now()
 	first, err := l.Launch(ctx)
 	if err != nil {

@@ -154,7 +154,21 @@ type PanicError struct {
 }
 
 func (e *PanicError) Error() string {
+	if f, ok := e.Value.(failedCall); ok && !f.Panicked() {
+		// An out-of-process plugin whose process exited, was killed or
+		// did not answer: that is how it failed, not a panic.
+		return fmt.Sprintf("plugin %q failed in %s: %v", e.Plugin, e.Hook, e.Value)
+	}
 	return fmt.Sprintf("plugin %q panicked in %s: %v", e.Plugin, e.Hook, e.Value)
+}
+
+// failedCall is a hook failure that is not necessarily a panic: a plugin
+// host's call across a process boundary reports it so (a hook of an
+// out-of-process plugin panics with it, as the hook has no error result).
+// Panicked reports whether the plugin panicked after all.
+type failedCall interface {
+	error
+	Panicked() bool
 }
 
 type stage uint8

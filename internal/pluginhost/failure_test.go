@@ -295,3 +295,30 @@ func goneOrZombie(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
+
+// A plugin process that calls os.Exit or is killed in a hook is reported
+// as what happened, with the exit status or signal, not as a panic.
+func TestExitOrKillIsNotAPanic(t *testing.T) {
+	for _, tc := range []struct{ mode, want string }{
+		{"exit-in-request", "exit status 3"},
+		{"kill-in-request", "signal: killed"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			p, c := loadHelper(t, tc.mode)
+			res := c.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
+			if res.Err == nil {
+				t.Fatal("no error")
+			}
+			msg := res.Err.Error()
+			for _, want := range []string{`plugin "misbehaving" failed in on_request`, "plugin process exited", tc.want} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q lacks %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, "panic") {
+				t.Errorf("error %q calls it a panic", msg)
+			}
+			p.Close()
+		})
+	}
+}

@@ -16,8 +16,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,6 +66,9 @@ type Options struct {
 	// Env is added to the binary's environment (which also holds the
 	// host's).
 	Env []string
+	// Groups, if set, tracks every plugin's process group from Load to
+	// Close, so that a program can kill them all at once (Groups.KillAll).
+	Groups *Groups
 }
 
 func (o Options) withDefaults() Options {
@@ -128,6 +133,11 @@ func (e *CallError) Error() string {
 
 func (e *CallError) Unwrap() error { return e.Err }
 
+// Panicked reports whether the plugin process printed a panic before it
+// died: only then is the failure a panic. An os.Exit, a SIGKILL or a call
+// that timed out is not, and the pipeline says "failed", not "panicked".
+func (e *CallError) Panicked() bool { return e.Panic != "" }
+
 // ErrExited is wrapped by CallError when the plugin process is gone.
 var ErrExited = errors.New("plugin process exited")
 
@@ -159,6 +169,12 @@ type Plugin struct {
 
 	nextEx    atomic.Uint64
 	closeOnce sync.Once
+
+	// abortCtx ends the calls in flight when AbortCalls runs; each abort
+	// starts a new one for later calls.
+	abortMu  sync.Mutex
+	abortCtx context.Context
+	abort    context.CancelFunc
 }
 
 // grpcClient is the host side of sdk.GRPCPlugin.
@@ -198,7 +214,10 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	base := filepath.Base(abs)
 	log := newStderrLog(base, opts.Stderr)
 	cmd := exec.Command(abs, opts.Args...)
-	cmd.Env = append(cmd.Env, opts.Env...)
+	if len(opts.Env) > 0 {
+		// A nil Env inherits the host's; a set one replaces it.
+		cmd.Env = append(os.Environ(), opts.Env...)
+	}
 	OwnProcessGroup(cmd)
 	start := opts.StartTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < start {
@@ -220,15 +239,21 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		Logger:     hclog.New(&hclog.LoggerOptions{Name: base, Output: io.Discard, Level: hclog.Off}),
 	})
 	fail := func(err error) (*Plugin, error) {
-		KillProcessGroup(cmd, client.Exited()) // the plugin and anything it started
-		client.Kill()                          // reaps; a no-op when nothing started
+		KillProcessGroup(cmd) // the plugin and anything it started
+		client.Kill()         // reaps; a no-op when nothing started
 		le := &LoadError{Path: abs, Err: err, Stderr: log.tail()}
 		if cmd.Process != nil {
 			le.Pid = cmd.Process.Pid
+			opts.Groups.Remove(le.Pid)
 		}
 		return nil, le
 	}
 	cp, err := client.Client()
+	// Client started the process on this goroutine, so cmd.Process is
+	// safe to read now.
+	if cmd.Process != nil {
+		opts.Groups.Add(cmd.Process.Pid)
+	}
 	if err != nil {
 		if isStartTimeout(err) {
 			// Slow, not proven foreign: a busy machine or a cold binary.
@@ -335,18 +360,52 @@ func (p *Plugin) Close() error {
 		go func() { p.client.Kill(); close(done) }()
 		select {
 		case <-done:
-			return
 		case <-time.After(p.opts.KillGrace):
 		}
-		KillProcessGroup(p.cmd, p.client.Exited())
+		// Always, also after a clean exit: whatever the plugin started in
+		// its group (a helper, a daemon) must not outlive it.
+		KillProcessGroup(p.cmd)
 		<-done // go-plugin reaps the process once it and its children are dead
+		p.opts.Groups.Remove(p.Pid())
 	})
 	return nil
 }
 
-// callCtx bounds a call by the call timeout.
+// callCtx bounds a call by the call timeout; AbortCalls ends it at once.
 func (p *Plugin) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, p.opts.CallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	return p.abortable(cctx, cancel)
+}
+
+// ErrAborted is the cause of a call that AbortCalls ended.
+var ErrAborted = errors.New("call aborted: the host is stopping")
+
+// abortable makes ctx end when AbortCalls runs, as well as when it would
+// anyway; cancel is ctx's own cancel, called by the returned one.
+func (p *Plugin) abortable(ctx context.Context, cancel context.CancelFunc) (context.Context, context.CancelFunc) {
+	p.abortMu.Lock()
+	if p.abortCtx == nil {
+		p.abortCtx, p.abort = context.WithCancel(context.Background())
+	}
+	a := p.abortCtx
+	p.abortMu.Unlock()
+	actx, acancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(a, func() { acancel(ErrAborted) })
+	return actx, func() { stop(); acancel(nil); cancel() }
+}
+
+// AbortCalls makes every call to the plugin that is in flight return at
+// once with an error (cause ErrAborted), however long its timeout: the
+// host is stopping (SIGINT, SIGTERM) and a hung call must not hold it up.
+// Calls made afterwards, such as the shutdown calls of an orderly stop,
+// run as usual.
+func (p *Plugin) AbortCalls() {
+	p.abortMu.Lock()
+	defer p.abortMu.Unlock()
+	if p.abort != nil {
+		p.abort()
+	}
+	p.abortCtx, p.abort = context.WithCancel(context.Background())
 }
 
 // callErr turns a transport failure into a *CallError naming the plugin and
@@ -528,6 +587,17 @@ func (h *Host) Load(ctx context.Context, path string) (*Plugin, error) {
 	h.ps = append(h.ps, p)
 	h.mu.Unlock()
 	return p, nil
+}
+
+// AbortCalls ends the calls in flight to every plugin of the host at once
+// (Plugin.AbortCalls).
+func (h *Host) AbortCalls() {
+	h.mu.Lock()
+	ps := slices.Clone(h.ps)
+	h.mu.Unlock()
+	for _, p := range ps {
+		p.AbortCalls()
+	}
 }
 
 // Close closes every plugin the host loaded, concurrently, and waits until

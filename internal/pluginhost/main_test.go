@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,7 +68,13 @@ func (h helperPlugin) Init(context.Context) error {
 }
 
 func (h helperPlugin) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
-	if h.mode == "hang" {
+	switch h.mode {
+	case "hang":
+		select {}
+	case "exit-in-request":
+		os.Exit(3)
+	case "kill-in-request":
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
 	return gateway.Continue()

@@ -269,7 +269,8 @@ func (p *Plugin) hookCtx(ctx context.Context) (context.Context, context.CancelFu
 	if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil && dl.Before(d) {
 		d = dl
 	}
-	return context.WithDeadline(context.WithoutCancel(ctx), d)
+	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d)
+	return p.abortable(cctx, cancel)
 }
 
 // ctxErrName is how ctx ended, for HookRequest.ctx_err: "" while it runs.
@@ -366,7 +367,7 @@ func (r *remote) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, 
 	final := last && !r.finishes
 	req := &abkitv1.FrameRequest{Frame: frame, Last: last, Extensions: hx.extensionsOut(ex), Final: final}
 	if hx.fs == nil {
-		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		sctx, cancel := r.p.abortable(context.WithCancel(context.WithoutCancel(ctx)))
 		fs, err := r.p.rpc.Frames(sctx)
 		if err != nil {
 			cancel()

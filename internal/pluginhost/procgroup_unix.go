@@ -17,13 +17,25 @@ func OwnProcessGroup(cmd *exec.Cmd) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+	setParentDeathSignal(cmd.SysProcAttr)
 }
 
-// KillProcessGroup kills the process group that OwnProcessGroup gave cmd, unless reaped
-// says the leader has been reaped already (its group ID may then be reused).
-func KillProcessGroup(cmd *exec.Cmd, reaped bool) {
-	if cmd.Process == nil || reaped {
+// KillProcessGroup kills the process group that OwnProcessGroup gave cmd:
+// the plugin and everything it started that stayed in its group. It is
+// called whether or not the plugin (the group's leader) has exited and
+// been reaped: a plugin that started a child and then exited normally
+// leaves the child running in the group. The group's ID cannot name
+// another group meanwhile: a process group ID stays allocated while any
+// member lives, and once none does the kill finds nothing (ESRCH).
+func KillProcessGroup(cmd *exec.Cmd) {
+	if cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(cmd.Process.Pid)
+}
+
+func killGroup(pgid int) {
+	if pgid > 1 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
 }

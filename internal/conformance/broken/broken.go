@@ -32,6 +32,9 @@ var Expect = map[string][]string{
 	"chunk-dependent":         {},
 	"crash-mid-stream":        {"P20/frames/many-frames"},
 	"hang":                    {"P14/ready/concurrent-consistent", "P14/ready/fast"},
+	// forks-child honours every rule; as a binary it starts a helper
+	// process that outlives it unless the host kills its process group.
+	"forks-child": {},
 }
 
 // ExpectInProcess overrides Expect for the in-process run.
@@ -70,6 +73,7 @@ func Plugins(crash func()) map[string]sdk.Plugin {
 		"crash-mid-stream":        pipe("crash-mid-stream", crasher{basic{caps: gateway.Capabilities{Description: "Dies in the middle of a long stream"}}, crash}),
 		"hang":                    pipe("hang", hanger{basic{caps: gateway.Capabilities{Description: "Never answers a readiness check"}}}),
 		"long-bundle-description": longBundleDescription(),
+		"forks-child":             pipe("forks-child", basic{caps: gateway.Capabilities{Description: "Starts a helper process as a binary"}}),
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/runtimesuite"
 	"github.com/abkit/abkit/internal/exitcode"
+	"github.com/abkit/abkit/internal/interrupt"
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/spf13/cobra"
@@ -41,6 +42,9 @@ type App struct {
 	// Version, Commit and Date identify a release build (set at link
 	// time); empty, they come from what Go stamped into the binary.
 	Version, Commit, Date string
+	// Groups, if set, tracks every plugin and runtime process group, so
+	// that a second SIGINT or SIGTERM can kill them all at once.
+	Groups *pluginhost.Groups
 }
 
 // ExitError carries an exit code; a nil Err means the output already said
@@ -48,6 +52,14 @@ type App struct {
 type ExitError = exitcode.Error
 
 func usage(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// baselineErr is a usage error, or exit 3 for a file over a limit.
+func baselineErr(err error) error {
+	if limits.Is(err) {
+		return &ExitError{Code: ExitLoad, Err: err}
+	}
+	return usage(err)
+}
 
 // ExitCode maps a command error to the exit code.
 func ExitCode(err error) int {
@@ -64,12 +76,30 @@ func ExitCode(err error) int {
 	return ExitUsage
 }
 
+// MainWithSignals is conformance's main: Main with SIGINT and SIGTERM
+// handled alike (see internal/interrupt): the first cancels the run and
+// stops every plugin process, the second kills their process groups and
+// exits at once.
+func MainWithSignals(app *App, args []string) int {
+	if app.Groups == nil {
+		app.Groups = pluginhost.NewGroups()
+	}
+	ctx, stop := interrupt.Notify(context.Background(), app.Groups.KillAll)
+	defer stop()
+	return Main(ctx, app, args)
+}
+
 // Main runs the command line and returns the exit code.
 func Main(ctx context.Context, app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	code := ExitCode(err)
+	if sc, ok := interrupt.Code(ctx); ok && code != ExitOK {
+		// A run a signal cut short (results so far are printed) exits
+		// as a shell reports the signal: 130 SIGINT, 143 SIGTERM.
+		code = sc
+	}
 	var ee *ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.Err == nil) {
 		fmt.Fprintf(app.Err, "conformance: %v\n", err)
@@ -313,20 +343,20 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 	}
 	if o.knownFailing != "" {
 		if opts.KnownFailing, err = conformance.LoadBaseline(o.knownFailing); err != nil {
-			return usage(err)
+			return baselineErr(err)
 		}
 	}
 	if o.knownFlk != "" {
 		if opts.KnownFlaky, err = conformance.LoadBaseline(o.knownFlk); err != nil {
-			return usage(err)
+			return baselineErr(err)
 		}
 	}
 	var l conformance.Launcher
-	hopts := pluginhost.Options{CallTimeout: o.timeout}
+	hopts := pluginhost.Options{CallTimeout: o.timeout, Groups: app.Groups}
 	reg := conformance.PluginSuite()
 	switch {
 	case o.runtime != "":
-		l, reg = runtimesuite.Launcher{Path: o.runtime}, runtimesuite.Suite()
+		l, reg = runtimesuite.Launcher{Path: o.runtime, Groups: app.Groups}, runtimesuite.Suite()
 	case o.plugin != "":
 		l = conformance.Binary(o.plugin, hopts)
 	default:

@@ -19,7 +19,14 @@ import (
 // command's contract is tested, on a small set.
 var bin string
 
+// conformanceEnv makes this test binary run conformance itself, as
+// cmd/conformance does (signals included).
+const conformanceEnv = "ABKIT_CONFORMANCE_CLI_TEST_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(conformanceEnv) == "1" {
+		os.Exit(MainWithSignals(&App{Out: os.Stdout, Err: os.Stderr}, os.Args[1:]))
+	}
 	dir, err := os.MkdirTemp("", "abkit-conformance-cli-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -28,6 +35,14 @@ func TestMain(m *testing.M) {
 	bin = dir
 	code := 1
 	err = testbin.Build(context.Background(), dir, "./cmd/abkit-runtime", "./internal/refruntime/broken/fifo-finish", "./internal/conformance/testdata/broken")
+	if err == nil {
+		// The broken plugins pick their behaviour by name.
+		for _, name := range []string{"hang", "forks-child"} {
+			if err == nil {
+				err = os.Link(filepath.Join(dir, "broken"), filepath.Join(dir, name))
+			}
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	} else {

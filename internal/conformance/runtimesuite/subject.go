@@ -37,6 +37,7 @@ import (
 type Runtime struct {
 	client *plugin.Client
 	cmd    *exec.Cmd
+	groups *pluginhost.Groups
 	rpc    abkitv1.RuntimeClient
 	desc   *conformance.Descriptor
 	broker uint32
@@ -83,8 +84,13 @@ func (r *Runtime) Close() error {
 		select {
 		case <-done:
 		case <-time.After(killGrace):
-			pluginhost.KillProcessGroup(r.cmd, r.client.Exited())
-			<-done
+		}
+		// Always, also after a clean exit: nothing the runtime started
+		// may outlive it.
+		pluginhost.KillProcessGroup(r.cmd)
+		<-done
+		if r.cmd.Process != nil {
+			r.groups.Remove(r.cmd.Process.Pid)
 		}
 		r.mu.Lock()
 		srv := r.srv
@@ -101,6 +107,8 @@ type Launcher struct {
 	Path string
 	// StartTimeout bounds the handshake; zero means 5 s.
 	StartTimeout time.Duration
+	// Groups, if set, tracks the runtime's process group until Close.
+	Groups *pluginhost.Groups
 }
 
 // Target is the binary's path.
@@ -147,11 +155,17 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
 	})
 	fail := func(err error) (conformance.Subject, error) {
-		pluginhost.KillProcessGroup(cmd, client.Exited())
+		pluginhost.KillProcessGroup(cmd)
 		client.Kill()
+		if cmd.Process != nil {
+			l.Groups.Remove(cmd.Process.Pid)
+		}
 		return nil, &startError{err: err, stderr: st.String()}
 	}
 	cp, err := client.Client()
+	if cmd.Process != nil { // started on this goroutine: safe to read
+		l.Groups.Add(cmd.Process.Pid)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("%s is not a working abkit runtime: the runtime handshake (%s, protocol %d) failed: %w",
 			abs, refruntime.MagicCookieKey, refruntime.ProtocolVersion, err))
@@ -161,7 +175,7 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		return fail(fmt.Errorf("%s: dispense %q: %w", abs, refruntime.PluginSetName, err))
 	}
 	cs := raw.(clientSide)
-	r := &Runtime{client: client, cmd: cmd, rpc: cs.rpc, stderr: st, probes: map[uint32]*probe{}}
+	r := &Runtime{client: client, cmd: cmd, groups: l.Groups, rpc: cs.rpc, stderr: st, probes: map[uint32]*probe{}}
 	r.broker = cs.broker.NextId()
 	go cs.broker.AcceptAndServe(r.broker, func(opts []grpc.ServerOption) *grpc.Server {
 		s := grpc.NewServer(opts...)

@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package pluginhost
+
+import "syscall"
+
+func setParentDeathSignal(*syscall.SysProcAttr) {}
