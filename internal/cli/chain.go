@@ -9,6 +9,7 @@ import (
 
 	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
 )
@@ -186,7 +187,7 @@ func warnUnknown(o *globalOpts, cf *catalog.ChainFile, cat *catalog.Catalog) int
 			near += " "
 		}
 		fmt.Fprintf(o.app.Err, "%s %s: %s %q is not %s in the catalog; %srun `abctl chain validate` for every finding\n",
-			p.yellow("warning:"), at, entry, name, what, near)
+			p.yellow("warning:"), at, entry, termsafe.Line(name), what, termsafe.Line(near))
 		n++
 	}
 	for _, dir := range []gateway.Direction{gateway.Inbound, gateway.Outbound} {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -213,7 +214,7 @@ exit code is 3 when any file is malformed.`,
 				if _, err := fixture.ReadFile(a); err != nil {
 					// The message goes to stderr in every format; json
 					// and yaml also carry it in the data.
-					fmt.Fprintf(o.app.Err, "%v\n", err)
+					fmt.Fprintf(o.app.Err, "%s\n", termsafe.String(err.Error()))
 					results = append(results, result{File: a, Error: err.Error()})
 					bad++
 					continue

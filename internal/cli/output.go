@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/abkit/abkit/internal/termsafe"
 )
 
 // painter adds ANSI colour when it is wanted: a terminal, no NO_COLOR, no
@@ -42,8 +44,10 @@ func (p painter) dim(s string) string    { return p.wrap("2", s) }
 // otherwise it prints one tab-separated line per row and no header, for
 // cut, awk and grep. Cells never contain tabs or newlines.
 func writeTable(w io.Writer, terminal bool, p painter, header []string, rows [][]string) error {
+	// Cells come from catalogs, chains and traffic: control characters
+	// are escaped so that none reaches the terminal.
 	clean := func(s string) string {
-		return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+		return termsafe.String(strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s))
 	}
 	if !terminal {
 		var b bytes.Buffer

@@ -10,6 +10,7 @@ import (
 
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -128,7 +129,7 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 						failed++
 						cr.Result, cr.Error = "error", r.Err.Error()
 						if text {
-							fmt.Fprintf(o.app.Out, "%s %s\n  %v\n", p.red("ERROR"), name, r.Err)
+							fmt.Fprintf(o.app.Out, "%s %s\n  %s\n", p.red("ERROR"), name, termsafe.String(r.Err.Error()))
 						}
 					case r.Orphan != "":
 						failed++
@@ -141,7 +142,7 @@ golden/ directory; it stands for --chain SUITE/chain.yaml --fixtures SUITE
 						failed++
 						cr.Result, cr.Diff = "fail", r.Diff
 						if text {
-							fmt.Fprintf(o.app.Out, "%s %s\n%s\n  accept the new trace: %s\n", p.red("FAIL"), name, indent(r.Diff), acceptCmd[si])
+							fmt.Fprintf(o.app.Out, "%s %s\n%s\n  accept the new trace: %s\n", p.red("FAIL"), name, termsafe.String(indent(r.Diff)), acceptCmd[si])
 						}
 					case r.Updated:
 						updated++

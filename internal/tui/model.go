@@ -24,6 +24,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -166,9 +167,11 @@ func (m *Model) setErr(err error) {
 	m.status, m.statusOK = oneLine(err.Error()), false
 }
 
-func (m *Model) setInfo(s string) { m.status, m.statusOK = s, true }
+func (m *Model) setInfo(s string) { m.status, m.statusOK = oneLine(s), true }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine joins s onto one line, its control characters escaped: errors
+// and names quote files, plugins and traffic.
+func oneLine(s string) string { return termsafe.Line(strings.Join(strings.Fields(s), " ")) }
 
 // Update handles a message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -193,6 +196,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.setErr(msg.err)
 			return m, nil
 		}
+		// Names and descriptions from url:, file: and dir: sources are
+		// shown escaped: they must not drive the terminal.
+		termsafe.Fields(msg.cat)
 		m.cat.setCatalog(msg.cat)
 		m.setInfo("catalog loaded")
 		return m, m.loadChain()
@@ -207,6 +213,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.chain.loadErr = ""
+		termsafe.Fields(msg.cf) // escaped as the catalog is, so names still match
 		m.chain.set(msg.cf, m.cat.c, m.opts.Factories)
 		if len(m.chain.findings) > 0 {
 			m.tr.clear() // a trace of a chain that no longer builds misleads
@@ -231,6 +238,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.tr.err, m.tr.picking = oneLine(msg.err.Error()), true
 			return m, nil
 		}
+		termsafe.Fields(msg.run) // reasons, headers and errors from plugins and traffic
 		m.tr.setRun(msg.run)
 		m.setInfo("dry-run of " + msg.run.Fixture + ": " + msg.run.Outcome.Kind.String())
 		return m, nil

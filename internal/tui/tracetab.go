@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/internal/trace"
 )
 
@@ -340,7 +341,7 @@ func diffLines(what string, before, after []byte, w int, th theme) []string {
 	const ctx = 16
 	cut := func(b []byte) string {
 		from, to := max(p-ctx, 0), min(len(b)-s+ctx, len(b))
-		str := string(b[from:to])
+		str := termsafe.Line(string(b[from:to])) // body bytes from traffic
 		if from > 0 {
 			str = "…" + str
 		}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Names and descriptions from a file: (or url:, dir:) source reach the
+// terminal escaped in tables, details, notes and errors: a catalog cannot
+// set the window title, clear the screen or hide text.
+func TestCatalogTextEscapedOnTerminal(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(p, []byte("plugins:\n  - name: \"evil\\e[2J\"\n    description: \"\\e]0;PWNED\\a\\e[8mhidden\\u009b31m\"\n"), 0o644)
+	for _, args := range [][]string{
+		{"catalog", "list", "--source", "file:" + p},
+		{"catalog", "show", "--source", "file:" + p, "evil\x1b[2J"},
+		{"catalog", "list", "--source", "file:" + p, "--no-color"},
+	} {
+		for _, terminal := range []bool{true, false} {
+			r := run(t, terminal, nil, args...)
+			all := r.out + r.err
+			for _, raw := range []string{"\x1b]0;", "\x1b[2J", "\x1b[8m", "\u009b", "\a"} {
+				if strings.Contains(all, raw) {
+					t.Errorf("%v (terminal %t): output holds the raw sequence %q:\n%q", args, terminal, raw, all)
+				}
+			}
+			if !strings.Contains(all, `\x1b]0;PWNED\x07`) && r.code == 0 {
+				t.Errorf("%v: escaped description not shown: %q", args, all)
+			}
+		}
+	}
+	// An error quoting a hostile name is escaped too.
+	r := run(t, true, nil, "catalog", "show", "--source", "file:"+p, "nope\x1b]0;X\a")
+	if strings.Contains(r.err, "\x1b]0;X") || strings.Contains(r.err, "evil\x1b[2J") {
+		t.Errorf("error not escaped: %q", r.err)
+	}
+}
