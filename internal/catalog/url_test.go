@@ -98,8 +98,8 @@ func TestURLSource(t *testing.T) {
 	errCases := []struct{ path, want string }{
 		{"/missing", "this gateway serves no plugin catalog"},
 		{"/slow", "within the time limit of 300ms"},
-		{"/big", "over the size limit of 1 KiB"},
-		{"/bigdeclared", "999999 bytes, over the size limit of 1 KiB"},
+		{"/big", "is over the limit of 1 KiB"},
+		{"/bigdeclared", "999999 bytes, over the limit of 1 KiB"},
 		{"/malformed", "malformed answer"},
 		{"/neither", "neither a plugin list"},
 		{"/boom", "500 Internal Server Error"},
@@ -135,8 +135,8 @@ func TestURLDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.timeout != 10*time.Second || s.maxBytes != 8<<20 {
-		t.Errorf("defaults = %s, %d; want 10s and 8 MiB", s.timeout, s.maxBytes)
+	if s.timeout != 10*time.Second || s.maxBytes != 4<<20 {
+		t.Errorf("defaults = %s, %d; want 10s and 4 MiB", s.timeout, s.maxBytes)
 	}
 }
 
