@@ -109,3 +109,78 @@ func waitFiles(t *testing.T, dir string, n int) {
 type tlog struct{ t *testing.T }
 
 func (l tlog) Write(b []byte) (int, error) { l.t.Log(strings.TrimSpace(string(b))); return len(b), nil }
+
+// The path goes upstream byte for byte: an escaped slash stays %2F, and
+// odd but valid escapes are not normalised.
+func TestRecordForwardsPathExactly(t *testing.T) {
+	got := make(chan string, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.RequestURI
+		w.Write([]byte("ok"))
+	}))
+	defer up.Close()
+	p, err := New(up.URL+"/base", t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewServer(p)
+	defer s.Close()
+	resp, err := http.Get(s.URL + "/v1/models/org%2Fname/x%7e?q=a%2Fb&r=%20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if u := <-got; u != "/base/v1/models/org%2Fname/x%7e?q=a%2Fb&r=%20" {
+		t.Errorf("upstream saw %q", u)
+	}
+	p.Wait()
+}
+
+// The client's response ends when the upstream's does: it does not wait
+// for the fixture to be written (held here until the client has it all).
+func TestRecordResponseEndsBeforeFixture(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte("data: one\n\n"))
+		w.(http.Flusher).Flush()
+		w.Write([]byte("data: two\n\n"))
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p, err := New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	p.writeGate = func() { <-release }
+	s := httptest.NewServer(p)
+	defer s.Close()
+	resp, err := http.Get(s.URL + "/v1/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(resp.Body) // returns at the end of the response
+		resp.Body.Close()
+		body <- string(b)
+	}()
+	select {
+	case b := <-body:
+		if b != "data: one\n\ndata: two\n\n" {
+			t.Errorf("body %q", b)
+		}
+	case <-time.After(20 * time.Second): // hang guard: the fixture write is held
+		close(release)
+		t.Fatal("the response did not end while the fixture write was held")
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.fixture")); len(m) != 0 {
+		t.Fatalf("fixture written before the gate opened: %v", m)
+	}
+	close(release)
+	p.Wait()
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.fixture")); len(m) != 1 {
+		t.Fatalf("fixtures %v, want 1 after the write", m)
+	}
+}

@@ -34,6 +34,9 @@ type Proxy struct {
 	mu       sync.Mutex
 	written  []string
 	inflight sync.WaitGroup
+	// writeGate, when set, runs before each fixture is written: tests
+	// hold writes with it.
+	writeGate func()
 }
 
 // New returns a proxy to upstream that writes fixtures into dir. A nil
@@ -89,9 +92,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "abctl record: "+(&fixture.TooLargeError{What: "request body", Size: int64(len(reqBody))}).Error(), http.StatusRequestEntityTooLarge)
 		return
 	}
-	target := *p.upstream
-	target.Path = strings.TrimSuffix(p.upstream.Path, "/") + r.URL.Path
-	target.RawQuery = r.URL.RawQuery
+	target, err := p.target(r)
+	if err != nil {
+		http.Error(w, "abctl record: "+err.Error(), http.StatusBadRequest)
+		return
+	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), bytes.NewReader(reqBody))
 	if err != nil {
 		http.Error(w, "abctl record: "+err.Error(), http.StatusBadGateway)
@@ -151,11 +156,25 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Context().Err() != nil {
 		return
 	}
+	// The fixture is written after the handler returns, so the client's
+	// response ends when the upstream's does, not after the fsync.
+	p.inflight.Add(1)
+	go func() {
+		defer p.inflight.Done()
+		p.write(r, target, reqBody, resp.StatusCode, respHeader, chunks, started, size)
+	}()
+}
+
+// write records one finished exchange.
+func (p *Proxy) write(r *http.Request, target *url.URL, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk, started time.Time, size int) {
+	if p.writeGate != nil {
+		p.writeGate()
+	}
 	f := &fixture.Fixture{
 		Recorded: started.UTC(),
 		Source:   "abctl record --upstream " + redact.URL(p.upstream.String()),
 		Request:  fixture.Request{Method: r.Method, URL: target.String(), Header: stripHop(r.Header)},
-		Response: fixture.Response{Status: resp.StatusCode, Header: respHeader},
+		Response: fixture.Response{Status: status, Header: respHeader},
 	}
 	if len(reqBody) > 0 {
 		f.Request.Body = reqBody
@@ -183,7 +202,24 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.written = append(p.written, name)
 	p.mu.Unlock()
-	p.log.Info("recorded", "file", name, "status", resp.StatusCode, "bytes", size)
+	p.log.Info("recorded", "file", name, "status", status, "bytes", size)
+}
+
+// target is the upstream URL of r: the upstream's base path joined with
+// r's path exactly as the client sent it (an escaped slash, %2F, stays
+// escaped; url.URL.Path would decode it), and the raw query.
+func (p *Proxy) target(r *http.Request) (*url.URL, error) {
+	raw := r.URL.EscapedPath()
+	if strings.HasPrefix(r.RequestURI, "/") {
+		raw, _, _ = strings.Cut(r.RequestURI, "?")
+	}
+	base := strings.TrimSuffix(p.upstream.EscapedPath(), "/")
+	u, err := url.Parse(p.upstream.Scheme + "://" + p.upstream.Host + base + raw)
+	if err != nil {
+		return nil, fmt.Errorf("request path %q: %v", raw, err)
+	}
+	u.RawQuery = r.URL.RawQuery
+	return u, nil
 }
 
 func isEventStream(h http.Header) bool {
