@@ -22,10 +22,14 @@ func newRecordCmd(o *globalOpts) *cobra.Command {
 		Long: `Run a reverse proxy on --listen that forwards every request to --upstream and
 relays each response as it arrives: every chunk read from the upstream is
 written and flushed to the client at once, so an SSE event reaches the
-client before the upstream sends the next one. Each finished exchange is
-written to --out as a redacted fixture (docs/fixtures.md), atomically.
+client before the upstream sends the next one. The request path goes
+upstream exactly as sent (%2F stays escaped). Each finished exchange is
+written to --out as a redacted fixture (docs/fixtures.md), atomically,
+after the client's response has ended, as
+TIME-SEQ-RANDOM-METHOD-PATH.fixture: never over an existing file, so
+several recorders may share --out.
 
-Stop with Ctrl-C (SIGINT): every finished exchange is kept; exchanges in
+Stop with Ctrl-C (SIGINT) or SIGTERM: every finished exchange is kept; exchanges in
 flight get up to 2 s to finish and are otherwise dropped, and no partial
 file is left behind. The proxy asks the upstream for uncompressed bodies.`,
 		Example: "  abctl record --upstream https://api.openai.com --listen 127.0.0.1:8089 --out fixtures/new\n  OPENAI_BASE_URL=http://127.0.0.1:8089/v1 my-agent",
