@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -182,5 +183,72 @@ func TestRecordResponseEndsBeforeFixture(t *testing.T) {
 	p.Wait()
 	if m, _ := filepath.Glob(filepath.Join(dir, "*.fixture")); len(m) != 1 {
 		t.Fatalf("fixtures %v, want 1 after the write", m)
+	}
+}
+
+// Bodies held for recording across concurrent exchanges stay within the
+// proxy's memory budget: past it they go to a temporary file, and every
+// fixture still holds its whole body, byte for byte; no temporary file is
+// left.
+func TestRecordBoundedMemory(t *testing.T) {
+	const body = 1 << 20
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		b := []byte(strings.Repeat(r.URL.Query().Get("c"), body/4))
+		for range 4 {
+			w.Write(b)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p, err := New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.memory = 512 << 10 // half of one body
+	s := httptest.NewServer(p)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Get(s.URL + "/blob?c=" + string(rune('a'+i)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+	p.Wait()
+	if m := p.maxHeld.Load(); m > p.memory {
+		t.Errorf("held %d bytes in memory, over the budget of %d", m, p.memory)
+	}
+	if p.spilled.Load() == 0 {
+		t.Error("no body spilled: the test does not exercise the budget")
+	}
+	ents, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("temporary file left: %s", e.Name())
+			continue
+		}
+		f, err := fixture.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := f.Response.BodyBytes()
+		if len(b) != body || strings.Trim(string(b), string(b[0])) != "" {
+			t.Errorf("%s: body of %d bytes, not the %d sent", e.Name(), len(b), body)
+		}
+		n++
+	}
+	if n != 6 {
+		t.Errorf("%d fixtures, want 6", n)
 	}
 }

@@ -37,6 +37,16 @@ type Proxy struct {
 	// writeGate, when set, runs before each fixture is written: tests
 	// hold writes with it.
 	writeGate func()
+
+	// memory bounds the body bytes held in memory across exchanges
+	// (DefaultMemory); held is the current use, maxHeld the largest seen,
+	// spilled counts bodies that went to a temporary file. bigWrite lets
+	// one spilled body at a time back into memory.
+	memory   int64
+	held     atomic.Int64
+	maxHeld  atomic.Int64
+	spilled  atomic.Int64
+	bigWrite chan struct{}
 }
 
 // New returns a proxy to upstream that writes fixtures into dir. A nil
@@ -52,7 +62,7 @@ func New(upstream, dir string, log *slog.Logger) (*Proxy, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	// Ask for identity bodies so fixtures hold readable text.
 	tr.DisableCompression = true
-	return &Proxy{upstream: u, out: dir, log: log, now: time.Now,
+	return &Proxy{upstream: u, out: dir, log: log, now: time.Now, memory: DefaultMemory, bigWrite: make(chan struct{}, 1),
 		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
 }
 
@@ -122,7 +132,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		flusher.Flush()
 	}
 	t0 := p.now()
-	var chunks []fixture.Chunk
+	sp := &spool{p: p}
+	keep := false // the spool is handed to the fixture writer
+	defer func() {
+		if !keep {
+			sp.close()
+		}
+	}()
 	size := 0
 	buf := make([]byte, 32<<10)
 	for {
@@ -138,7 +154,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			size += n
 			if size <= fixture.MaxBody {
-				chunks = append(chunks, fixture.Chunk{At: p.now().Sub(t0), Data: bytes.Clone(buf[:n])})
+				if err := sp.write(p.now().Sub(t0), buf[:n]); err != nil {
+					p.log.Warn("exchange not recorded", "path", r.URL.Path, "err", err)
+					size = fixture.MaxBody + 1 // relay the rest, record nothing
+				}
 			}
 		}
 		if errors.Is(rerr, io.EOF) {
@@ -159,8 +178,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The fixture is written after the handler returns, so the client's
 	// response ends when the upstream's does, not after the fsync.
 	p.inflight.Add(1)
+	keep = true
 	go func() {
 		defer p.inflight.Done()
+		defer sp.close()
+		if sp.file != nil {
+			// A spilled body comes back into memory to be encoded: one
+			// at a time, so spilled exchanges cost one body, not all.
+			p.bigWrite <- struct{}{}
+			defer func() { <-p.bigWrite }()
+		}
+		chunks, err := sp.fixtureChunks()
+		if err != nil {
+			p.log.Error("exchange not recorded", "err", err)
+			return
+		}
 		p.write(r, target, reqBody, resp.StatusCode, respHeader, chunks, started, size)
 	}()
 }
