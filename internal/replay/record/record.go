@@ -155,7 +155,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			size += n
 			if size <= fixture.MaxBody {
 				if err := sp.write(p.now().Sub(t0), buf[:n]); err != nil {
-					p.log.Warn("exchange not recorded", "path", r.URL.Path, "err", err)
+					p.log.Warn("exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", err)
 					size = fixture.MaxBody + 1 // relay the rest, record nothing
 				}
 			}
