@@ -120,9 +120,10 @@ func Is(err error) bool {
 // ErrNotFile is a path that names a directory where a file was wanted.
 var ErrNotFile = errors.New("is a directory, not a file")
 
-// ReadFile reads path whole, refusing more than max bytes: the file's size
-// is checked first, and whatever it is (a FIFO, /dev/zero, a file still
-// growing) no more than max+1 bytes are ever read. what names the bound
+// ReadFile reads path whole, refusing more than max bytes: a regular
+// file's size is checked first, and whatever it is (a pipe, /dev/zero, a
+// file still growing) no more than max+1 bytes are ever read; /dev/null
+// reads as empty. what names the bound
 // for the error ("chain file size"), fix says what to do about it.
 func ReadFile(path, what string, max int64, fix string) ([]byte, error) {
 	fh, err := os.Open(path)
@@ -134,15 +135,8 @@ func ReadFile(path, what string, max int64, fix string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch m := st.Mode(); {
-	case m.IsDir():
+	if st.IsDir() {
 		return nil, &os.PathError{Op: "read", Path: path, Err: ErrNotFile}
-	case m&(os.ModeDevice|os.ModeSocket|os.ModeIrregular) != 0:
-		// /dev/zero, /dev/urandom, a terminal: endless or interactive,
-		// never a saved file. Pipes (a FIFO, <(cmd)) are read, bounded.
-		return nil, &Error{File: path, Limit: what, Max: max, Got: -1, Unit: "bytes",
-			Detail: "is a device or socket, not a file: refused, it may never end",
-			Fix:    "save the data to a file (pipes and <(cmd) are read, up to the limit)"}
 	}
 	if st.Mode().IsRegular() {
 		if st.Size() > max {

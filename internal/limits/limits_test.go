@@ -86,8 +86,11 @@ func TestReadFile(t *testing.T) {
 	if got := err.Error(); got != p+": test file size is 5 bytes, over the limit of 4 bytes (docs/limits.md); make it smaller" {
 		t.Errorf("message %q", got)
 	}
-	if _, err := ReadFile("/dev/zero", "test file size", 4, ""); !Is(err) || !strings.Contains(err.Error(), "device") {
+	if _, err := ReadFile("/dev/zero", "test file size", 4, ""); !Is(err) || !strings.Contains(err.Error(), "is over the limit of 4 bytes") {
 		t.Errorf("/dev/zero: %v", err)
+	}
+	if b, err := ReadFile("/dev/null", "test file size", 4, ""); err != nil || len(b) != 0 {
+		t.Errorf("/dev/null: %q %v", b, err)
 	}
 	if _, err := ReadFile(dir, "test file size", 4, ""); !errors.Is(err, ErrNotFile) {
 		t.Errorf("dir: %v", err)
