@@ -27,12 +27,14 @@ func TestTwoRecordersOneDir(t *testing.T) {
 	dir := t.TempDir()
 	frozen := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var proxies []*httptest.Server
+	var recorders []*Proxy
 	for range 2 {
 		p, err := New(up.URL, dir, slog.New(slog.NewTextHandler(tlog{t}, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.now = func() time.Time { return frozen }
+		recorders = append(recorders, p)
 		s := httptest.NewServer(p)
 		defer s.Close()
 		proxies = append(proxies, s)
@@ -48,7 +50,9 @@ func TestTwoRecordersOneDir(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
-	waitFiles(t, dir, 2*each)
+	for _, p := range recorders {
+		p.Wait() // fixtures are written after each response
+	}
 	seen := map[string]bool{}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
@@ -84,27 +88,13 @@ func TestRecordHostileNames(t *testing.T) {
 	}
 	io.ReadAll(resp.Body)
 	resp.Body.Close()
-	waitFiles(t, dir, 1)
+	p.Wait()
 	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if d != nil && !d.IsDir() && (filepath.Dir(path) != dir || len(d.Name()) > 160) {
 			t.Errorf("%s: not a short name directly in the output directory", path)
 		}
 		return nil
 	})
-}
-
-// waitFiles waits for n fixture files: the fixture is written after the
-// client's response ends.
-func waitFiles(t *testing.T, dir string, n int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second) // hang guard only
-	for {
-		m, _ := filepath.Glob(filepath.Join(dir, "*"+fixture.Ext))
-		if len(m) >= n || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 type tlog struct{ t *testing.T }
