@@ -84,3 +84,31 @@ func TestEquivalentList(t *testing.T) {
 		t.Errorf("an entry without a reason: %v; want an error naming the line", err)
 	}
 }
+
+// TestRecorded holds killrates.json to being a whole record: both suites,
+// consistent counts, and one survivor line per survived mutant, so the
+// figures the self-test prints and the docs quote cannot drift apart.
+func TestRecorded(t *testing.T) {
+	rec, err := Recorded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Command == "" || rec.Date == "" || len(rec.Summaries) != 2 {
+		t.Fatalf("killrates.json: want a command, a date and both suites, got %+v", rec)
+	}
+	survived := 0
+	for _, s := range rec.Summaries {
+		if s.Killed+s.Survived+s.Equivalent+s.NotBuilt != s.Mutants {
+			t.Errorf("%s: counts do not add up: %+v", s.Suite, s)
+		}
+		if n := s.Killed + s.Survived; n > 0 {
+			if want := float64(s.Killed) * 100 / float64(n); s.Rate != want {
+				t.Errorf("%s: kill rate %.2f, counts give %.2f", s.Suite, s.Rate, want)
+			}
+		}
+		survived += s.Survived
+	}
+	if len(rec.Survivors) != survived {
+		t.Errorf("%d survivor lines for %d survived mutants", len(rec.Survivors), survived)
+	}
+}
