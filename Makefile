@@ -14,9 +14,10 @@ all: build test
 
 # build leaves abctl, conformance, abkit-runtime and every example plugin in
 # bin/. Version and commit come from the module and VCS stamps Go writes
-# into every binary built inside the repository.
+# into every binary built inside the repository (-buildvcs=auto: some Go
+# environments set GOFLAGS=-buildvcs=false).
 build:
-	$(GO) build -o bin/ ./cmd/... ./examples/plugins/...
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/... ./examples/plugins/...
 
 test:
 	$(GO) vet ./...
