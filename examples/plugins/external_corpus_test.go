@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/internal/testbin"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -27,10 +27,9 @@ import (
 // SSE contract cases, the expected events.
 func externalCorpus(t *testing.T) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "corpus", "external")
-	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
-		t.Skipf("external captures not found at %s (a clone without them): skipping the real-traffic walk", dir)
+	dir := testbin.ExternalCorpus(context.Background())
+	if dir == "" {
+		t.Skipf("no external captures on this machine (a clone without them; set %s): skipping the real-traffic walk", testbin.CorpusEnv)
 	}
 	return dir
 }

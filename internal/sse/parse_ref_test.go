@@ -2,10 +2,12 @@ package sse
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/abkit/abkit/internal/testbin"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -174,9 +176,13 @@ func BenchmarkParseStream(b *testing.B) {
 // parsed them, frame by frame. The captures live beside the checkout and
 // are never copied into the repository.
 func TestExternalCapturesMatchReference(t *testing.T) {
-	paths, _ := filepath.Glob("../../../shared/corpus/external/captures/*.sse")
+	corpus := testbin.ExternalCorpus(context.Background())
+	if corpus == "" {
+		t.Skipf("no external corpus on this machine (set %s): skipping", testbin.CorpusEnv)
+	}
+	paths, _ := filepath.Glob(filepath.Join(corpus, "captures", "*.sse"))
 	if len(paths) == 0 {
-		t.Skip("no external corpus beside the checkout (../shared/corpus/external): skipping")
+		t.Fatalf("no SSE capture in %s", corpus)
 	}
 	frames := 0
 	for _, p := range paths {
