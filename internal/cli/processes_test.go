@@ -95,7 +95,7 @@ func chainOf(t *testing.T, name string) string {
 // still there after it has leaked.
 func waitGone(t *testing.T) []string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // hang guard: the wait ends when the last process is gone
 	for {
 		left := pluginProcs(t, binDir)
 		if len(left) == 0 || time.Now().After(deadline) {
@@ -135,7 +135,7 @@ func TestPluginChildNotLeaked(t *testing.T) {
 		if !strings.Contains(o.String(), forkerPlugin) {
 			t.Fatalf("forker not listed: %s", o.String())
 		}
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(30 * time.Second) // hang guard
 		for len(pluginProcs(t, dir)) > 0 && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}

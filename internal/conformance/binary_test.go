@@ -229,7 +229,7 @@ func TestForkingPluginLeavesNoChild(t *testing.T) {
 	if len(started) < 2 {
 		t.Fatalf("only %d helpers started: the test plugin does not fork", len(started))
 	}
-	deadline := time.Now().Add(10 * time.Second) // hang guard, not a timing check
+	deadline := time.Now().Add(30 * time.Second) // hang guard, not a timing check
 	for {
 		var alive []string
 		for _, pid := range started {

@@ -80,7 +80,7 @@ func TestRunSignals(t *testing.T) {
 			if code := cmd.ProcessState.ExitCode(); code != tc.code {
 				t.Errorf("exit %d, want %d; stderr: %s", code, tc.code, stderr.String())
 			}
-			deadline = time.Now().Add(10 * time.Second)
+			deadline = time.Now().Add(30 * time.Second) // hang guard
 			for len(procsFrom(t, bin)) > 0 && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
