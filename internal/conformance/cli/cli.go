@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/buildinfo"
@@ -258,6 +259,8 @@ type runOpts struct {
 	isolation, junit, out  string
 	artifacts              string
 	trace, verbose         bool
+	examples               string
+	updateExamples         bool
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -291,6 +294,8 @@ func newRunCmd(app *App) *cobra.Command {
 	f.StringVar(&o.artifacts, "artifacts", "", "keep each case's trace, log and plugin stderr under DIR")
 	f.BoolVar(&o.trace, "trace", false, "print every call of every case with relative timestamps")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list passing cases too")
+	f.StringVar(&o.examples, "examples", "", "also run the plugin's behaviour examples in FILE (YAML), each as case examples/NAME, against FILE's golden file")
+	f.BoolVar(&o.updateExamples, "update-examples", false, "with --examples: record what the plugin answered as the golden file instead of comparing")
 	ids := func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return caseCompletions(), cobra.ShellCompDirectiveNoFileComp
 	}
@@ -354,6 +359,29 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 	var l conformance.Launcher
 	hopts := pluginhost.Options{CallTimeout: o.timeout, Groups: app.Groups}
 	reg := conformance.PluginSuite()
+	if o.updateExamples && o.examples == "" {
+		return usage(errors.New("--update-examples needs --examples FILE"))
+	}
+	var examples *conformance.ExamplesFile
+	observed := map[string][]json.RawMessage{}
+	if o.examples != "" {
+		if o.runtime != "" {
+			return usage(errors.New("--examples is for plugins (--plugin or --reattach); the runtime suite has no examples"))
+		}
+		if examples, err = conformance.LoadExamples(o.examples); err != nil {
+			return &ExitError{Code: ExitLoad, Err: err}
+		}
+		var mu sync.Mutex
+		cs, err := conformance.ExampleCases(examples, o.updateExamples, func(name string, steps []json.RawMessage) {
+			mu.Lock()
+			observed[name] = steps
+			mu.Unlock()
+		})
+		if err != nil {
+			return &ExitError{Code: ExitLoad, Err: err}
+		}
+		reg.Add(cs...)
+	}
 	switch {
 	case o.runtime != "":
 		l, reg = runtimesuite.Launcher{Path: o.runtime, Groups: app.Groups}, runtimesuite.Suite()
@@ -401,6 +429,12 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 		if err := conformance.WriteArtifacts(o.artifacts, rep); err != nil {
 			return err
 		}
+	}
+	if o.updateExamples {
+		if err := conformance.WriteExamplesGolden(examples, observed); err != nil {
+			return fmt.Errorf("update %s: %w", examples.Golden, err)
+		}
+		fmt.Fprintf(app.Err, "wrote %s (%d examples); review its diff before committing it\n", examples.Golden, len(examples.Examples))
 	}
 	if !rep.OK() {
 		return &ExitError{Code: ExitFail}

@@ -38,6 +38,11 @@ const (
 	OpConst    = "const"    // an integer literal changed (0→1, 1→0, n→n+1) or true ↔ false
 )
 
+// ExamplesFile is where an example plugin keeps its behaviour examples,
+// relative to its directory; the plugin suite runs them with the contract
+// cases (docs/conformance.md, "Examples").
+const ExamplesFile = "testdata/examples.yaml"
+
 // Suite names.
 const (
 	SuiteRuntime = "runtime"
@@ -62,6 +67,9 @@ type Mutant struct {
 	// Build is the package built for the mutant (./cmd/abkit-runtime or an
 	// example's cmd).
 	Build string `json:"build"`
+	// Examples is the plugin's examples file (relative to the module
+	// root), run as part of the plugin suite; empty for none.
+	Examples string `json:"examples,omitempty"`
 
 	src []byte
 }
@@ -76,6 +84,8 @@ type Target struct {
 	Dir string
 	// Build is the package built for its mutants.
 	Build string
+	// Examples is the examples file the plugin suite also runs.
+	Examples string
 	// Funcs keeps the functions mutated (by name: "Recv.Name", "Name",
 	// or "const"/"var" for package-level declarations); nil keeps all.
 	Funcs func(name string) bool
@@ -131,7 +141,11 @@ func PluginTargets(root string) ([]Target, error) {
 			continue // no binary (the built-in catalog)
 		}
 		bin, _ := filepath.Rel(root, filepath.Dir(mains[0]))
-		ts = append(ts, Target{Suite: SuitePlugin, Dir: filepath.ToSlash(dir), Build: "./" + filepath.ToSlash(bin),
+		var examples string
+		if _, err := os.Stat(filepath.Join(root, dir, ExamplesFile)); err == nil {
+			examples = filepath.ToSlash(filepath.Join(dir, ExamplesFile))
+		}
+		ts = append(ts, Target{Suite: SuitePlugin, Dir: filepath.ToSlash(dir), Build: "./" + filepath.ToSlash(bin), Examples: examples,
 			Funcs: func(n string) bool {
 				if i := strings.LastIndexByte(n, '.'); i >= 0 {
 					n = n[i+1:]
@@ -210,7 +224,7 @@ func enumerateFile(root, path string, t Target) ([]*Mutant, error) {
 			p := fset.Position(s.pos)
 			m := &Mutant{
 				Key:   fmt.Sprintf("%s:%s:%s#%d", rel, fn, s.op, count[s.op]),
-				Suite: t.Suite, File: rel, Line: p.Line, Col: p.Column, Op: s.op, Desc: s.desc, Build: t.Build,
+				Suite: t.Suite, File: rel, Line: p.Line, Col: p.Column, Op: s.op, Desc: s.desc, Build: t.Build, Examples: t.Examples,
 			}
 			edits := s.edits
 			if s.needSlices && !importsSlices {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -106,7 +105,7 @@ func Run(ctx context.Context, mutants []*Mutant, o Options) ([]Result, error) {
 	// reference must pass before any kill means anything.
 	builds := map[string]bool{}
 	for _, i := range todo {
-		builds[mutants[i].Build+"\x00"+mutants[i].Suite] = true
+		builds[mutants[i].Build+"\x00"+mutants[i].Suite+"\x00"+mutants[i].Examples] = true
 	}
 	var keys []string
 	for k := range builds {
@@ -117,12 +116,14 @@ func Run(ctx context.Context, mutants []*Mutant, o Options) ([]Result, error) {
 		if o.NoReference {
 			break
 		}
-		pkg, suite, _ := strings.Cut(k, "\x00")
+		parts := strings.Split(k, "\x00")
+		pkg, suite := parts[0], parts[1]
+		j := judgement{suite: suite, examples: examplesPath(o.Root, parts[2])}
 		bin := filepath.Join(tmp, "ref-"+safeName(pkg))
 		if out, err := goBuild(ctx, o.Root, bin, pkg, ""); err != nil {
 			return nil, fmt.Errorf("build the unmutated %s: %v\n%s", pkg, err, out)
 		}
-		first, err := judge(ctx, suite, bin)
+		first, err := j.judge(ctx, bin)
 		if err != nil {
 			return nil, fmt.Errorf("the unmutated %s: %w", pkg, err)
 		}
@@ -155,7 +156,8 @@ func Run(ctx context.Context, mutants []*Mutant, o Options) ([]Result, error) {
 				r.Verdict, r.Reason = NotBuilt, firstLine(out, err)
 			} else {
 				runSem <- struct{}{}
-				first, jerr := judge(ctx, m.Suite, filepath.Join(dir, "bin"))
+				j := judgement{suite: m.Suite, examples: examplesPath(o.Root, m.Examples)}
+				first, jerr := j.judge(ctx, filepath.Join(dir, "bin"))
 				switch {
 				case jerr != nil:
 					r.Verdict, r.KilledBy = Killed, "start"
@@ -164,12 +166,12 @@ func Run(ctx context.Context, mutants []*Mutant, o Options) ([]Result, error) {
 					// another one crashed the shared process under it, so
 					// when it passes alone the whole suite runs again one
 					// case at a time, and any failure there confirms.
-					again, aerr := judgeOne(ctx, m.Suite, filepath.Join(dir, "bin"), first)
+					again, aerr := j.judgeOne(ctx, filepath.Join(dir, "bin"), first)
 					if aerr != nil || again {
 						r.Verdict, r.KilledBy = Killed, first
 						break
 					}
-					seq, serr := judgeSeq(ctx, m.Suite, filepath.Join(dir, "bin"))
+					seq, serr := j.judgeSeq(ctx, filepath.Join(dir, "bin"))
 					switch {
 					case serr != nil:
 						r.Verdict, r.KilledBy = Killed, "start"
@@ -246,36 +248,64 @@ func firstLine(out []byte, err error) string {
 // killed by it; the longest reference case takes a little over 2 s.
 const caseTimeout = 10 * time.Second
 
-func launcher(suite, bin string) (*conformance.Registry, conformance.Launcher, conformance.Isolation) {
-	if suite == SuiteRuntime {
+// judgement is how a mutant's binary is judged: its suite, and for a
+// plugin the examples file the suite also runs (empty: none).
+type judgement struct {
+	suite, examples string
+}
+
+func examplesPath(root, rel string) string {
+	if rel == "" {
+		return ""
+	}
+	return filepath.Join(root, filepath.FromSlash(rel))
+}
+
+func (j judgement) launcher(bin string) (*conformance.Registry, conformance.Launcher, conformance.Isolation, error) {
+	if j.suite == SuiteRuntime {
 		// Scenarios are independent sessions, so one runtime process serves
 		// every case (relaunched if a case kills it), as in the selftest.
-		return runtimesuite.Suite(), runtimesuite.Launcher{Path: bin}, conformance.IsolationSuite
+		return runtimesuite.Suite(), runtimesuite.Launcher{Path: bin}, conformance.IsolationSuite, nil
 	}
 	// Plugins keep case isolation: a plugin's state may carry from one
 	// case to the next (rate limits), and that must not decide a verdict.
-	return conformance.PluginSuite(), conformance.Binary(bin, pluginhost.Options{}), conformance.IsolationCase
+	reg := conformance.PluginSuite()
+	if j.examples != "" {
+		f, err := conformance.LoadExamples(j.examples)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		cs, err := conformance.ExampleCases(f, false, nil)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		reg.Add(cs...)
+	}
+	return reg, conformance.Binary(bin, pluginhost.Options{}), conformance.IsolationCase, nil
 }
 
 // judge runs the suite against bin and returns the first failing case
 // (empty when every case passed); an error means the binary could not be
 // started.
-func judge(ctx context.Context, suite, bin string) (string, error) {
-	return judgeP(ctx, suite, bin, runtime.GOMAXPROCS(0))
+func (j judgement) judge(ctx context.Context, bin string) (string, error) {
+	return j.judgeP(ctx, bin, runtime.GOMAXPROCS(0))
 }
 
 // judgeSeq is judge one case at a time.
-func judgeSeq(ctx context.Context, suite, bin string) (string, error) {
-	return judgeP(ctx, suite, bin, 1)
+func (j judgement) judgeSeq(ctx context.Context, bin string) (string, error) {
+	return j.judgeP(ctx, bin, 1)
 }
 
-func judgeP(ctx context.Context, suite, bin string, parallel int) (string, error) {
-	reg, l, iso := launcher(suite, bin)
+func (j judgement) judgeP(ctx context.Context, bin string, parallel int) (string, error) {
+	reg, l, iso, err := j.launcher(bin)
+	if err != nil {
+		return "", err
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var first string
 	var once sync.Once
-	_, err := conformance.Run(rctx, reg, l, conformance.Options{
+	_, err = conformance.Run(rctx, reg, l, conformance.Options{
 		Isolation: iso, Timeout: caseTimeout, Parallel: parallel,
 		OnResult: func(r conformance.CaseResult) {
 			if r.Status.Bad() {
@@ -283,10 +313,6 @@ func judgeP(ctx context.Context, suite, bin string, parallel int) (string, error
 			}
 		},
 	})
-	var le *conformance.LoadError
-	if errors.As(err, &le) {
-		return "", err
-	}
 	if err != nil {
 		return "", err
 	}
@@ -294,8 +320,11 @@ func judgeP(ctx context.Context, suite, bin string, parallel int) (string, error
 }
 
 // judgeOne runs one case alone and reports whether it failed.
-func judgeOne(ctx context.Context, suite, bin, id string) (bool, error) {
-	reg, l, iso := launcher(suite, bin)
+func (j judgement) judgeOne(ctx context.Context, bin, id string) (bool, error) {
+	reg, l, iso, err := j.launcher(bin)
+	if err != nil {
+		return false, err
+	}
 	rep, err := conformance.Run(ctx, reg, l, conformance.Options{
 		Isolation: iso, Timeout: caseTimeout, Parallel: 1,
 		Run: []*regexp.Regexp{regexp.MustCompile("^" + regexp.QuoteMeta(id) + "$")},
