@@ -16,6 +16,7 @@ import (
 	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pipeline"
+	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
@@ -61,6 +62,10 @@ type Example struct {
 type Step struct {
 	Request  *ExampleRequest  `json:"request,omitempty"`
 	Response *ExampleResponse `json:"response,omitempty"`
+	// Fixture is a recorded exchange (an abctl fixture file, relative to
+	// the examples file) that gives both the request and the response, the
+	// streamed body in its recorded chunks.
+	Fixture string `json:"fixture,omitempty"`
 	// Extensions are set on the exchange before the plugin's OnRequest,
 	// by stand-ins of the plugins it requires (what a parser upstream in
 	// the chain would have found).
@@ -79,6 +84,8 @@ type Step struct {
 	Submit any          `json:"submit,omitempty"`
 	Part   *ExamplePart `json:"part,omitempty"`
 	Tool   any          `json:"tool,omitempty"`
+
+	fx *fixture.Fixture
 }
 
 // ExampleRequest is the client's request.
@@ -146,7 +153,24 @@ func LoadExamples(path string) (*ExamplesFile, error) {
 			f.Examples[i].masks = append(f.Examples[i].masks, re)
 		}
 		open := map[string]bool{}
-		for j, st := range ex.Steps {
+		for j := range ex.Steps {
+			st := &f.Examples[i].Steps[j]
+			if st.Fixture != "" {
+				if st.Request != nil || st.Response != nil || st.Open != "" || st.Close != "" {
+					return nil, fmt.Errorf("%s (%s), step %d: a fixture step gives request and response itself: drop request, response, open and close", where, ex.Name, j+1)
+				}
+				fp := st.Fixture
+				if !filepath.IsAbs(fp) {
+					fp = filepath.Join(filepath.Dir(path), fp)
+				}
+				fx, err := fixture.ReadFile(fp)
+				if err != nil {
+					return nil, fmt.Errorf("%s (%s), step %d: %w", where, ex.Name, j+1, err)
+				}
+				st.fx = fx
+				st.Request = &ExampleRequest{Method: fx.Request.Method, URL: fx.Request.URL}
+				st.Response = &ExampleResponse{Status: fx.Response.Status}
+			}
 			if err := st.check(open); err != nil {
 				return nil, fmt.Errorf("%s (%s), step %d: %w", where, ex.Name, j+1, err)
 			}
@@ -519,15 +543,15 @@ func (denier) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
 type exchangeObs struct {
 	// Open is set for an open step: the request hooks ran, and the
 	// exchange is still in flight.
-	Open        bool              `json:"open,omitempty"`
-	Calls       []callObs         `json:"calls"`
-	Outcome     string            `json:"outcome,omitempty"`
-	DeniedBy    string            `json:"denied_by,omitempty"`
-	Status      int               `json:"status,omitempty"`
-	Body        string            `json:"body,omitempty"`
-	RequestBody *string           `json:"request_body,omitempty"`
-	Extensions  map[string]string `json:"extensions,omitempty"`
-	Warnings    []string          `json:"warnings,omitempty"`
+	Open        bool                       `json:"open,omitempty"`
+	Calls       []callObs                  `json:"calls"`
+	Outcome     string                     `json:"outcome,omitempty"`
+	DeniedBy    string                     `json:"denied_by,omitempty"`
+	Status      int                        `json:"status,omitempty"`
+	Body        string                     `json:"body,omitempty"`
+	RequestBody *string                    `json:"request_body,omitempty"`
+	Extensions  map[string]json.RawMessage `json:"extensions,omitempty"`
+	Warnings    []string                   `json:"warnings,omitempty"`
 }
 
 type callObs struct {
@@ -572,6 +596,9 @@ func begin(t *T, ch *pipeline.Chain, name string, st *Step) *inflight {
 	if st.Request.Body != "" {
 		body = []byte(st.Request.Body)
 	}
+	if st.fx != nil {
+		h, body = st.fx.Request.Header.Clone(), st.fx.Request.Body
+	}
 	fl := &inflight{rec: trace.NewRecorder(), client: &bodyClient{}, name: name, step: st, body: body}
 	fl.ex = ch.NewExchange(pipeline.Request{Method: st.Request.Method, URL: st.Request.URL, Header: h, Body: body},
 		pipeline.ExchangeOptions{Trace: fl.rec, Client: fl.client})
@@ -583,7 +610,18 @@ func begin(t *T, ch *pipeline.Chain, name string, st *Step) *inflight {
 // finishes it and returns what it observed.
 func (fl *inflight) end(t *T, resp *ExampleResponse) exchangeObs {
 	if fl.admitted {
-		fl.ex.Respond(t.Context(), upstream(resp))
+		up := upstream(resp)
+		if fx := fl.step.fx; fx != nil {
+			up = pipeline.Upstream{Status: fx.Response.Status, Header: fx.Response.Header.Clone(), Body: fx.Response.Body}
+			if fx.Response.Streamed() {
+				var cut [][]byte
+				for _, c := range fx.Response.Chunks {
+					cut = append(cut, c.Data)
+				}
+				up.Body, up.Stream = nil, &stream{chunks: cut}
+			}
+		}
+		fl.ex.Respond(t.Context(), up)
 	}
 	fl.res = fl.ex.Finish()
 	for _, e := range fl.rec.Events() {
@@ -650,12 +688,12 @@ func (fl *inflight) observe(res *pipeline.Result) exchangeObs {
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
-			b = []byte(fmt.Sprintf("<not JSON: %v>", err))
+			b, _ = json.Marshal(fmt.Sprintf("<not JSON: %v>", err))
 		}
 		if obs.Extensions == nil {
-			obs.Extensions = map[string]string{}
+			obs.Extensions = map[string]json.RawMessage{}
 		}
-		obs.Extensions[k] = string(b)
+		obs.Extensions[k] = b
 	}
 	return obs
 }
