@@ -57,6 +57,22 @@ type config struct {
 	run, skip []*regexp.Regexp
 	known     []string
 	timeout   time.Duration
+	examples  []string
+}
+
+// Examples also runs the plugin's behaviour examples in each file (the
+// command's --examples): every example is a subtest "examples/NAME" that
+// compares what the plugin answered with the golden file beside the
+// examples (NAME.golden.json for NAME.yaml). Record or refresh the golden
+// file with `conformance run --plugin BIN --examples FILE
+// --update-examples`, against the built binary: the examples describe what
+// a host sees across the process boundary. docs/conformance.md, "Behaviour
+// examples", gives the format.
+func Examples(files ...string) Option {
+	return func(c *config) error {
+		c.examples = append(c.examples, files...)
+		return nil
+	}
 }
 
 // Only keeps the cases whose ID matches one of the regular expressions
@@ -146,6 +162,17 @@ func run(t tb, p sdk.Plugin, opts ...Option) {
 		t.Fatalf("conformancetest.KnownFailing: %v", err)
 	}
 	reg := conformance.PluginSuite()
+	for _, path := range c.examples {
+		f, err := conformance.LoadExamples(path)
+		if err != nil {
+			t.Fatalf("conformancetest.Examples: %v", err)
+		}
+		cs, err := conformance.ExampleCases(f, false, nil)
+		if err != nil {
+			t.Fatalf("conformancetest.Examples: %v", err)
+		}
+		reg.Add(cs...)
+	}
 	cases := conformance.Select(reg, c.run, c.skip)
 	if len(cases) == 0 {
 		t.Fatalf("conformancetest: the Only and Skip patterns leave no case; `conformance list` prints the case IDs")
