@@ -49,10 +49,16 @@ type Example struct {
 	// Config is the chain entry's config block (family P).
 	Config any `json:"config,omitempty"`
 	// Mask lists regular expressions; what they match in an observation
-	// is replaced by "<masked>" before it is compared or recorded (times,
-	// generated IDs).
-	Mask  []string `json:"mask,omitempty"`
-	Steps []Step   `json:"steps"`
+	// (its compact JSON form, and each stderr line as written) is replaced
+	// by "<masked>" before it is compared or recorded (times, generated IDs).
+	Mask []string `json:"mask,omitempty"`
+	// Stderr adds a last observation: the lines the plugin wrote to its
+	// standard error (go-plugin's own log lines left out), read after the
+	// example's own plugin process has exited, so nothing is cut off. The
+	// example runs on a process of its own. In-process the plugin's stderr
+	// is the test's, so that observation is checked against binaries only.
+	Stderr bool   `json:"stderr,omitempty"`
+	Steps  []Step `json:"steps"`
 
 	masks []*regexp.Regexp
 }
@@ -303,9 +309,17 @@ func ExampleCases(f *ExamplesFile, update bool, observed func(name string, steps
 				"in order, and what the plugin answered (actions, bodies, extensions, decisions) must equal the golden file " +
 				"beside the examples. A failure is a change of behaviour: fix the plugin, or, when the change is intended, " +
 				"rewrite the golden file with --update-examples and review its diff.",
-			Applies: func(d *Descriptor) string { return ex.applies(d) },
+			Applies:      func(d *Descriptor) string { return ex.applies(d) },
+			FreshProcess: ex.Stderr,
 			Run: func(t *T) {
-				got := ex.run(t)
+				sub := t.Subject()
+				if ex.Stderr {
+					var err error
+					if sub, err = t.Launch(); err != nil {
+						t.Fatalf("EX", "a process of the example's own could not be started: %v", err)
+					}
+				}
+				got := ex.run(t, sub)
 				if t.Failed() {
 					return
 				}
@@ -316,6 +330,10 @@ func ExampleCases(f *ExamplesFile, update bool, observed func(name string, steps
 				if !have {
 					t.Errorf("EX", "%s has no entry for example %q; record it with: conformance run --plugin BIN --examples %s --update-examples", f.Golden, ex.Name, f.Path)
 					return
+				}
+				if _, inproc := sub.(*inProcSubject); inproc && ex.Stderr && len(want) > 0 && len(got) > 0 {
+					t.Logf("in-process: the plugin's stderr is the test's own; its last step (stderr) is checked against the binary only")
+					want, got = want[:len(want)-1], got[:len(got)-1]
 				}
 				compareSteps(t, f.Golden, want, got)
 			},
@@ -400,11 +418,11 @@ func (ex *Example) applies(d *Descriptor) string {
 
 // run drives the example's steps and returns what each observed, as
 // compact JSON.
-func (ex *Example) run(t *T) []json.RawMessage {
-	p := t.Subject().Plugin()
+func (ex *Example) run(t *T, sub Subject) []json.RawMessage {
+	p := sub.Plugin()
 	var (
 		chain *pipeline.Chain
-		cur   = &Step{}
+		cur   = &current{step: &Step{}}
 		ext   intercept.Extension
 		open  = map[string]*inflight{}
 	)
@@ -420,14 +438,19 @@ func (ex *Example) run(t *T) []json.RawMessage {
 		case st.Request != nil:
 			if chain == nil {
 				var err error
-				if chain, err = ex.chain(t, &cur); err != nil {
+				if chain, err = ex.chain(t, sub, cur); err != nil {
 					t.Errorf("EX", "step %d: %v", i+1, err)
 					return nil
 				}
-				defer chain.Stop(context.WithoutCancel(t.Context()))
+				defer func() {
+					if chain != nil {
+						chain.Stop(context.WithoutCancel(t.Context()))
+					}
+				}()
 			}
-			cur = st
+			cur.step, cur.saw = st, nil
 			fl := begin(t, chain, p.Pipeline.Name, st)
+			fl.saw = cur.saw
 			if st.Open != "" {
 				open[st.Open] = fl
 				obs = fl.observe(nil)
@@ -444,25 +467,46 @@ func (ex *Example) run(t *T) []json.RawMessage {
 			}
 			obs = runCall(t, ext, st)
 		default:
-			obs = runHookSet(t, st)
+			obs = runHookSet(t, sub, st)
 		}
 		b, err := json.Marshal(obs)
 		if err != nil {
 			t.Errorf("EX", "step %d: %v", i+1, err)
 			return nil
 		}
-		for _, re := range ex.masks {
-			b = re.ReplaceAll(b, []byte("<masked>"))
+		out = append(out, ex.mask(b))
+	}
+	if ex.Stderr {
+		if chain != nil {
+			chain.Stop(context.WithoutCancel(t.Context()))
+			chain = nil
 		}
-		out = append(out, b)
+		if err := sub.Close(); err != nil {
+			t.Logf("close the example's plugin process: %v", err)
+		}
+		lines := []string{}
+		for _, l := range strings.Split(sub.Stderr(), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.Contains(l, `"@level"`) {
+				lines = append(lines, string(ex.mask([]byte(l)))) // masks see the line as written
+			}
+		}
+		b, _ := json.Marshal(map[string][]string{"stderr": lines})
+		out = append(out, ex.mask(b))
 	}
 	return out
 }
 
+func (ex *Example) mask(b []byte) []byte {
+	for _, re := range ex.masks {
+		b = re.ReplaceAll(b, []byte("<masked>"))
+	}
+	return b
+}
+
 // chain builds the example's one-plugin chain; the plugins it requires are
 // stand-ins that set the current step's extensions.
-func (ex *Example) chain(t *T, cur **Step) (*pipeline.Chain, error) {
-	f := t.Subject().Plugin().Pipeline
+func (ex *Example) chain(t *T, sub Subject, cur *current) (*pipeline.Chain, error) {
+	f := sub.Plugin().Pipeline
 	var cfg json.RawMessage
 	if ex.Config != nil {
 		b, err := json.Marshal(ex.Config)
@@ -471,9 +515,11 @@ func (ex *Example) chain(t *T, cur **Step) (*pipeline.Chain, error) {
 		}
 		cfg = b
 	}
-	spec := pipeline.Spec{Direction: gateway.Inbound}
-	factories := []gateway.Factory{*f}
-	caps := t.Describe().Pipeline.Capabilities
+	// An earlier plugin sets the step's extensions even when the plugin
+	// requires none (a plugin may read what it does not require).
+	spec := pipeline.Spec{Direction: gateway.Inbound, Entries: []pipeline.Entry{{Plugin: earlierName}}}
+	factories := []gateway.Factory{*f, seeder(earlierName, cur)}
+	caps := sub.Describe().Pipeline.Capabilities
 	deps := append(append([]string(nil), caps.Requires...), caps.RequiresAny...)
 	for _, dep := range deps {
 		if dep == "" || dep == f.Name || slices.Contains(specNames(spec), dep) {
@@ -496,13 +542,13 @@ func (ex *Example) chain(t *T, cur **Step) (*pipeline.Chain, error) {
 }
 
 // seeder stands in for a required plugin and sets the step's extensions.
-func seeder(name string, cur **Step) gateway.Factory {
+func seeder(name string, cur *current) gateway.Factory {
 	return gateway.Factory{Name: name, New: func(json.RawMessage) (gateway.Plugin, error) { return seedPlugin{name, cur}, nil }}
 }
 
 type seedPlugin struct {
 	name string
-	cur  **Step
+	cur  *current
 }
 
 func (s seedPlugin) Name() string { return s.name }
@@ -510,7 +556,7 @@ func (seedPlugin) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{Description: "Conformance stand-in that sets an example's extensions"}
 }
 func (s seedPlugin) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
-	for k, v := range (*s.cur).Extensions {
+	for k, v := range s.cur.step.Extensions {
 		ex.SetExtension(k, v)
 	}
 	return gateway.Continue()
@@ -519,18 +565,43 @@ func (seedPlugin) OnResponse(context.Context, *gateway.Exchange) gateway.Action 
 	return gateway.Continue()
 }
 
+// current is the step being run, which the stand-ins read, and what the
+// later stand-in saw of it.
+type current struct {
+	step *Step
+	saw  map[string]json.RawMessage
+}
+
+// earlierName is the stand-in before the plugin under test.
+const earlierName = "conformance-earlier-plugin"
+
 // denierName is the plugin after the one under test: it rejects when the
 // step says deny_after, and continues otherwise.
 const denierName = "conformance-later-plugin"
 
-type denier struct{ cur **Step }
+type denier struct{ cur *current }
 
 func (denier) Name() string { return denierName }
 func (denier) Capabilities() gateway.Capabilities {
 	return gateway.Capabilities{Description: "Conformance stand-in for a later plugin that may deny"}
 }
-func (d denier) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
-	if s := (*d.cur).DenyAfter; s != 0 {
+func (d denier) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+	// What a later plugin reads at its OnRequest: extensions set during
+	// the request phase, not only by the end of the exchange.
+	for k, v := range ex.Extensions() {
+		if _, seeded := d.cur.step.Extensions[k]; seeded {
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			b, _ = json.Marshal(fmt.Sprintf("<not JSON: %v>", err))
+		}
+		if d.cur.saw == nil {
+			d.cur.saw = map[string]json.RawMessage{}
+		}
+		d.cur.saw[k] = b
+	}
+	if s := d.cur.step.DenyAfter; s != 0 {
 		return gateway.Reject(s, "denied by a later plugin (example deny_after)")
 	}
 	return gateway.Continue()
@@ -551,7 +622,10 @@ type exchangeObs struct {
 	Body        string                     `json:"body,omitempty"`
 	RequestBody *string                    `json:"request_body,omitempty"`
 	Extensions  map[string]json.RawMessage `json:"extensions,omitempty"`
-	Warnings    []string                   `json:"warnings,omitempty"`
+	// NextSaw are the extensions the next plugin in the chain read at its
+	// OnRequest.
+	NextSaw  map[string]json.RawMessage `json:"next_plugin_saw,omitempty"`
+	Warnings []string                   `json:"warnings,omitempty"`
 }
 
 type callObs struct {
@@ -584,6 +658,7 @@ type inflight struct {
 	body     []byte
 	admitted bool
 	res      *pipeline.Result
+	saw      map[string]json.RawMessage
 }
 
 // begin starts the step's exchange and runs its request hooks.
@@ -661,7 +736,7 @@ func upstream(resp *ExampleResponse) pipeline.Upstream {
 
 // observe is what the exchange showed so far: res is nil while it is open.
 func (fl *inflight) observe(res *pipeline.Result) exchangeObs {
-	obs := exchangeObs{Open: res == nil}
+	obs := exchangeObs{Open: res == nil, NextSaw: fl.saw}
 	if res != nil {
 		obs.Outcome, obs.Status, obs.Body = res.Outcome.Kind.String(), fl.client.status, fl.client.body.String()
 		if res.Outcome.DeniedBy != fl.name {
@@ -746,8 +821,8 @@ type hookAnswer struct {
 
 // runHookSet gives the step's input to every hook of its kind, in the
 // plugin's order, each on its own copy.
-func runHookSet(t *T, st *Step) []hookAnswer {
-	hs := t.Subject().Plugin().Hooks
+func runHookSet(t *T, sub Subject, st *Step) []hookAnswer {
+	hs := sub.Plugin().Hooks
 	out := []hookAnswer{}
 	if hs == nil {
 		return out
