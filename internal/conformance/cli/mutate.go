@@ -18,7 +18,7 @@ import (
 type mutateOpts struct {
 	suite, run, out, equivalent, record string
 	jobs, sample                        int
-	list, verbose                       bool
+	list, verbose, allowLower           bool
 }
 
 func newMutateCmd(app *App) *cobra.Command {
@@ -36,7 +36,9 @@ by running that case again alone), survived otherwise. It prints the kill
 rate per suite and every survivor with file:line. Mutants listed in the
 reviewed equivalent file are not run and are printed with their reason.
 Run it inside the abkit module. Exit 1 when the list names a mutant that no
-longer exists (review it) or a reference fails its suite.`,
+longer exists (review it), a reference fails its suite, or --record would
+lower a recorded kill rate (the figures in FILE are a floor: raise them by
+recording a better run; --allow-lower records a lower one on purpose).`,
 		Example: `  conformance mutate                      # both suites, every mutant
   conformance mutate --suite runtime --run internal/sse
   conformance mutate --sample 40 -o json  # 40 mutants per suite, the same every time
@@ -52,6 +54,7 @@ longer exists (review it) or a reference fails its suite.`,
 	f.StringVarP(&o.out, "output", "o", "text", "output format: text or json")
 	f.StringVar(&o.equivalent, "equivalent", "internal/conformance/mutation/equivalent.txt", "reviewed list of equivalent mutants (relative to the module root)")
 	f.StringVar(&o.record, "record", "", "write the figures and survivors to FILE (internal/conformance/mutation/killrates.json holds the recorded ones)")
+	f.BoolVar(&o.allowLower, "allow-lower", false, "with --record: record figures below the ones in FILE (otherwise a lower kill rate fails the run and FILE is kept)")
 	f.BoolVar(&o.list, "list", false, "list the mutants without building or running them")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every mutant's verdict as it comes")
 	return c
@@ -140,6 +143,12 @@ func (o *mutateOpts) exec(cmd *cobra.Command, app *App) error {
 	d := time.Since(start)
 	if o.record != "" {
 		rec := mutation.NewRecord("conformance mutate "+strings.Join(os.Args[2:], " "), d, rs)
+		if !o.allowLower {
+			if err := notLower(o.record, rec); err != nil {
+				_ = writeMutationText(app.Out, rs, d)
+				return &ExitError{Code: ExitFail, Err: err}
+			}
+		}
 		if err := rec.Write(o.record); err != nil {
 			return err
 		}
@@ -181,4 +190,28 @@ func writeMutationText(w io.Writer, rs []mutation.Result, d time.Duration) error
 	}
 	_, err := fmt.Fprintf(w, "in %s\n", d.Round(time.Second))
 	return err
+}
+
+// notLower reports a suite whose kill rate in rec is below the one
+// recorded in path (a missing file records anything).
+func notLower(path string, rec *mutation.Record) error {
+	old, err := mutation.ReadRecord(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var low []string
+	for _, s := range rec.Summaries {
+		for _, o := range old.Summaries {
+			if o.Suite == s.Suite && s.Killed+s.Survived > 0 && s.Rate < o.Rate {
+				low = append(low, fmt.Sprintf("%s suite %.1f %% (recorded %.1f %% on %s)", s.Suite, s.Rate, o.Rate, old.Date))
+			}
+		}
+	}
+	if len(low) > 0 {
+		return fmt.Errorf("kill rate fell: %s; %s is kept. Find the survivors above and add cases or examples, or record the lower figure on purpose with --allow-lower", strings.Join(low, ", "), path)
+	}
+	return nil
 }

@@ -31,6 +31,19 @@ func Recorded() (*Record, error) {
 	return &r, nil
 }
 
+// ReadRecord reads a record written by [Record.Write].
+func ReadRecord(path string) (*Record, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
 // NewRecord makes the record of a run.
 func NewRecord(command string, d time.Duration, rs []Result) *Record {
 	rec := &Record{Command: command, Date: time.Now().UTC().Format("2006-01-02"), Duration: d.Round(time.Second).String(), Summaries: Summarize(rs), Survivors: []string{}}
