@@ -484,8 +484,12 @@ func (ex *Example) run(t *T, sub Subject) []json.RawMessage {
 		if err := sub.Close(); err != nil {
 			t.Logf("close the example's plugin process: %v", err)
 		}
+		all := strings.Split(sub.Stderr(), "\n")
+		if ls, ok := sub.(interface{ StderrLines() []string }); ok {
+			all = ls.StderrLines() // reports quote only the tail
+		}
 		lines := []string{}
-		for _, l := range strings.Split(sub.Stderr(), "\n") {
+		for _, l := range all {
 			if l = strings.TrimSpace(l); l != "" && !strings.Contains(l, `"@level"`) {
 				lines = append(lines, string(ex.mask([]byte(l)))) // masks see the line as written
 			}

@@ -113,6 +113,10 @@ func (s *procSubject) Describe() *Descriptor { return s.d }
 func (s *procSubject) Plugin() sdk.Plugin    { return s.plug }
 func (s *procSubject) Stderr() string        { return s.p.Stderr() }
 
+// StderrLines returns every kept line of the plugin's stderr, not only the
+// tail the reports quote.
+func (s *procSubject) StderrLines() []string { return s.p.StderrLines() }
+
 func (s *procSubject) Exited() error {
 	if !s.p.Exited() {
 		return nil

@@ -339,6 +339,15 @@ func (p *Plugin) Attached() bool { return p.attached }
 // Stderr returns the last lines the plugin wrote to stderr.
 func (p *Plugin) Stderr() string { return p.log.tail() }
 
+// StderrLines returns every line the plugin wrote to stderr that is kept:
+// the first 400, then the latest 400 (a panic's first line is never
+// dropped).
+func (p *Plugin) StderrLines() []string {
+	p.log.mu.Lock()
+	defer p.log.mu.Unlock()
+	return append([]string(nil), p.log.lines...)
+}
+
 // Close stops the plugin process and reaps it: it asks the process to exit
 // (go-plugin closes the connection), waits at most Options.KillGrace, then
 // kills it. For a plugin reached through Reattach, Close only closes this
