@@ -117,6 +117,22 @@ func streamScenarios() []scenario {
 				"data: {\"jsonrpc\":\"2.0\",\"id\":\"t1\",\"result\":{\"kind\":\"artifact-update\",\"taskId\":\"task-1\",\"contextId\":\"c1\",\"artifact\":{\"artifactId\":\"a1\",\"parts\":[{\"kind\":\"text\",\"text\":\"done\"}]}}}\n\n",
 				"data: {\"jsonrpc\":\"2.0\",\"id\":\"t1\",\"result\":{\"kind\":\"status-update\",\"taskId\":\"task-1\",\"contextId\":\"c1\",\"status\":{\"state\":\"completed\"},\"final\":true}}\n\n",
 			}},
+		// The other shapes real servers send: CR line ends, a charset
+		// parameter, comment lines and blocks, id and retry fields, data
+		// split over several lines, a field without its space, and a last
+		// event the server never terminated.
+		{name: "cr-charset-comments", method: "POST", url: "/v1/chat/completions", reqType: "application/json", reqBody: chatReq,
+			status: 200, respType: "text/event-stream; charset=utf-8", events: []string{
+				": keep-alive\r\r",
+				"retry: 3000\rid: 1\rdata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\r\r",
+				": ping\rdata:{\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there\"}}]}\r\r",
+				"data: [DONE]\r\r",
+			}},
+		{name: "multiline-unterminated", method: "POST", url: "/mcp", reqType: "application/json", reqBody: mcpReq,
+			status: 200, respType: "text/event-stream", events: []string{
+				"event: message\nid: 41\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n",
+				"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"found 3\"}]}}\n",
+			}},
 	}
 }
 

@@ -99,10 +99,10 @@ func RuntimeTargets() []Target {
 		{Suite: SuiteRuntime, Dir: "internal/pipeline", Build: b},
 		{Suite: SuiteRuntime, Dir: "internal/dispatch", Build: b},
 		{Suite: SuiteRuntime, Dir: "internal/hookbus", Build: b},
-		// Parse, trimSpace and parseRetry serve replay, not the runtime:
+		// Parse, singleData, trimSpace and parseRetry serve replay, not the runtime:
 		// the pipeline only frames (Framer).
 		{Suite: SuiteRuntime, Dir: "internal/sse", Build: b, Funcs: func(n string) bool {
-			return n != "Parse" && n != "trimSpace" && n != "parseRetry"
+			return n != "Parse" && n != "singleData" && n != "trimSpace" && n != "parseRetry"
 		}},
 		// Main validates the bug name, GRPCClient is the runner's side and
 		// replay runs only under a deliberate bug; none runs in a reference
