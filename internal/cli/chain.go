@@ -229,10 +229,9 @@ func printResolved(o *globalOpts, r catalog.Resolved) error {
 	var rows [][]string
 	for _, ch := range r.Chains {
 		for _, e := range ch.Entries {
-			pos := strconv.Itoa(e.Position)
-			if e.Position == 0 {
-				pos = "off"
-			}
+			// The entry's number in the file, as errors count it
+			// ("entry 3"); on_error says whether it runs.
+			pos := strconv.Itoa(e.Entry)
 			caps, deps := "unknown", ""
 			if e.Known {
 				caps = capsCell(e.Capabilities)
@@ -254,7 +253,7 @@ func printResolved(o *globalOpts, r catalog.Resolved) error {
 		}
 	}
 	if len(rows) > 0 {
-		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"DIRECTION", "POS", "PLUGIN", "ON_ERROR", "CAPABILITIES", "DEPENDENCIES", "BODIES"}, rows); err != nil {
+		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"DIRECTION", "ENTRY", "PLUGIN", "ON_ERROR", "CAPABILITIES", "DEPENDENCIES", "BODIES"}, rows); err != nil {
 			return err
 		}
 	}
