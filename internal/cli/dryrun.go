@@ -160,13 +160,12 @@ func loadExchange(args []string, sse, jsonBody, request, otherBodies string) (*f
 }
 
 func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string) error {
-	format := o.output
-	switch format {
-	case "table", "text":
-		format = "text"
-	case "json", "yaml":
-	default:
-		return usageErr(fmt.Errorf("output format %q: want text, json or yaml", o.output))
+	format, err := o.format()
+	if err != nil {
+		return err
+	}
+	if format == "table" {
+		format = "text" // the trace's table and its notes
 	}
 	if d.chain == "" {
 		return usageErr(errors.New("--chain is required"))

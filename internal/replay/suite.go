@@ -146,6 +146,11 @@ func RunSuite(ctx context.Context, opts SuiteOptions) ([]CaseResult, error) {
 	}
 	all, err := List(opts.Fixtures, 0, 0)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == opts.Fixtures && err.Error() == pe.Error() {
+			// The caller names the directory; say it once.
+			return nil, fmt.Errorf("fixtures: %w", pe.Err)
+		}
 		return nil, fmt.Errorf("fixtures: %w", err)
 	}
 	if len(all) == 0 {
