@@ -253,7 +253,7 @@ func printResolved(o *globalOpts, r catalog.Resolved) error {
 		}
 	}
 	if len(rows) > 0 {
-		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"DIRECTION", "ENTRY", "PLUGIN", "ON_ERROR", "CAPABILITIES", "DEPENDENCIES", "BODIES"}, rows); err != nil {
+		if err := writeTable(o.app.Out, o.app.OutTerminal, o.app.tableWidth(), p, []string{"DIRECTION", "ENTRY", "PLUGIN", "ON_ERROR", "CAPABILITIES", "DEPENDENCIES", "BODIES"}, rows); err != nil {
 			return err
 		}
 	}
@@ -265,7 +265,7 @@ func printResolved(o *globalOpts, r catalog.Resolved) error {
 		for _, x := range r.Extensions {
 			xr = append(xr, []string{"extension", x.Plugin, strconv.Itoa(x.Priority), strconv.FormatBool(x.Required), strings.Join(x.Slots, ","), strings.Join(x.Points, ",")})
 		}
-		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"KIND", "PLUGIN", "PRIORITY", "REQUIRED", "SLOTS", "POINTS"}, xr); err != nil {
+		if err := writeTable(o.app.Out, o.app.OutTerminal, o.app.tableWidth(), p, []string{"KIND", "PLUGIN", "PRIORITY", "REQUIRED", "SLOTS", "POINTS"}, xr); err != nil {
 			return err
 		}
 	}
@@ -277,7 +277,7 @@ func printResolved(o *globalOpts, r catalog.Resolved) error {
 		for _, h := range r.Hooks {
 			hr = append(hr, []string{"hook", h.Plugin, h.ID, h.Kind, strconv.Itoa(h.Order), h.Policy})
 		}
-		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"KIND", "PLUGIN", "ID", "HOOK", "ORDER", "POLICY"}, hr); err != nil {
+		if err := writeTable(o.app.Out, o.app.OutTerminal, o.app.tableWidth(), p, []string{"KIND", "PLUGIN", "ID", "HOOK", "ORDER", "POLICY"}, hr); err != nil {
 			return err
 		}
 	}

@@ -268,7 +268,7 @@ func printReport(o *globalOpts, rep replay.Report) error {
 		rows = append(rows, []string{strconv.Itoa(e.Seq), e.Hook, e.Plugin, frame, action, detail, strconv.FormatInt(e.DurationNS/1000, 10)})
 	}
 	w := o.app.Out
-	if err := writeTable(w, o.app.OutTerminal, p, []string{"SEQ", "HOOK", "PLUGIN", "FRAME", "ACTION", "DETAIL", "µS"}, rows); err != nil {
+	if err := writeTable(w, o.app.OutTerminal, o.app.tableWidth(), p, []string{"SEQ", "HOOK", "PLUGIN", "FRAME", "ACTION", "DETAIL", "µS"}, rows); err != nil {
 		return err
 	}
 	oc := rep.Outcome
