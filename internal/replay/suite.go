@@ -367,7 +367,9 @@ func JUnit(suites []Suite) ([]byte, error) {
 	return append([]byte(xml.Header), append(b, '\n')...), nil
 }
 
-func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+// secs is a JUnit time in seconds, to the microsecond: a fixture replays
+// in well under a millisecond, and "0.000" would read as not measured.
+func secs(d time.Duration) string { return fmt.Sprintf("%.6f", d.Seconds()) }
 
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
