@@ -15,10 +15,16 @@ import (
 var version, commit, date string
 
 func main() {
+	outTTY := term.IsTerminal(int(os.Stdout.Fd()))
+	width := 0
+	if outTTY {
+		width, _, _ = term.GetSize(int(os.Stdout.Fd())) // 0 when it cannot be read
+	}
 	app := &cli.App{
 		Out:         os.Stdout,
 		Err:         os.Stderr,
-		OutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+		OutTerminal: outTTY,
+		OutWidth:    width,
 		ErrTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 		Getenv:      os.Getenv,
 		Catalog:     cli.CatalogOptions(),

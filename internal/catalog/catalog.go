@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/abkit/abkit/internal/redact"
+	"io/fs"
 	"net/http"
 	"slices"
 	"strings"
@@ -93,11 +94,25 @@ type ReadError struct {
 	Err    error
 }
 
+// Error names the source once: "file:c.yaml: no such file or directory",
+// not "file:c.yaml: open c.yaml: no such file or directory", and a
+// positioned error as "file:c.yaml:3:5: …".
 func (e *ReadError) Error() string {
 	msg := e.Err.Error()
-	// A positioned error already starts with the file, as "FILE:3:5: …".
-	if strings.HasPrefix(msg, e.Source+":") {
+	path := e.Source
+	if i := strings.Index(path, ":"); i > 0 && (path[:i] == "file" || path[:i] == "dir") {
+		path = path[i+1:]
+	}
+	var pe *fs.PathError
+	if errors.As(e.Err, &pe) && pe.Path == path && msg == pe.Error() {
+		msg = pe.Err.Error()
+	}
+	switch {
+	case strings.HasPrefix(msg, e.Source+":"):
+		// A positioned error already starts with the file, as "FILE:3:5: …".
 		return redact.String(msg)
+	case path != e.Source && strings.HasPrefix(msg, path+":"):
+		return redact.String(strings.TrimSuffix(e.Source, path) + msg)
 	}
 	return redact.String(e.Source + ": " + msg)
 }

@@ -297,11 +297,12 @@ func configKeyIn(msg string, block any) string {
 
 var entryRef = regexp.MustCompile(`\bentr(?:y|ies) (\d+)(?: and (\d+))?`)
 
-// entriesToLines rewrites the runtime's 0-based entry indices in msg into
-// file lines, which is what an operator looks for.
+// entriesToLines rewrites the runtime's entry numbers (counted from 1) in
+// msg into file lines, which is what an operator looks for.
 func entriesToLines(cf *ChainFile, dir gateway.Direction, msg string) string {
-	line := func(idx string) string {
-		return strconv.Itoa(cf.Line(fmt.Sprintf("$.%s[%s]", dir, idx)))
+	line := func(num string) string {
+		n, _ := strconv.Atoi(num)
+		return strconv.Itoa(cf.Line(fmt.Sprintf("$.%s[%d]", dir, n-1)))
 	}
 	return entryRef.ReplaceAllStringFunc(msg, func(m string) string {
 		sub := entryRef.FindStringSubmatch(m)
@@ -472,7 +473,12 @@ type ResolvedChain struct {
 
 // ResolvedEntry is one chain entry with what the catalog knows of it.
 type ResolvedEntry struct {
-	// Position counts active entries from 1; off entries have 0.
+	// Entry numbers the entry in its direction's list in the chain file,
+	// from 1, off entries included: the number errors use ("entry 3")
+	// and abctl shows.
+	Entry int `json:"entry"`
+	// Position counts active entries from 1 (the order they run in); off
+	// entries have 0.
 	Position     int           `json:"position"`
 	Line         int           `json:"line"`
 	Name         string        `json:"name"`
@@ -544,7 +550,7 @@ func Resolve(cf *ChainFile, c *Catalog) Resolved {
 		}
 		n = 0
 		for i, e := range entries {
-			re := ResolvedEntry{Name: e.Name, OnError: cmp.Or(e.OnError, string(pipeline.Enforce)), Config: e.Config, Line: cf.Line(fmt.Sprintf("$.%s[%d]", dir, i))}
+			re := ResolvedEntry{Entry: i + 1, Name: e.Name, OnError: cmp.Or(e.OnError, string(pipeline.Enforce)), Config: e.Config, Line: cf.Line(fmt.Sprintf("$.%s[%d]", dir, i))}
 			if e.OnError != string(pipeline.Off) {
 				n++
 				re.Position = n

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +47,10 @@ type App struct {
 	// ErrTerminal reports whether Err is a terminal; colour on messages
 	// needs it.
 	ErrTerminal bool
+	// OutWidth is the width in cells of the terminal Out is, 0 when
+	// unknown. COLUMNS, when set, overrides it. Aligned tables are fitted
+	// to it; plain (non-terminal) output is never cut or wrapped.
+	OutWidth int
 	// Getenv reads the environment (NO_COLOR); nil means an empty one.
 	Getenv func(string) string
 	// Catalog configures the catalog sources.
@@ -89,6 +94,15 @@ func (a *App) pipeline() []gateway.Factory {
 		return PipelineFactories()
 	}
 	return a.Pipeline()
+}
+
+// tableWidth is the width terminal tables are fitted to: COLUMNS when it
+// is a positive number, else OutWidth; 0 means no limit.
+func (a *App) tableWidth() int {
+	if n, err := strconv.Atoi(a.getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return a.OutWidth
 }
 
 func (a *App) getenv(k string) string {

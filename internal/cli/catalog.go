@@ -71,7 +71,7 @@ func printList(o *globalOpts, format string, cat *catalog.Catalog) error {
 	for _, d := range cat.Plugins {
 		rows = append(rows, []string{d.Name, strings.Join(d.Families, ","), capsCell(d.Capabilities), depsCell(d.Capabilities), d.Origin.String(), d.Description})
 	}
-	return writeTable(w, o.app.OutTerminal, outPainter(o.app, o.noColor),
+	return writeTable(w, o.app.OutTerminal, o.app.tableWidth(), outPainter(o.app, o.noColor),
 		[]string{"NAME", "FAMILIES", "CAPABILITIES", "REQUIRES", "ORIGIN", "DESCRIPTION"}, rows)
 }
 
@@ -214,12 +214,12 @@ func printShow(o *globalOpts, cat *catalog.Catalog, s showOutput) error {
 	}
 	add("dependents", strings.Join(s.Dependents, ","))
 	if !o.app.OutTerminal {
-		return writeTable(o.app.Out, false, p, nil, rows)
+		return writeTable(o.app.Out, false, 0, p, nil, rows)
 	}
 	for i := range rows {
 		rows[i][0] += ":"
 	}
-	return writeTable(o.app.Out, true, p, []string{"FIELD", "VALUE"}, rows)
+	return writeTable(o.app.Out, true, o.app.tableWidth(), p, []string{"FIELD", "VALUE"}, rows)
 }
 
 func orDefault(s, def string) string {
@@ -307,7 +307,7 @@ func reportFindings(o *globalOpts, format string, fs []catalog.Finding, what str
 			}
 			rows = append(rows, append(row, f.Rule, f.Plugin, f.Msg, f.Fix))
 		}
-		if err := writeTable(o.app.Out, false, painter{}, nil, rows); err != nil {
+		if err := writeTable(o.app.Out, false, 0, painter{}, nil, rows); err != nil {
 			return writeOut(err)
 		}
 	}

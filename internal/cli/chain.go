@@ -229,10 +229,9 @@ func printResolved(o *globalOpts, r catalog.Resolved) error {
 	var rows [][]string
 	for _, ch := range r.Chains {
 		for _, e := range ch.Entries {
-			pos := strconv.Itoa(e.Position)
-			if e.Position == 0 {
-				pos = "off"
-			}
+			// The entry's number in the file, as errors count it
+			// ("entry 3"); on_error says whether it runs.
+			pos := strconv.Itoa(e.Entry)
 			caps, deps := "unknown", ""
 			if e.Known {
 				caps = capsCell(e.Capabilities)
@@ -254,7 +253,7 @@ func printResolved(o *globalOpts, r catalog.Resolved) error {
 		}
 	}
 	if len(rows) > 0 {
-		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"DIRECTION", "POS", "PLUGIN", "ON_ERROR", "CAPABILITIES", "DEPENDENCIES", "BODIES"}, rows); err != nil {
+		if err := writeTable(o.app.Out, o.app.OutTerminal, o.app.tableWidth(), p, []string{"DIRECTION", "ENTRY", "PLUGIN", "ON_ERROR", "CAPABILITIES", "DEPENDENCIES", "BODIES"}, rows); err != nil {
 			return err
 		}
 	}
@@ -266,7 +265,7 @@ func printResolved(o *globalOpts, r catalog.Resolved) error {
 		for _, x := range r.Extensions {
 			xr = append(xr, []string{"extension", x.Plugin, strconv.Itoa(x.Priority), strconv.FormatBool(x.Required), strings.Join(x.Slots, ","), strings.Join(x.Points, ",")})
 		}
-		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"KIND", "PLUGIN", "PRIORITY", "REQUIRED", "SLOTS", "POINTS"}, xr); err != nil {
+		if err := writeTable(o.app.Out, o.app.OutTerminal, o.app.tableWidth(), p, []string{"KIND", "PLUGIN", "PRIORITY", "REQUIRED", "SLOTS", "POINTS"}, xr); err != nil {
 			return err
 		}
 	}
@@ -278,7 +277,7 @@ func printResolved(o *globalOpts, r catalog.Resolved) error {
 		for _, h := range r.Hooks {
 			hr = append(hr, []string{"hook", h.Plugin, h.ID, h.Kind, strconv.Itoa(h.Order), h.Policy})
 		}
-		if err := writeTable(o.app.Out, o.app.OutTerminal, p, []string{"KIND", "PLUGIN", "ID", "HOOK", "ORDER", "POLICY"}, hr); err != nil {
+		if err := writeTable(o.app.Out, o.app.OutTerminal, o.app.tableWidth(), p, []string{"KIND", "PLUGIN", "ID", "HOOK", "ORDER", "POLICY"}, hr); err != nil {
 			return err
 		}
 	}

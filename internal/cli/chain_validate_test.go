@@ -392,3 +392,32 @@ func TestValidateRunsBinaryFactory(t *testing.T) {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s\nwant a line starting %q", code, out.String(), errb.String(), want)
 	}
 }
+
+// TestEntryNumbersMatch: the number a dry-run's build error gives an entry
+// is the number chain show lists it under (the entry's place in the file,
+// off entries counted), and validate points at the same entry's line.
+func TestEntryNumbersMatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chain.yaml")
+	chain := "inbound:\n  - name: inference-parser\n  - name: pii-redactor\n    on_error: off\n  - name: guardrail\n"
+	if err := os.WriteFile(path, []byte(chain), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx := "../../fixtures/inference/anthropic-refusal.fixture"
+	r := run(t, false, nil, "dryrun", "--chain", path, "--direction", "inbound", fx)
+	if r.code != 3 || !strings.Contains(r.err, "entry 3 (guardrail)") {
+		t.Fatalf("dryrun: exit %d, stderr %q; want exit 3 naming entry 3 (guardrail)", r.code, r.err)
+	}
+	r = run(t, false, nil, "chain", "show", path)
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		f := strings.Split(l, "\t")
+		got = append(got, f[1]+" "+f[2])
+	}
+	if want := []string{"1 inference-parser", "2 pii-redactor", "3 guardrail"}; !slices.Equal(got, want) {
+		t.Errorf("chain show numbers %q, want %q", got, want)
+	}
+	r = run(t, false, nil, "chain", "validate", path)
+	if !strings.Contains(r.out, path+":5:5\tP6\tguardrail") {
+		t.Errorf("validate does not point at entry 3's line 5:\n%s", r.out)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -420,5 +421,60 @@ func TestUsageMessages(t *testing.T) {
 	}
 	if r := run(t, false, nil, "--help"); !strings.Contains(r.out, "Bare 'abctl' on a terminal opens the terminal UI") {
 		t.Errorf("help does not say bare abctl opens the TUI:\n%s", r.out)
+	}
+}
+
+// TestErrorsNamePathOnce runs the commands that fail on a missing or
+// malformed file and checks that each error names the path once: "c.yaml:
+// no such file or directory", not "c.yaml: open c.yaml: …".
+func TestErrorsNamePathOnce(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badChain := write("bad-chain.yaml", "inbound:\n  - name: [\n")
+	goodChain := write("good-chain.yaml", "inbound:\n  - name: inference-parser\n")
+	badFixture := write("bad.fixture", "nonsense\n")
+	badHAR := write("bad.har", "{\n")
+	missing := filepath.Join(dir, "missing")
+	fx := "../../fixtures/inference/anthropic-refusal.fixture"
+	for _, c := range []struct {
+		path string // the file the error is about
+		args []string
+	}{
+		{missing + ".yaml", []string{"chain", "validate", missing + ".yaml"}},
+		{badChain, []string{"chain", "validate", badChain}},
+		{missing + ".yaml", []string{"chain", "show", missing + ".yaml"}},
+		{badChain, []string{"chain", "show", badChain}},
+		{missing + ".yaml", []string{"dryrun", "--chain", missing + ".yaml", fx}},
+		{badChain, []string{"dryrun", "--chain", badChain, fx}},
+		{missing + ".fixture", []string{"dryrun", "--chain", goodChain, missing + ".fixture"}},
+		{badFixture, []string{"dryrun", "--chain", goodChain, badFixture}},
+		{missing + ".sse", []string{"dryrun", "--chain", goodChain, "--sse", missing + ".sse"}},
+		{missing, []string{"replay", missing}},
+		{missing, []string{"replay", "--chain", goodChain, "--fixtures", missing, "--golden", dir}},
+		{missing + ".fixture", []string{"fixture", "check", missing + ".fixture"}},
+		{badFixture, []string{"fixture", "check", badFixture}},
+		{missing + ".har", []string{"fixture", "import", "--har", missing + ".har", "--out", dir}},
+		{badHAR, []string{"fixture", "import", "--har", badHAR, "--out", dir}},
+		{missing + ".yaml", []string{"--source", "file:" + missing + ".yaml", "catalog", "list"}},
+		{badChain, []string{"--source", "file:" + badChain, "catalog", "list"}},
+		{missing, []string{"--source", "dir:" + missing, "catalog", "list"}},
+		{missing + ".yaml", []string{"ui", "--chain", missing + ".yaml"}},
+	} {
+		r := run(t, false, nil, c.args...)
+		if r.code == 0 {
+			t.Errorf("%v: exit 0", c.args)
+			continue
+		}
+		msg := r.err + r.out
+		// Count the path where it is not the start of a longer one.
+		if n := len(regexp.MustCompile(regexp.QuoteMeta(c.path)+`([^\w./-]|$)`).FindAllString(msg, -1)); n != 1 {
+			t.Errorf("%v: the error names %s %d times:\n%s", c.args, filepath.Base(c.path), n, msg)
+		}
 	}
 }

@@ -160,13 +160,12 @@ func loadExchange(args []string, sse, jsonBody, request, otherBodies string) (*f
 }
 
 func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string) error {
-	format := o.output
-	switch format {
-	case "table", "text":
-		format = "text"
-	case "json", "yaml":
-	default:
-		return usageErr(fmt.Errorf("output format %q: want text, json or yaml", o.output))
+	format, err := o.format()
+	if err != nil {
+		return err
+	}
+	if format == "table" {
+		format = "text" // the trace's table and its notes
 	}
 	if d.chain == "" {
 		return usageErr(errors.New("--chain is required"))
@@ -269,7 +268,7 @@ func printReport(o *globalOpts, rep replay.Report) error {
 		rows = append(rows, []string{strconv.Itoa(e.Seq), e.Hook, e.Plugin, frame, action, detail, strconv.FormatInt(e.DurationNS/1000, 10)})
 	}
 	w := o.app.Out
-	if err := writeTable(w, o.app.OutTerminal, p, []string{"SEQ", "HOOK", "PLUGIN", "FRAME", "ACTION", "DETAIL", "µS"}, rows); err != nil {
+	if err := writeTable(w, o.app.OutTerminal, o.app.tableWidth(), p, []string{"SEQ", "HOOK", "PLUGIN", "FRAME", "ACTION", "DETAIL", "µS"}, rows); err != nil {
 		return err
 	}
 	oc := rep.Outcome

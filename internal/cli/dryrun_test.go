@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/abkit/abkit/internal/replay"
 )
 
@@ -85,5 +87,30 @@ func TestDryrunWarningsAndErrors(t *testing.T) {
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errOut, tc.code, tc.want)
 		}
+	}
+}
+
+// TestDryrunTableFitsTerminal: on a terminal (COLUMNS=80) the dry-run
+// table fits 80 cells with the reject's reason wrapped in its column, and
+// the outcome follows it; piped, each event is one whole tab-separated
+// line on stdout and the outcome goes to stderr.
+func TestDryrunTableFitsTerminal(t *testing.T) {
+	args := []string{"--no-color", "dryrun", "--chain", "../../fixtures/inference/chain.yaml", "../../fixtures/inference/mid-stream-reject.fixture"}
+	reason := `blocked by guardrail rule phrases[0] ("drop table") in the response`
+	r := run(t, true, map[string]string{"COLUMNS": "80"}, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.err)
+	}
+	for _, l := range strings.Split(strings.TrimRight(r.out, "\n"), "\n") {
+		if w := ansi.StringWidth(l); w > 80 && !strings.HasPrefix(l, "outcome:") {
+			t.Errorf("table line of %d cells at COLUMNS=80: %q", w, l)
+		}
+	}
+	if flat := strings.Join(strings.Fields(r.out), " "); !strings.Contains(flat, "reject 451 "+strings.Fields(reason)[0]) || !strings.Contains(r.out, "\noutcome: deny") {
+		t.Errorf("terminal output lost the reason or the outcome:\n%s", r.out)
+	}
+	r = run(t, false, map[string]string{"COLUMNS": "40"}, args...)
+	if !strings.Contains(r.out, "\treject\t451 "+reason+"\t") || strings.Contains(r.out, "outcome:") || !strings.Contains(r.err, "outcome: deny") {
+		t.Errorf("piped: stdout %q, stderr %q; want whole rows on stdout and the outcome on stderr", r.out, r.err)
 	}
 }

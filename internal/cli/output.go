@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/charmbracelet/x/ansi"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/goccy/go-yaml"
 
 	"github.com/abkit/abkit/internal/termsafe"
@@ -40,10 +41,13 @@ func (p painter) green(s string) string  { return p.wrap("32", s) }
 func (p painter) yellow(s string) string { return p.wrap("33", s) }
 func (p painter) dim(s string) string    { return p.wrap("2", s) }
 
-// writeTable prints rows. On a terminal it aligns columns under a header;
-// otherwise it prints one tab-separated line per row and no header, for
-// cut, awk and grep. Cells never contain tabs or newlines.
-func writeTable(w io.Writer, terminal bool, p painter, header []string, rows [][]string) error {
+// writeTable prints rows. On a terminal it aligns columns under a header
+// and, when width is positive, fits the table to width cells by wrapping
+// the widest columns (a long DETAIL or DESCRIPTION continues on the lines
+// below, under its own column; nothing is cut); otherwise it prints one
+// tab-separated line per row, whole, and no header, for cut, awk and grep.
+// Cells never contain tabs or newlines.
+func writeTable(w io.Writer, terminal bool, width int, p painter, header []string, rows [][]string) error {
 	// Cells come from catalogs, chains and traffic: control characters
 	// are escaped so that none reaches the terminal.
 	clean := func(s string) string {
@@ -80,35 +84,119 @@ func writeTable(w io.Writer, terminal bool, p painter, header []string, rows [][
 		}
 		table = append(table, cells)
 	}
-	var widths []int
-	for _, r := range table {
+	var natural, least []int
+	for n, r := range table {
 		for i, c := range r {
-			if i >= len(widths) {
-				widths = append(widths, 0)
+			if i >= len(natural) {
+				natural, least = append(natural, 0), append(least, 0)
 			}
-			widths[i] = max(widths[i], ansi.StringWidth(c))
+			natural[i] = max(natural[i], ansi.StringWidth(c))
+			if n == 0 && len(header) > 0 {
+				least[i] = max(least[i], ansi.StringWidth(c))
+			}
+			// An identifier (a hook, a plugin name) is not split.
+			for _, word := range strings.FieldsFunc(c, func(r rune) bool { return strings.ContainsRune(wrapAt, r) }) {
+				least[i] = max(least[i], min(ansi.StringWidth(word), maxUnsplit))
+			}
 		}
 	}
+	widths := fitWidths(natural, least, width)
 	var b strings.Builder
 	for n, r := range table {
-		var line strings.Builder
+		// Each cell wrapped to its column; the row takes as many lines as
+		// its tallest cell.
+		parts := make([][]string, len(r))
+		height := 1
 		for i, c := range r {
-			if i > 0 {
-				line.WriteString("  ")
+			parts[i] = []string{c}
+			if ansi.StringWidth(c) > widths[i] {
+				parts[i] = strings.Split(ansi.Wrap(c, widths[i], wrapAt[1:]), "\n")
 			}
-			line.WriteString(c)
-			if i < len(r)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)))
+			height = max(height, len(parts[i]))
+		}
+		for k := range height {
+			var line strings.Builder
+			for i := range r {
+				c := ""
+				if k < len(parts[i]) {
+					c = strings.TrimRight(parts[i][k], " ")
+				}
+				if i > 0 {
+					line.WriteString("  ")
+				}
+				line.WriteString(c)
+				if i < len(r)-1 {
+					line.WriteString(strings.Repeat(" ", max(widths[i]-ansi.StringWidth(c), 0)))
+				}
 			}
+			l := strings.TrimRight(line.String(), " ")
+			if n == 0 && len(header) > 0 {
+				l = p.bold(l)
+			}
+			b.WriteString(l + "\n")
 		}
-		l := line.String()
-		if n == 0 && len(header) > 0 {
-			l = p.bold(l)
-		}
-		b.WriteString(l + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// minColumn is the narrowest a column is wrapped to (unless its header or
+// its widest cell is narrower); no column is narrower than its longest
+// word, up to maxUnsplit cells.
+const (
+	minColumn  = 8
+	maxUnsplit = 24
+	// wrapAt are the characters a cell is wrapped after (a space, and
+	// the separators of lists such as "a,b"); a hyphen is one too.
+	wrapAt = " ,;/|"
+)
+
+// fitWidths returns column widths that fit width cells with two-cell gaps:
+// the widest columns are capped at the largest width that fits, the
+// narrow ones keep their natural width, and no column goes below its
+// header and longest word (least) or minColumn. When even that does not fit, the table is
+// wider than width and the terminal wraps it. width <= 0 keeps natural.
+func fitWidths(natural, least []int, width int) []int {
+	n := len(natural)
+	avail := width - 2*max(n-1, 0)
+	floor := make([]int, n)
+	for i := range natural {
+		floor[i] = min(natural[i], max(least[i], minColumn))
+	}
+	capped := func(c int) (int, []int) {
+		total, out := 0, make([]int, n)
+		for i := range natural {
+			out[i] = max(min(natural[i], c), floor[i])
+			total += out[i]
+		}
+		return total, out
+	}
+	if total, _ := capped(1 << 30); width <= 0 || total <= avail {
+		return natural
+	}
+	// The largest cap that fits: the widths grow with the cap.
+	lo, hi := 0, slices.Max(natural)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if total, _ := capped(mid); total <= avail {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	total, out := capped(lo)
+	// Cells the cap left over go to the capped columns, left to right.
+	for i := range out {
+		if total >= avail {
+			break
+		}
+		if out[i] < natural[i] {
+			add := min(natural[i]-out[i], avail-total)
+			out[i] += add
+			total += add
+		}
+	}
+	return out
 }
 
 // writeJSON prints v as indented JSON. Field order follows the Go structs,

@@ -1,11 +1,21 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+
+	"github.com/abkit/abkit/internal/catalog"
 )
 
 // TestJSONOutputEveryCommand: -o json is a global flag, so every command
@@ -66,6 +76,101 @@ func TestCatalogShowSuggestsName(t *testing.T) {
 			}
 			if !strings.Contains(errOut, tc.want) {
 				t.Errorf("stderr %q lacks %q", errOut, tc.want)
+			}
+		})
+	}
+}
+
+// TestOutputFormatsEveryCommand: every abctl command that prints data
+// takes the one global -o (table, json or yaml): json and yaml carry the
+// same keys, table is the default, and any other value is a usage error
+// that lists the three. The command tree is walked, so a new command
+// without a case here fails the test.
+func TestOutputFormatsEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	sse := filepath.Join(dir, "body.sse")
+	if err := os.WriteFile(sse, []byte("data: {\"a\":1}\n\ndata: [DONE]\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chain := "../../fixtures/inference/chain.yaml"
+	fx := "../../fixtures/inference/anthropic-refusal.fixture"
+	cases := map[string][]string{
+		"abctl version":        {"version"},
+		"abctl catalog list":   {"catalog", "list"},
+		"abctl catalog show":   {"catalog", "show", "guardrail"},
+		"abctl catalog lint":   {"catalog", "lint"},
+		"abctl chain validate": {"chain", "validate", chain},
+		"abctl chain show":     {"chain", "show", chain},
+		"abctl dryrun":         {"dryrun", "--chain", chain, fx},
+		"abctl replay":         {"replay", "../../fixtures/mcp"},
+		"abctl fixture check":  {"fixture", "check", fx},
+		"abctl fixture import": {"fixture", "import", "--sse", sse, "--out", filepath.Join(dir, "x.fixture")},
+		"abctl cache clean":    {"cache", "clean"},
+		"abctl record":         {"record", "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0", "--out", filepath.Join(dir, "rec")},
+		"abctl ui":             nil, // interactive: no output format
+		"abctl completion":     nil,
+		"abctl help":           nil,
+		"abctl":                nil, // bare abctl is ui on a terminal, catalog list off one
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if strings.HasPrefix(c.CommandPath(), "abctl completion") {
+			return
+		}
+		if c.Runnable() && (!c.HasSubCommands() || !c.HasParent()) { // groups only print their help
+			if _, ok := cases[c.CommandPath()]; !ok {
+				t.Errorf("%q has no case: say which output formats it prints", c.CommandPath())
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRoot(&App{Out: io.Discard, Err: io.Discard}))
+	for name, args := range cases {
+		if args == nil {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			// record serves until its context ends: an ended one makes it
+			// stop at once and report what it wrote (nothing).
+			run := func(format string) (int, string, string) {
+				var o, e bytes.Buffer
+				app := &App{Out: &o, Err: &e, Catalog: catalog.Options{Builtin: Builtins, CacheDir: t.TempDir()}, Version: "test"}
+				ctx, cancel := context.WithCancel(context.Background())
+				if args[0] == "record" {
+					cancel()
+				}
+				defer cancel()
+				code := Main(ctx, app, append(append([]string{}, args...), "-o", format))
+				return code, o.String(), e.String()
+			}
+			var keys [2][]string
+			for i, format := range []string{"json", "yaml"} {
+				code, out, errOut := run(format)
+				if code != 0 {
+					t.Fatalf("-o %s: exit %d\nstdout:\n%s\nstderr:\n%s", format, code, out, errOut)
+				}
+				var v map[string]any
+				var err error
+				if format == "json" {
+					err = json.Unmarshal([]byte(out), &v)
+				} else {
+					err = yaml.Unmarshal([]byte(out), &v)
+				}
+				if err != nil || len(v) == 0 {
+					t.Fatalf("-o %s: stdout is not a %s object (%v):\n%s", format, format, err, out)
+				}
+				keys[i] = slices.Sorted(maps.Keys(v))
+			}
+			if !slices.Equal(keys[0], keys[1]) {
+				t.Errorf("json keys %v, yaml keys %v", keys[0], keys[1])
+			}
+			if code, _, errOut := run("table"); code != 0 {
+				t.Errorf("-o table: exit %d: %s", code, errOut)
+			}
+			if code, _, errOut := run("text"); code != ExitUsage || !strings.Contains(errOut, "want table, json or yaml") {
+				t.Errorf("-o text: exit %d, stderr %q; want a usage error listing table, json and yaml", code, errOut)
 			}
 		})
 	}

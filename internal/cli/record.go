@@ -31,12 +31,18 @@ several recorders may share --out.
 
 Stop with Ctrl-C (SIGINT) or SIGTERM: every finished exchange is kept; exchanges in
 flight get up to 2 s to finish and are otherwise dropped, and no partial
-file is left behind. The proxy asks the upstream for uncompressed bodies.`,
+file is left behind. Then the fixtures written are listed on stdout, one
+per line (-o json or yaml: {"written": [...]}, as fixture import), and
+their count on stderr. The proxy asks the upstream for uncompressed bodies.`,
 		Example: "  abctl record --upstream https://api.openai.com --listen 127.0.0.1:8089 --out fixtures/new\n  OPENAI_BASE_URL=http://127.0.0.1:8089/v1 my-agent",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if upstream == "" || listen == "" || out == "" {
 				return usageErr(errors.New("--upstream, --listen and --out are all required"))
+			}
+			format, err := o.format()
+			if err != nil {
+				return err
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return readErr(err)
@@ -50,7 +56,7 @@ file is left behind. The proxy asks the upstream for uncompressed bodies.`,
 			if err != nil {
 				return readErr(fmt.Errorf("listen %s: %w", listen, err))
 			}
-			return serveRecord(cmd.Context(), o, p, ln)
+			return serveRecord(cmd.Context(), o, format, p, ln)
 		},
 	}
 	f := c.Flags()
@@ -60,8 +66,10 @@ file is left behind. The proxy asks the upstream for uncompressed bodies.`,
 	return c
 }
 
-// serveRecord serves p on ln until ctx ends (SIGINT), then drains.
-func serveRecord(ctx context.Context, o *globalOpts, p *record.Proxy, ln net.Listener) error {
+// serveRecord serves p on ln until ctx ends (SIGINT), then drains and
+// prints the fixtures written (stdout, in the output format; the count
+// goes to stderr).
+func serveRecord(ctx context.Context, o *globalOpts, format string, p *record.Proxy, ln net.Listener) error {
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(o.app.Err, "recording on http://%s; Ctrl-C to stop\n", ln.Addr())
 	errc := make(chan error, 1)
@@ -83,5 +91,5 @@ func serveRecord(ctx context.Context, o *globalOpts, p *record.Proxy, ln net.Lis
 	// renamed, and an exit between the two would leave the temporary).
 	p.Wait()
 	fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) recorded\n", len(p.Written()))
-	return nil
+	return writeOut(printWritten(o, format, nonNil(p.Written())))
 }

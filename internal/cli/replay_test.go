@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,6 +74,16 @@ func TestReplayDiffAndUpdate(t *testing.T) {
 	x, err := os.ReadFile(junit)
 	if err != nil || !bytes.Contains(x, []byte(`failures="1"`)) || !bytes.Contains(x, []byte(`tests="2"`)) {
 		t.Fatalf("junit: %v\n%s", err, x)
+	}
+	// Every case and suite carries the time it took, measured.
+	times := regexp.MustCompile(`<test(?:case|suite) [^>]*time="([0-9.]+)"`).FindAllSubmatch(x, -1)
+	if len(times) != 3 {
+		t.Fatalf("junit: %d time attributes, want 3 (a suite, 2 cases):\n%s", len(times), x)
+	}
+	for _, m := range times {
+		if v, err := strconv.ParseFloat(string(m[1]), 64); err != nil || v <= 0 {
+			t.Errorf("junit time %q is not a measured duration", m[1])
+		}
 	}
 	// --update reports only the golden file it changed.
 	if code, out, _ = runAbctl(t, "replay", "--update", dir); code != 0 || !strings.Contains(out, "updated "+g) ||

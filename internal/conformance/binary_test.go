@@ -195,6 +195,65 @@ func TestSlowFinishBinaryReportsP28(t *testing.T) {
 	}
 }
 
+// TestDeadlineOverrunWording checks what a plugin author reads when a hook
+// of a plugin process does not answer within the call timeout: each
+// finding names the exchange and the call, the two identical overruns are
+// one finding with a count, it says deadline overrun (not panicked), and
+// go-plugin's debug log stays out of the report and the JUnit file unless
+// DebugLog (conformance run -v) keeps it.
+func TestDeadlineOverrunWording(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "slow-request")
+	if err := os.Link(filepath.Join(binDir, "hang"), bin); err != nil { // the broken binary, named
+		t.Fatal(err)
+	}
+	host := pluginhost.Options{StartTimeout: time.Minute, CallTimeout: 2 * time.Second}
+	run := func(debugLog bool) *conformance.Report {
+		rep, err := conformance.Run(context.Background(), conformance.PluginSuite(), conformance.Binary(bin, host),
+			conformance.Options{Timeout: time.Minute, Run: []*regexp.Regexp{regexp.MustCompile(`^P15/hooks/legal-actions$`)}, DebugLog: debugLog})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Results) != 1 || rep.Results[0].Status != conformance.StatusFail {
+			t.Fatalf("want one failed case:%s", describeFailures(rep))
+		}
+		return rep
+	}
+	rep := run(false)
+	r := rep.Results[0]
+	var ats []string
+	for _, f := range r.Failures {
+		if f.Rule != "P15" || !strings.HasPrefix(f.Message, "deadline overrun: no answer within the deadline (call timeout 2s)") {
+			t.Errorf("finding %q, want a P15 deadline overrun", f.String())
+		}
+		ats = append(ats, f.At)
+	}
+	want := []string{"exchange 2 of 6 (mcp-json, not streamed), on_request", "exchange 5 of 6 (mcp, streamed, 2 frames), on_request"}
+	if !slices.Equal(ats, want) {
+		t.Errorf("findings at %q, want %q", ats, want)
+	}
+	var text, junit strings.Builder
+	if err := conformance.WriteText(&text, rep, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := conformance.WriteJUnit(&junit, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"P15 (2 times): deadline overrun", "\n        at " + want[0] + "\n        at " + want[1] + "\n"} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, text.String())
+		}
+	}
+	for name, out := range map[string]string{"report": text.String(), "JUnit": junit.String()} {
+		if strings.Contains(out, "panic") || strings.Contains(out, `@level`) {
+			t.Errorf("%s says panic or carries go-plugin's debug log:\n%s", name, out)
+		}
+	}
+	if r := run(true).Results[0]; !strings.Contains(r.Stderr, `"@level":"debug"`) {
+		t.Errorf("with DebugLog the plugin's stderr lost go-plugin's debug lines: %q", r.Stderr)
+	}
+}
+
 // hostGuard bounds handshakes and calls only against a hang: on a busy
 // machine a healthy plugin took over 10 s to describe itself, and the
 // verdicts must not change with the load. Cases about time carry their

@@ -46,6 +46,10 @@ type Case struct {
 type Failure struct {
 	// Rule is the rule the plugin broke.
 	Rule string `json:"rule"`
+	// At says where, when the case drives several exchanges or calls: the
+	// exchange and the call, for example "exchange 3 of 6 (chat,
+	// streamed, 5 frames), on_request".
+	At string `json:"at,omitempty"`
 	// Message says what was expected and what was observed.
 	Message string `json:"message"`
 	// Diff is a go-cmp diff (-want +got), when the failure compares values.
@@ -53,7 +57,11 @@ type Failure struct {
 }
 
 func (f Failure) String() string {
-	s := f.Rule + ": " + f.Message
+	s := f.Rule + ": "
+	if f.At != "" {
+		s += f.At + ": "
+	}
+	s += f.Message
 	if f.Diff != "" {
 		s += "\n" + f.Diff
 	}
@@ -112,22 +120,42 @@ func (t *T) Errorf(rule, format string, args ...any) {
 	t.failures = append(t.failures, Failure{Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
+// ErrorAt records a failure of rule at a place (the exchange and the
+// call, see Failure.At); failures with the same rule and message are
+// reported once with the places they happened.
+func (t *T) ErrorAt(rule, at, format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failures = append(t.failures, Failure{Rule: rule, At: at, Message: fmt.Sprintf(format, args...)})
+}
+
 // Fatalf records a failure of rule and ends the case.
 func (t *T) Fatalf(rule, format string, args ...any) {
 	t.Errorf(rule, format, args...)
 	runtime.Goexit()
 }
 
+// FatalAt records a failure of rule at a place and ends the case.
+func (t *T) FatalAt(rule, at, format string, args ...any) {
+	t.ErrorAt(rule, at, format, args...)
+	runtime.Goexit()
+}
+
 // Diff records a failure of rule when want and got differ, with a go-cmp
 // diff, and reports whether they were equal.
 func (t *T) Diff(rule, what string, want, got any, opts ...cmp.Option) bool {
+	return t.DiffAt(rule, "", what, want, got, opts...)
+}
+
+// DiffAt is Diff for a failure at a place (see Failure.At).
+func (t *T) DiffAt(rule, at, what string, want, got any, opts ...cmp.Option) bool {
 	d := cmp.Diff(want, got, opts...)
 	if d == "" {
 		return true
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.failures = append(t.failures, Failure{Rule: rule, Message: what + " (-want +got)", Diff: strings.TrimRight(d, "\n")})
+	t.failures = append(t.failures, Failure{Rule: rule, At: at, Message: what + " (-want +got)", Diff: strings.TrimRight(d, "\n")})
 	return false
 }
 

@@ -414,7 +414,7 @@ instead of panicking, reject with a 4xx status, keep hooks off slow I/O.`,
 		Applies: pipelineReady,
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
-			for _, sc := range append(jsonScenarios(), streamScenarios()...) {
+			for _, sc := range numbered(append(jsonScenarios(), streamScenarios()...)) {
 				o := rg.run(sc, nil, false)
 				rg.checkHooks("P15", o, "on_request")
 				rg.checkHooks("P16", o, "on_response")
@@ -434,11 +434,11 @@ may), or stop writing.`,
 		Applies: pipelineReady,
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
-			for _, sc := range append(jsonScenarios(), streamScenarios()...) {
+			for _, sc := range numbered(append(jsonScenarios(), streamScenarios()...)) {
 				o := rg.run(sc, nil, false)
 				for _, w := range o.res.Warnings {
 					if w.Rule == "P17" && w.Plugin == rg.name {
-						t.Errorf("P17", "exchange %s: %s", sc.name, w.Msg)
+						t.ErrorAt("P17", o.at, "%s", w.Msg)
 					}
 				}
 			}
@@ -535,12 +535,12 @@ keep (bytes.Clone, or append to your own buffer).`,
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
 			cks := chunkers()
-			for _, sc := range streamScenarios() {
+			for _, sc := range numbered(streamScenarios()) {
 				ref := rg.run(sc, &cks[0], false)
 				for i := 1; i < len(cks); i++ {
 					got := rg.run(sc, &cks[i], true)
-					t.Diff("P19", fmt.Sprintf("stream %s chunked %s: extensions differ from the whole-body run", sc.name, cks[i].name), ref.extensions, got.extensions)
-					t.Diff("P19", fmt.Sprintf("stream %s chunked %s: answers differ from the whole-body run", sc.name, cks[i].name), answers(ref, rg.name), answers(got, rg.name))
+					t.DiffAt("P19", got.at, "extensions differ from the whole-body run", ref.extensions, got.extensions)
+					t.DiffAt("P19", got.at, "answers differ from the whole-body run", answers(ref, rg.name), answers(got, rg.name))
 				}
 			}
 		},
@@ -559,11 +559,11 @@ string made with unsafe) past the call. Fix: copy what you keep.`,
 		Run: func(t *T) {
 			plain := newRig(t, pipeline.Options{})
 			poisoned := newRig(t, pipeline.Options{PoisonFrames: true})
-			for _, sc := range streamScenarios() {
+			for _, sc := range numbered(streamScenarios()) {
 				ref := plain.run(sc, nil, false)
 				got := poisoned.run(sc, nil, false)
-				t.Diff("P24", fmt.Sprintf("stream %s with poisoned frames: extensions differ", sc.name), ref.extensions, got.extensions)
-				t.Diff("P24", fmt.Sprintf("stream %s with poisoned frames: answers differ", sc.name), answers(ref, plain.name), answers(got, plain.name))
+				t.DiffAt("P24", got.at, "with poisoned frames the extensions differ", ref.extensions, got.extensions)
+				t.DiffAt("P24", got.at, "with poisoned frames the answers differ", answers(ref, plain.name), answers(got, plain.name))
 			}
 		},
 	})
@@ -582,7 +582,7 @@ func answers(o outcome, plugin string) []string {
 
 func addFinishCases(r *Registry) {
 	const finishTimeout = time.Second
-	checkFinish := func(t *T, rg *rig, o outcome, sc string) {
+	checkFinish := func(t *T, rg *rig, o outcome) {
 		for _, e := range o.events {
 			if e.Plugin != rg.name || e.Hook != "on_finish" {
 				continue
@@ -595,14 +595,14 @@ func addFinishCases(r *Registry) {
 				// to the runtime), which is an overrun, not a P30 panic.
 				strings.Contains(e.Error, "on_finish: "+pluginhost.ErrDeadline.Error()):
 				// One is enough: each more would cost another deadline.
-				t.Fatalf("P28", "exchange %s: OnFinish did not return within its %v deadline (ctx.Done() was ignored); it was abandoned", sc, finishTimeout)
+				t.FatalAt("P28", o.at+", on_finish", "deadline overrun: OnFinish did not return within its %v deadline (ctx.Done() was ignored); it was abandoned", finishTimeout)
 			case strings.Contains(e.Error, "panic"):
-				t.Errorf("P30", "exchange %s: OnFinish panicked: %s", sc, e.Error)
+				t.ErrorAt("P30", o.at+", on_finish", "%s", callProblem(e.Error))
 			}
 		}
 		for _, w := range o.res.Warnings {
 			if w.Rule == "P30" && w.Plugin == rg.name && strings.Contains(w.Msg, "body write") {
-				t.Errorf("P30", "exchange %s: %s", sc, w.Msg)
+				t.ErrorAt("P30", o.at+", on_finish", "%s", w.Msg)
 			}
 		}
 	}
@@ -619,8 +619,8 @@ work to a bounded background queue.`,
 		Applies: applies,
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{FinishTimeout: finishTimeout})
-			for _, sc := range append(jsonScenarios(), streamScenarios()...) {
-				checkFinish(t, rg, rg.run(sc, nil, false), sc.name)
+			for _, sc := range numbered(append(jsonScenarios(), streamScenarios()...)) {
+				checkFinish(t, rg, rg.run(sc, nil, false))
 			}
 		},
 	})
@@ -647,10 +647,10 @@ your per-exchange state and do nothing when it is missing.`,
 				ex.Respond(ctx, pipeline.Upstream{Err: errors.New("conformance: upstream refused the connection")})
 			}
 			res := ex.Finish()
-			checkFinish(t, rg, outcome{res: res, events: rec.Events()[n:]}, "upstream-failed")
+			checkFinish(t, rg, outcome{at: "exchange 1 of 2 (upstream-failed, no answer from the upstream)", res: res, events: rec.Events()[n:]})
 			s := streamScenarios()[0]
-			s.name, s.events, s.early = "early-end", chatEvents("Hel"), true
-			checkFinish(t, rg, rg.run(s, nil, false), s.name)
+			s.name, s.events, s.early, s.pos, s.of = "early-end", chatEvents("Hel"), true, 2, 2
+			checkFinish(t, rg, rg.run(s, nil, false))
 		},
 	})
 	r.Add(&Case{
@@ -703,7 +703,7 @@ OnRequest to have set. Fix: treat missing state as "nothing to do".`,
 			select {
 			case err := <-done:
 				if err == overran {
-					t.Errorf("P28", "OnFinish of an unseen exchange did not return within its %v deadline (ctx.Done() was ignored)", finishTimeout)
+					t.Errorf("P28", "deadline overrun: OnFinish of an unseen exchange did not return within its %v deadline (ctx.Done() was ignored)", finishTimeout)
 					return
 				}
 				if err != nil && strings.HasPrefix(err.Error(), "panic") {
@@ -711,7 +711,7 @@ OnRequest to have set. Fix: treat missing state as "nothing to do".`,
 				}
 				t.Logf("OnFinish of an unseen exchange returned %v", err)
 			case <-time.After(finishTimeout + 100*time.Millisecond):
-				t.Errorf("P28", "OnFinish of an unseen exchange did not return within its %v deadline", finishTimeout)
+				t.Errorf("P28", "deadline overrun: OnFinish of an unseen exchange did not return within its %v deadline", finishTimeout)
 			case <-t.Context().Done():
 			}
 		},

@@ -24,7 +24,7 @@ Fix: keep per-exchange values in gateway.SetState or in the extension of
 the exchange that produced them, never in the plugin.`,
 		Applies: pipelineReady,
 		Run: func(t *T) {
-			scs := append(jsonScenarios(), streamScenarios()...)
+			scs := numbered(append(jsonScenarios(), streamScenarios()...))
 			drive := func(order []int) map[int]map[string]string {
 				rg := newRig(t, pipeline.Options{})
 				out := map[int]map[string]string{}
@@ -41,7 +41,7 @@ the exchange that produced them, never in the plugin.`,
 			slices.Reverse(back)
 			a, b := drive(fwd), drive(back)
 			for i, sc := range scs {
-				t.Diff("P31", "exchange "+sc.name+": extensions after the others (-forward +reverse)", a[i], b[i])
+				t.DiffAt("P31", sc.label(), "extensions after the others (-forward +reverse)", a[i], b[i])
 			}
 		},
 	})

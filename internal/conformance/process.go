@@ -122,7 +122,7 @@ func (s *procSubject) Exited() error {
 		return nil
 	}
 	msg := "the plugin process exited"
-	if tail := strings.TrimSpace(s.p.Stderr()); tail != "" {
+	if tail := strings.TrimSpace(StripDebugLog(s.p.Stderr())); tail != "" {
 		msg += "; its stderr ended with:\n" + lastLines(tail, 8)
 	}
 	return errors.New(msg)

@@ -37,14 +37,11 @@ func WriteText(w io.Writer, rep *Report, verbose, withTrace bool) error {
 			line += fmt.Sprintf("  (%v)", r.Duration.Round(time.Millisecond))
 		}
 		fmt.Fprintln(ew, line)
-		for _, f := range r.Failures {
-			fmt.Fprintf(ew, "    %s: %s\n", f.Rule, indent(f.Message, "      "))
-			if f.Diff != "" {
-				fmt.Fprintf(ew, "      %s\n", indent(f.Diff, "      "))
-			}
+		for _, g := range GroupFailures(r.Failures) {
+			fmt.Fprintf(ew, "    %s\n", indent(g.String(), "      "))
 		}
-		if (r.Status.Bad() || withTrace) && r.Stderr != "" {
-			fmt.Fprintf(ew, "    plugin stderr:\n      %s\n", indent(strings.TrimRight(lastLines(r.Stderr, 20), "\n"), "      "))
+		if (r.Status.Bad() || withTrace) && strings.TrimSpace(r.Stderr) != "" {
+			fmt.Fprintf(ew, "    %s stderr:\n      %s\n", cmp.Or(rep.Kind, "plugin"), indent(strings.TrimRight(lastLines(r.Stderr, 20), "\n"), "      "))
 		}
 		if withTrace && len(r.Log) > 0 {
 			fmt.Fprintf(ew, "    trace:\n")
@@ -74,6 +71,69 @@ func WriteText(w io.Writer, rep *Report, verbose, withTrace bool) error {
 		fmt.Fprintln(ew, "interrupted: the results above are partial")
 	}
 	return ew.err
+}
+
+// FailureGroup is one finding and every place it was made: a case that
+// drives six exchanges into the same broken hook reports it once, with a
+// count, instead of six times.
+type FailureGroup struct {
+	Failure
+	// At lists the places, in the order they were found; empty when the
+	// failures named none.
+	At []string
+	// Count is how many failures the group holds.
+	Count int
+}
+
+// GroupFailures groups failures with the same rule, message and diff, in
+// the order each was first found.
+func GroupFailures(fs []Failure) []FailureGroup {
+	var out []FailureGroup
+	idx := map[[3]string]int{}
+	for _, f := range fs {
+		k := [3]string{f.Rule, f.Message, f.Diff}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, FailureGroup{Failure: Failure{Rule: f.Rule, Message: f.Message, Diff: f.Diff}})
+		}
+		g := &out[i]
+		g.Count++
+		if f.At != "" {
+			g.At = append(g.At, f.At)
+		}
+	}
+	return out
+}
+
+// maxPlaces caps the places listed under a grouped finding; JSON keeps
+// every failure.
+const maxPlaces = 6
+
+// String renders the group: "RULE: AT: MESSAGE" for one failure, else
+// "RULE (N times): MESSAGE" and the places, one a line; then the diff.
+func (g FailureGroup) String() string {
+	var b strings.Builder
+	switch {
+	case g.Count == 1 && len(g.At) == 1:
+		b.WriteString(g.Rule + ": " + g.At[0] + ": " + g.Message)
+	case g.Count == 1:
+		b.WriteString(g.Rule + ": " + g.Message)
+	default:
+		fmt.Fprintf(&b, "%s (%d times): %s", g.Rule, g.Count, g.Message)
+		for i, at := range g.At {
+			if i == maxPlaces {
+				fmt.Fprintf(&b, "\n  … and %d more", len(g.At)-maxPlaces)
+				break
+			}
+			b.WriteString("\n  at " + at)
+		}
+	}
+	if g.Diff != "" {
+		b.WriteString("\n" + g.Diff)
+	}
+	return b.String()
 }
 
 type ruleRow struct{ rule, text string }
@@ -222,7 +282,7 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 	byFam := map[string]*junitSuite{}
 	var order []string
 	for _, r := range rep.Results {
-		fam := "plugin." + r.ID[:1]
+		fam := cmp.Or(rep.Kind, "plugin") + "." + r.ID[:1]
 		s := byFam[fam]
 		if s == nil {
 			s = &junitSuite{Name: fam}
@@ -233,8 +293,8 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 		switch r.Status {
 		case StatusFail, StatusFixed:
 			var b strings.Builder
-			for _, f := range r.Failures {
-				b.WriteString(f.String() + "\n")
+			for _, g := range GroupFailures(r.Failures) {
+				b.WriteString(g.String() + "\n")
 			}
 			jc.Failure = &junitFailure{Message: firstLine(r.Failures), Type: strings.Join(r.Rules, ","), Body: b.String()}
 			s.Fails++
@@ -274,7 +334,7 @@ func firstLine(fs []Failure) string {
 	if len(fs) == 0 {
 		return ""
 	}
-	s := fs[0].Rule + ": " + fs[0].Message
+	s := fs[0].String()
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}

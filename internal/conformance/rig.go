@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/abkit/abkit/internal/pipeline"
+	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -61,9 +65,54 @@ type scenario struct {
 	respBody    string   // non-streamed body
 	events      []string // SSE blocks, each ending in a blank line
 	early       bool     // the stream ends with an error after the events
+	// pos and of number the exchange among those a case drives (see
+	// numbered); 0 when it drives one.
+	pos, of int
 }
 
 func (s scenario) sse() bool { return s.events != nil }
+
+// numbered numbers scs 1…n of n, so that a finding names its exchange.
+func numbered(scs []scenario) []scenario {
+	out := slices.Clone(scs)
+	for i := range out {
+		out[i].pos, out[i].of = i+1, len(out)
+	}
+	return out
+}
+
+// label names the exchange in findings: "exchange 3 of 6 (chat, streamed,
+// 5 frames)". Frames are counted as the host cuts them (internal/sse).
+func (s scenario) label() string {
+	kind := "not streamed"
+	if s.sse() {
+		frames := 0
+		var f sse.Framer
+		count := func(_ []byte, isFrame bool) error {
+			if isFrame {
+				frames++
+			}
+			return nil
+		}
+		_ = f.Feed(s.body(), count)
+		_, _ = f.End(count)
+		kind = "streamed, " + plural(frames, "frame")
+		if s.early {
+			kind += ", then the upstream fails"
+		}
+	}
+	if s.of > 0 {
+		return fmt.Sprintf("exchange %d of %d (%s, %s)", s.pos, s.of, s.name, kind)
+	}
+	return fmt.Sprintf("exchange %s (%s)", s.name, kind)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
 
 func (s scenario) body() []byte {
 	if !s.sse() {
@@ -299,6 +348,8 @@ func (s *stream) Next(ctx context.Context) ([]byte, error) {
 
 // outcome is what one driven exchange came to.
 type outcome struct {
+	// at names the exchange (scenario.label, and the chunking).
+	at         string
 	res        *pipeline.Result
 	extensions map[string]string // key → JSON
 	events     []trace.Event
@@ -337,7 +388,10 @@ func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
 		ex.Respond(ctx, up)
 	}
 	res := ex.Finish()
-	out := outcome{res: res, events: rec.Events(), extensions: map[string]string{}}
+	out := outcome{at: sc.label(), res: res, events: rec.Events(), extensions: map[string]string{}}
+	if ck != nil && ck.name != "whole" {
+		out.at += ", chunked " + ck.name
+	}
 	for k, v := range ex.Gateway().Extensions() {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -377,16 +431,18 @@ func (r *rig) checkHooks(rule string, o outcome, hooks ...string) {
 		if e.Plugin != r.name || !contains(hooks, e.Hook) {
 			continue
 		}
-		where := e.Hook
-		if e.Frame != nil {
-			where = fmt.Sprintf("%s (frame %d, last=%v)", e.Hook, *e.Frame, e.Last)
-		}
-		if e.Error != "" {
-			t.Errorf(rule, "%s failed: %s", where, e.Error)
+		where := o.at + ", " + callName(e)
+		switch {
+		case strings.Contains(e.Error, "deadline had passed as the call began"):
+			// The case's time was up before this call: the overrun
+			// that used it up is the finding, not this call.
+			t.Logf("%s: %s", where, e.Error)
+		case e.Error != "":
+			t.ErrorAt(rule, where, "%s", callProblem(e.Error))
 		}
 		if d := time.Duration(e.DurationNS); d > HookBudget {
 			if allow, echo := hookAllowance(t); d > allow {
-				t.Errorf(rule, "%s took %v; answer within %v (%v plus 20 protocol round trips of %v measured now)", where,
+				t.ErrorAt(rule, where, "took %v; answer within %v (%v plus 20 protocol round trips of %v measured now)",
 					d.Round(time.Millisecond), allow.Round(time.Millisecond), HookBudget, echo.Round(time.Millisecond))
 			} else {
 				t.Logf("%s took %v, over %v, but the machine is slow: a protocol round trip takes %v now, so the allowance is %v",
@@ -396,16 +452,51 @@ func (r *rig) checkHooks(rule string, o outcome, hooks ...string) {
 	}
 	for _, w := range o.res.Warnings {
 		if w.Plugin == r.name && strings.Contains(w.Msg, "outside 400–599") && hookIn(w.Msg, hooks) {
-			t.Errorf(rule, "%s; reject with a 4xx or 5xx status", w.Msg)
+			t.ErrorAt(rule, o.at, "%s; reject with a 4xx or 5xx status", w.Msg)
 		}
 	}
 	var pe *pipeline.PanicError
 	if errors.As(o.res.Err, &pe) && contains(hooks, pe.Hook) {
 		// Already reported from the trace; keep the message when the trace missed it.
 		if !t.Failed() {
-			t.Errorf(rule, "%v", pe)
+			t.ErrorAt(rule, o.at+", "+pe.Hook, "%s", callProblem(pe.Error()))
 		}
 	}
+}
+
+// callName names a traced call: the hook, and for a frame call which frame
+// ("on_response_frame frame 100", "on_response_frame last call").
+func callName(e trace.Event) string {
+	switch {
+	case e.Frame == nil:
+		return e.Hook
+	case e.Last:
+		return fmt.Sprintf("%s frame %d (last=true)", e.Hook, *e.Frame)
+	}
+	return fmt.Sprintf("%s frame %d", e.Hook, *e.Frame)
+}
+
+// callPrefix is how the pipeline and the plugin host introduce a failed
+// call ("plugin "x" failed in on_request: plugin "x": on_request: "); the
+// finding names the call already.
+var callPrefix = regexp.MustCompile(`^(plugin "[^"]*" (failed|panicked) in [a-z_]+: )?(plugin "[^"]*": [a-z_ ]+: )?`)
+
+// callProblem words a failed call by what happened: a call that ran out
+// its deadline is a deadline overrun, a process that went away exited,
+// and only a plugin that panicked panicked.
+func callProblem(msg string) string {
+	panicked := strings.Contains(msg, "\" panicked in ")
+	rest := callPrefix.ReplaceAllString(msg, "")
+	switch {
+	case strings.Contains(msg, pluginhost.ErrDeadline.Error()):
+		rest = strings.TrimSuffix(rest, ": "+context.DeadlineExceeded.Error())
+		return "deadline overrun: " + rest + "; the plugin hung or was too slow, and the call was abandoned"
+	case strings.Contains(msg, pluginhost.ErrExited.Error()):
+		return "the " + rest + " during the call"
+	case panicked:
+		return "panicked: " + rest
+	}
+	return "failed: " + rest
 }
 
 func hookIn(msg string, hooks []string) bool {

@@ -3,15 +3,17 @@ package conformance
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/abkit/abkit/internal/redact"
 	"regexp"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/trace"
 )
 
@@ -71,11 +73,20 @@ type Options struct {
 	// Host configures the processes a self-test launches itself (the
 	// plugin binaries and runtimes it judges); zero means the defaults.
 	Host pluginhost.Options
+	// DebugLog keeps the debug and trace lines go-plugin and hclog write
+	// to a plugin's stderr (its handshake chatter) in results, reports and
+	// load errors; without it they are dropped (conformance run -v keeps
+	// them).
+	DebugLog bool
 }
 
 // DefaultTimeout bounds a case when Options.Timeout is zero. The longest
 // case waits a little over a 2 s finish deadline (P28).
 const DefaultTimeout = 10 * time.Second
+
+// caseGrace is how long a case past its timeout may take to wind down
+// before its subject is killed.
+const caseGrace = 250 * time.Millisecond
 
 // FlakyAttempts is how many times a known-flaky case runs at most.
 const FlakyAttempts = 3
@@ -223,13 +234,16 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 		var se interface{ StderrText() string }
 		if errors.As(err, &se) {
 			le.Stderr = se.StderrText()
+			if !opts.DebugLog {
+				le.Stderr = StripDebugLog(le.Stderr)
+			}
 		}
 		return nil, le
 	}
 	desc := first.Describe()
 	rep := &Report{Kind: KindOf(l), Target: l.Target(), Plugin: desc, Isolation: opts.Isolation, Parallel: opts.Parallel, Notes: notes}
 
-	r := &runner{l: l, opts: opts}
+	r := &runner{l: l, opts: opts, kind: KindOf(l)}
 	if opts.Isolation == IsolationSuite {
 		r.shared = first
 	} else {
@@ -303,6 +317,7 @@ func applies(c *Case, d *Descriptor) string {
 type runner struct {
 	l    Launcher
 	opts Options
+	kind string // plugin or runtime, in findings
 
 	mu     sync.Mutex
 	shared Subject
@@ -379,7 +394,7 @@ func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
 	subj, owned, err := r.subject(cctx)
 	if err != nil {
 		res.Status = StatusFail
-		res.Failures = []Failure{{Rule: c.Rules[0], Message: fmt.Sprintf("the plugin could not be started for this case: %v", err)}}
+		res.Failures = []Failure{{Rule: c.Rules[0], Message: fmt.Sprintf("the %s could not be started for this case: %v", r.kind, err)}}
 		res.Duration = time.Since(start)
 		return res
 	}
@@ -389,19 +404,41 @@ func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
 		defer close(finished)
 		defer func() {
 			if p := recover(); p != nil {
-				t.Errorf(c.Rules[0], "the case panicked (a bug in the suite, or a value it did not expect from the plugin): %v", p)
+				// A hook called outside a runtime (the host's adapter
+				// panics with its call error: a hook has no error result)
+				// failed in the plugin, not in the suite.
+				var ce *pluginhost.CallError
+				if e, ok := p.(error); ok && errors.As(e, &ce) {
+					t.ErrorAt(c.Rules[0], ce.Call, "%s", callProblem(e.Error()))
+					return
+				}
+				t.Errorf(c.Rules[0], "the case panicked (a bug in the suite, or a value it did not expect from the %s): %v", r.kind, p)
 			}
 		}()
 		c.Run(t)
 	}()
-	timedOut := false
+	timedOut, overran := false, false
 	select {
 	case <-finished:
 	case <-cctx.Done():
-		timedOut = true
+		overran = ctx.Err() == nil
+		// The calls the case is making share its deadline: give it a
+		// moment to record what they found (a deadline overrun at an
+		// exchange says more than "the case timed out") and end.
+		select {
+		case <-finished:
+		case <-time.After(caseGrace):
+			timedOut = true
+		}
 	}
 	exited := subj.Exited()
 	if timedOut {
+		// What the case finds after the kill (calls failing because the
+		// process is gone) follows from the overrun; it goes to the log,
+		// not the findings.
+		t.mu.Lock()
+		before := len(t.failures)
+		t.mu.Unlock()
 		// Kill first, so the case's goroutine gets errors back and ends;
 		// an in-process subject cannot be stopped and is abandoned.
 		subj.Close()
@@ -410,15 +447,27 @@ func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
 		case <-finished:
 		case <-time.After(time.Second):
 		}
+		t.mu.Lock()
+		for _, f := range t.failures[before:] {
+			t.logs = append(t.logs, "after the kill: "+f.String())
+		}
+		t.failures = t.failures[:before]
+		t.mu.Unlock()
 		if ctx.Err() == nil {
-			t.Errorf(c.Rules[0], "the case did not finish within %v: the plugin hangs (it was killed)", r.opts.Timeout)
+			t.Errorf(c.Rules[0], "deadline overrun: the case did not finish within its %v timeout (--timeout); the %s hangs, and it was killed", r.opts.Timeout, r.kind)
 		} else {
 			t.Errorf(c.Rules[0], "interrupted")
 		}
 	} else if exited != nil {
-		t.Errorf(c.Rules[0], "the plugin process died during the case: %v", exited)
+		t.Errorf(c.Rules[0], "during the case, %v", exited)
+	} else if overran && !t.Failed() {
+		// It ended within the grace, but its checks were cut short.
+		t.Errorf(c.Rules[0], "deadline overrun: the case did not finish within its %v timeout (--timeout); the %s was too slow for it", r.opts.Timeout, r.kind)
 	}
 	res.Stderr = subj.Stderr()
+	if !r.opts.DebugLog {
+		res.Stderr = StripDebugLog(res.Stderr)
+	}
 	if owned || timedOut || exited != nil {
 		subj.Close()
 	}
@@ -454,6 +503,40 @@ func redactResult(res *CaseResult) {
 		e := &res.Trace[i]
 		e.Reason, e.Error = redact.String(e.Reason), redact.String(e.Error)
 	}
+}
+
+// StripDebugLog drops from a plugin's stderr the lines go-plugin and hclog
+// write at debug or trace level (JSON lines whose "@level" is debug or
+// trace: the handshake's "configuring server automatic mTLS", "plugin
+// address"): they say nothing about a failure and bury what the plugin
+// printed. Every other line is kept as written.
+func StripDebugLog(s string) string {
+	if !strings.Contains(s, `"@level"`) {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if isDebugLogLine(l) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "")
+}
+
+func isDebugLogLine(l string) bool {
+	l = strings.TrimSpace(l)
+	if !strings.HasPrefix(l, "{") || !strings.Contains(l, `"@level"`) {
+		return false
+	}
+	var v struct {
+		Level string `json:"@level"`
+	}
+	if json.Unmarshal([]byte(l), &v) != nil {
+		return false
+	}
+	return v.Level == "debug" || v.Level == "trace"
 }
 
 func (t *T) closeExtra() {

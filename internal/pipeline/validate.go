@@ -92,7 +92,9 @@ type RuleError struct {
 	// Rule is the contract rule ID, such as "P7".
 	Rule string
 	// Entry is the index of the entry in Spec.Entries (before off entries
-	// were dropped), or -1 when the error is not about one entry.
+	// were dropped), or -1 when the error is not about one entry. Messages
+	// count entries from 1, as an operator counts the list in the chain
+	// file and as abctl shows it (entry 1 is Spec.Entries[0]).
 	Entry int
 	// Msg says what is wrong; Fix says what to do about it.
 	Msg string
@@ -103,7 +105,7 @@ func (e *RuleError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Rule)
 	if e.Entry >= 0 {
-		fmt.Fprintf(&b, ": entry %d", e.Entry)
+		fmt.Fprintf(&b, ": entry %d", e.Entry+1)
 	}
 	if e.Plugin != "" {
 		fmt.Fprintf(&b, " (%s)", e.Plugin)
@@ -245,7 +247,7 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 					"plugin %q requires %q, which is missing from the chain", name, dep)
 			case p >= k:
 				add(a.idx, name, "P7", fmt.Sprintf("move %q before %q", dep, name),
-					"plugin %q requires %q, which stands late (entry %d, not before entry %d)", name, dep, act[p].idx, a.idx)
+					"plugin %q requires %q, which stands late (entry %d, not before entry %d)", name, dep, act[p].idx+1, a.idx+1)
 			}
 		}
 		// P8: at least one present; every present one earlier.
@@ -260,7 +262,7 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 				if p >= k {
 					add(a.idx, name, "P8", fmt.Sprintf("move %q before %q", dep, name),
 						"plugin %q requires any of [%s]; %q is present but stands late (entry %d, not before entry %d)",
-						name, strings.Join(caps.RequiresAny, ", "), dep, act[p].idx, a.idx)
+						name, strings.Join(caps.RequiresAny, ", "), dep, act[p].idx+1, a.idx+1)
 				}
 			}
 			if present == 0 {
@@ -278,7 +280,7 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 			if reqWriter >= 0 {
 				add(a.idx, name, "P9", "keep one request-body writer in the chain",
 					"plugins %q (entry %d) and %q (entry %d) both declare writes_request_body; at most one may",
-					act[reqWriter].entry.Plugin, act[reqWriter].idx, name, a.idx)
+					act[reqWriter].entry.Plugin, act[reqWriter].idx+1, name, a.idx+1)
 			} else {
 				reqWriter = k
 			}
@@ -287,7 +289,7 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 			if respWriter >= 0 {
 				add(a.idx, name, "P9", "keep one response-body writer in the chain",
 					"plugins %q (entry %d) and %q (entry %d) both declare writes_response_body; at most one may",
-					act[respWriter].entry.Plugin, act[respWriter].idx, name, a.idx)
+					act[respWriter].entry.Plugin, act[respWriter].idx+1, name, a.idx+1)
 			} else {
 				respWriter = k
 			}
@@ -314,7 +316,7 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 			wn := act[w.k].entry.Plugin
 			add(a.idx, a.entry.Plugin, "P9", fmt.Sprintf("move %q before %q", a.entry.Plugin, wn),
 				"plugin %q reads bodies but stands after %q (entry %d), which declares %s",
-				a.entry.Plugin, wn, act[w.k].idx, w.what)
+				a.entry.Plugin, wn, act[w.k].idx+1, w.what)
 		}
 	}
 	slices.SortStableFunc(errs, func(a, b *RuleError) int { return a.Entry - b.Entry })

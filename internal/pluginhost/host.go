@@ -425,15 +425,19 @@ func (p *Plugin) callErr(call string, err error) error {
 
 // callErrWithin is callErr for a call whose bound was computed from the
 // caller's deadline; bound, when set and shorter than the call timeout, is
-// named in a deadline error so the message says which limit was hit.
+// named in a deadline error so the message says which limit was hit (a
+// negative bound: the caller's deadline had already passed).
 func (p *Plugin) callErrWithin(call string, err error, bound time.Duration) error {
 	ce := &CallError{Plugin: p.name, Call: call, Err: err}
 	code := status.Code(err)
 	switch code {
 	case codes.DeadlineExceeded:
-		if bound > 0 && bound < p.opts.CallTimeout {
+		switch {
+		case bound < 0:
+			ce.Err = fmt.Errorf("%w: the caller's deadline had passed as the call began (call timeout %s): %w", ErrDeadline, p.opts.CallTimeout, context.DeadlineExceeded)
+		case bound > 0 && bound < p.opts.CallTimeout:
 			ce.Err = fmt.Errorf("%w of %s (the caller's; call timeout %s): %w", ErrDeadline, bound.Round(time.Millisecond), p.opts.CallTimeout, context.DeadlineExceeded)
-		} else {
+		default:
 			ce.Err = fmt.Errorf("%w (call timeout %s): %w", ErrDeadline, p.opts.CallTimeout, context.DeadlineExceeded)
 		}
 	case codes.Canceled:

@@ -297,7 +297,14 @@ func (r *remote) call(ctx context.Context, ex *gateway.Exchange, name string, fi
 	req.CtxErr = ctxErrName(ctx)
 	cctx, cancel := r.p.hookCtx(ctx)
 	dl, _ := cctx.Deadline()
-	bound := time.Until(dl)
+	// bound is named in a deadline error only when the caller's deadline,
+	// not the call timeout, set it.
+	var bound time.Duration
+	if cd, ok := ctx.Deadline(); ok && !cd.After(dl) {
+		if bound = time.Until(dl); bound == 0 {
+			bound = -1
+		}
+	}
 	resp, err := f(cctx, req)
 	cancel()
 	if final {

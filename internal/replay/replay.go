@@ -167,7 +167,7 @@ func Spec(cf *catalog.ChainFile, dir gateway.Direction) (pipeline.Spec, error) {
 		if e.Config != nil {
 			b, err := json.Marshal(e.Config)
 			if err != nil {
-				return spec, fmt.Errorf("%s: entry %d (%s): config: %w", cf.Path, i, e.Name, err)
+				return spec, fmt.Errorf("%s: entry %d (%s): config: %w", cf.Path, i+1, e.Name, err)
 			}
 			cfg = b
 		}

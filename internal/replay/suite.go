@@ -146,6 +146,11 @@ func RunSuite(ctx context.Context, opts SuiteOptions) ([]CaseResult, error) {
 	}
 	all, err := List(opts.Fixtures, 0, 0)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == opts.Fixtures && err.Error() == pe.Error() {
+			// The caller names the directory; say it once.
+			return nil, fmt.Errorf("fixtures: %w", pe.Err)
+		}
 		return nil, fmt.Errorf("fixtures: %w", err)
 	}
 	if len(all) == 0 {
@@ -362,7 +367,9 @@ func JUnit(suites []Suite) ([]byte, error) {
 	return append([]byte(xml.Header), append(b, '\n')...), nil
 }
 
-func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+// secs is a JUnit time in seconds, to the microsecond: a fixture replays
+// in well under a millisecond, and "0.000" would read as not measured.
+func secs(d time.Duration) string { return fmt.Sprintf("%.6f", d.Seconds()) }
 
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")

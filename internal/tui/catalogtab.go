@@ -29,6 +29,9 @@ type catalogTab struct {
 	off       int
 	detail    bool // focus on the detail pane
 	detailOff int
+	// listRows and detailRows are how many rows of the list and of the
+	// detail pane the last render showed: a page for pgup/pgdn.
+	listRows, detailRows int
 }
 
 func (t *catalogTab) setCatalog(c *catalog.Catalog) {
@@ -160,14 +163,14 @@ func (t *catalogTab) key(msg tea.KeyPressMsg, k KeyMap, h int) {
 	if t.detail {
 		// The detail pane scrolls; its length is only known at render
 		// time, so View clamps detailOff.
-		t.detailOff = max(moveCursor(msg, k, t.detailOff, 1<<20, h), 0)
+		t.detailOff = max(moveCursor(msg, k, t.detailOff, 1<<20, shown(t.detailRows, h)), 0)
 		if key.Matches(msg, k.Bottom) {
 			t.detailOff = 1 << 20
 		}
 		return
 	}
 	prev := t.cursor
-	t.cursor = moveCursor(msg, k, t.cursor, len(t.rows), h)
+	t.cursor = moveCursor(msg, k, t.cursor, len(t.rows), shown(t.listRows, h))
 	if t.cursor != prev {
 		t.detailOff = 0
 	}
@@ -194,6 +197,7 @@ func (t *catalogTab) listView(w, h int, th theme) []string {
 	head := "  " + fit("NAME", t.nameW) + " " + fit("CAPS", 12) + " DESCRIPTION"
 	out = append(out, th.title.Render(fit(head, w)))
 	rows := h - 1
+	t.listRows = rows
 	t.off = window(t.cursor, t.off, rows, len(t.rows))
 	if len(t.rows) == 0 {
 		out = append(out, fit("  no plugin matches "+strconv.Quote(t.filter)+" (esc clears the filter)", w))
@@ -219,6 +223,7 @@ func (t *catalogTab) detailView(w, h int, th theme) []string {
 		return nil
 	}
 	lines := t.detailLines(d, w, th)
+	t.detailRows = h
 	t.detailOff = min(t.detailOff, max(len(lines)-h, 0))
 	end := min(t.detailOff+h, len(lines))
 	return lines[t.detailOff:end]

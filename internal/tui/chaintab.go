@@ -147,10 +147,9 @@ func (t *chainTab) build() ([]chainLine, int) {
 		}
 		header(fmt.Sprintf("%s  (bodies to plugins: %s)", ch.Direction, buf))
 		for _, e := range ch.Entries {
-			pos := " off"
-			if e.Position > 0 {
-				pos = fmt.Sprintf("%4d", e.Position)
-			}
+			// The entry's number in the file, as errors count it
+			// ("entry 3"); on_error says whether it runs.
+			pos := fmt.Sprintf("%4d", e.Entry)
 			caps := "unknown plugin"
 			if e.Known {
 				caps = capsText(e.Capabilities, e.Behaviours)
@@ -353,7 +352,10 @@ func (t *chainTab) view(w, h int, th theme) []string {
 		for _, l := range wrapWords(t.loadErr, max(w-4, 20)) {
 			out = append(out, "  "+l)
 		}
-		out = append(out, "", "  Press e to fix it in your editor; it is reloaded when the editor exits (r reloads too).")
+		out = append(out, "")
+		for _, l := range wrapWords("Press e to fix it in your editor; it is reloaded when the editor exits (r reloads too).", max(w-4, 20)) {
+			out = append(out, "  "+l)
+		}
 		if len(out) > h {
 			out = out[:h]
 		}

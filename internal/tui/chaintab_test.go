@@ -2,11 +2,16 @@ package tui
 
 import (
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 )
 
 // selection returns the body rows drawn in reverse video (the selection
@@ -180,5 +185,42 @@ func TestChainTabRejectsWhatBuildRejects(t *testing.T) {
 	view := plain(m)
 	if len(m.chain.findings) == 0 || !strings.Contains(view, `did you mean "response"`) && !strings.Contains(view, "respnse") {
 		t.Fatalf("chain tab findings %v; view:\n%s", m.chain.findings, view)
+	}
+}
+
+// TestEntryNumbersMatchErrors drives the real program: the Chain tab
+// numbers entries as the chain file lists them (an off entry keeps its
+// number), and the dry-run error in the Trace tab names the rejected entry
+// by the number the Chain tab shows.
+func TestEntryNumbersMatchErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chain.yaml")
+	chain := "inbound:\n  - name: inference-parser\n  - name: pii-redactor\n    on_error: off\n  - name: guardrail\n"
+	if err := os.WriteFile(path, []byte(chain), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(t)
+	opts.ChainPath = path
+	tm := teatest.NewTestModel(t, New(opts), teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	waitFor(t, tm, "a2a-parser")
+	tm.Send(k("2"))
+	waitFor(t, tm, "   3  guardrail")
+	tm.Send(k("3"))
+	waitFor(t, tm, "Choose a fixture")
+	tm.Send(k("enter")) // chat-stream-clean, inbound
+	waitFor(t, tm, "entry 3 (guardrail)")
+	tm.Send(k("q"))
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	if !strings.Contains(fm.status, "entry 3 (guardrail)") {
+		t.Errorf("status %q does not name entry 3", fm.status)
+	}
+	var shown []string
+	for _, l := range fm.chain.lines {
+		if l.kind == lkEntry {
+			shown = append(shown, strings.Join(strings.Fields(l.text)[:2], " "))
+		}
+	}
+	if want := []string{"1 inference-parser", "2 pii-redactor", "3 guardrail"}; !slices.Equal(shown, want) {
+		t.Errorf("Chain tab numbers %q, want %q", shown, want)
 	}
 }

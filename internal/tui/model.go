@@ -11,6 +11,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -235,6 +237,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.busy = ""
 		if msg.err != nil {
 			m.setErr(msg.err)
+			var be *pipeline.BuildError
+			if errors.As(msg.err, &be) {
+				// The chain does not build (a binary plugin rejected its
+				// config, say): a trace of it from before misleads.
+				m.tr.clear()
+			}
 			m.tr.err, m.tr.picking = oneLine(msg.err.Error()), true
 			return m, nil
 		}
@@ -454,7 +462,7 @@ func (m *Model) traceKey(msg tea.KeyPressMsg) tea.Cmd {
 				t.picking = false
 			}
 		default:
-			t.pick = moveCursor(msg, k, t.pick, len(t.fixtures), m.bodyHeight())
+			t.pick = moveCursor(msg, k, t.pick, len(t.fixtures), shown(t.pickRows, m.bodyHeight()))
 		}
 		return nil
 	}
@@ -510,7 +518,7 @@ func (m *Model) traceKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.End):
 		t.cursor = len(t.run.Events) - 1
 	default:
-		t.cursor = moveCursor(msg, k, t.cursor, len(t.run.Events), m.bodyHeight())
+		t.cursor = moveCursor(msg, k, t.cursor, len(t.run.Events), shown(t.stepRows, m.bodyHeight()))
 	}
 	return nil
 }
@@ -561,8 +569,19 @@ func missingPlugins(cf *catalog.ChainFile, dir gateway.Direction, fs []gateway.F
 	return out
 }
 
+// shown is the rows a list showed at its last render, or h before the
+// first.
+func shown(rows, h int) int {
+	if rows > 0 {
+		return rows
+	}
+	return h
+}
+
 // moveCursor applies the list movement keys to cursor in a list of n rows
-// shown h rows at a time.
+// shown h rows at a time: pgdn/pgup move by the visible page less one row,
+// which stays in view as context (pgdn from the top selects the last row
+// that was shown).
 func moveCursor(msg tea.KeyPressMsg, k KeyMap, cursor, n, h int) int {
 	switch {
 	case key.Matches(msg, k.Up):

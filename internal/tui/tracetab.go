@@ -18,6 +18,9 @@ type traceTab struct {
 	pick     int
 	pickOff  int
 	pickTop  int // body row of the first fixture, for clicks
+	// pickRows and stepRows are how many fixtures and steps the last
+	// render showed: a page for pgup/pgdn.
+	pickRows, stepRows int
 
 	run     *Run
 	err     string // why the last dry-run failed, shown over the fixtures
@@ -124,7 +127,7 @@ func (t *traceTab) pickView(w, h int, th theme) []string {
 		out = append(out, "")
 	}
 	rows := h - len(out)
-	t.pickTop = len(out)
+	t.pickTop, t.pickRows = len(out), rows
 	t.pick = clamp(t.pick, len(t.fixtures))
 	t.pickOff = window(t.pick, t.pickOff, rows, len(t.fixtures))
 	for i := t.pickOff; i < len(t.fixtures) && i < t.pickOff+rows; i++ {
@@ -149,6 +152,7 @@ func (t *traceTab) timelineView(w, h int, th theme) []string {
 	out := make([]string, 0, h)
 	out = append(out, th.title.Render(fit(fmt.Sprintf("  %s  %d calls  %s", t.run.Fixture, len(evs), t.playState()), w)))
 	rows := h - 1
+	t.stepRows = rows
 	t.off = window(t.cursor, t.off, rows, len(evs))
 	for i := t.off; i < len(evs) && i < t.off+rows; i++ {
 		e := &evs[i]

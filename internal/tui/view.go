@@ -199,7 +199,11 @@ func shortDesc(s string) string {
 	return s
 }
 
-// helpLines are the help screen's lines, unwrapped.
+// helpNotes is how many lines end helpLines that are notes, not keys.
+const helpNotes = 5
+
+// helpLines are the help screen's lines, unwrapped: the keys by group, then
+// helpNotes lines of notes.
 func (m *Model) helpLines() []string {
 	var out []string
 	for _, g := range m.keys.Groups() {
@@ -229,8 +233,15 @@ func (m *Model) helpView(w, h int) []string {
 		return sideBySide(lines[:half], lines[half:], cw-1, w-cw, " ")
 	}
 	var one []string
-	for _, l := range lines {
-		one = append(one, wrap(l, w, 17)...)
+	for i, l := range lines {
+		// A key's description continues under the description column;
+		// the mouse and badge notes (the last five lines) under their
+		// own text.
+		indent := 17
+		if i >= len(lines)-helpNotes {
+			indent = 2
+		}
+		one = append(one, wrap(l, w, indent)...)
 	}
 	if len(one) <= h {
 		m.helpOff = 0

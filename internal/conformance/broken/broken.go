@@ -74,7 +74,23 @@ func Plugins(crash func()) map[string]sdk.Plugin {
 		"hang":                    pipe("hang", hanger{basic{caps: gateway.Capabilities{Description: "Never answers a readiness check"}}}),
 		"long-bundle-description": longBundleDescription(),
 		"forks-child":             pipe("forks-child", basic{caps: gateway.Capabilities{Description: "Starts a helper process as a binary"}}),
+		// slow-request is not in Expect: whether it fails P15 for its
+		// time or for a deadline depends on the host's call timeout, which
+		// its own test sets (TestDeadlineOverrunWording).
+		"slow-request": pipe("slow-request", slowRequest{basic{caps: gateway.Capabilities{Description: "Never answers OnRequest for /mcp"}}}),
 	}
+}
+
+// slowRequest does not answer OnRequest for /mcp for a minute, ignoring
+// ctx: a call timeout shorter than that ends the call as a deadline
+// overrun.
+type slowRequest struct{ basic }
+
+func (slowRequest) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+	if ex.Request.URL == "/mcp" {
+		time.Sleep(time.Minute)
+	}
+	return gateway.Continue()
 }
 
 // longBundleDescription has a 90-rune bundle description (P5): sdk.Serve
@@ -108,6 +124,9 @@ func named(name string, p gateway.Plugin) gateway.Plugin {
 		x.name = name
 		return x
 	case hanger:
+		x.name = name
+		return x
+	case slowRequest:
 		x.name = name
 		return x
 	}

@@ -293,7 +293,7 @@ func newRunCmd(app *App) *cobra.Command {
 	f.StringVarP(&o.out, "output", "o", "text", "output format: text or json")
 	f.StringVar(&o.artifacts, "artifacts", "", "keep each case's trace, log and plugin stderr under DIR")
 	f.BoolVar(&o.trace, "trace", false, "print every call of every case with relative timestamps")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "list passing cases too")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "list passing cases too, and keep go-plugin's debug log lines in the plugin stderr of failures and JUnit")
 	f.StringVar(&o.examples, "examples", "", "also run the plugin's behaviour examples in FILE (YAML), each as case examples/NAME, against FILE's golden file")
 	f.BoolVar(&o.updateExamples, "update-examples", false, "with --examples: record what the plugin answered as the golden file instead of comparing")
 	ids := func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -338,7 +338,7 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 	if o.parallel < 0 || o.timeout <= 0 {
 		return usage(errors.New("-p must be at least 0 and --timeout positive"))
 	}
-	opts := conformance.Options{Parallel: o.parallel, Timeout: o.timeout, Isolation: iso}
+	opts := conformance.Options{Parallel: o.parallel, Timeout: o.timeout, Isolation: iso, DebugLog: o.verbose}
 	var err error
 	if opts.Run, err = compile(o.run, "--run"); err != nil {
 		return err

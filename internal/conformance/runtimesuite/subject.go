@@ -67,7 +67,7 @@ func (r *Runtime) Exited() error {
 	if !r.client.Exited() {
 		return nil
 	}
-	return errors.New("the runtime process exited; its stderr ended with:\n" + r.stderr.String())
+	return errors.New("the runtime process exited; its stderr ended with:\n" + conformance.StripDebugLog(r.stderr.String()))
 }
 
 // killGrace is how long Close lets the runtime exit on its own.
