@@ -488,12 +488,14 @@ func barePairs(b []byte, es []Edit) []Edit {
 }
 
 // valueEnd reports whether c ends a key=value value; wide (query strings
-// and credential names) lets punctuation be part of the value.
+// and credential names) lets punctuation be part of the value, angle
+// brackets included: "api_key=<x…" kept the whole value when '<' ended it
+// (FuzzRedactPlanted), and a credential's tail must never survive.
 func valueEnd(c byte, wide bool) bool {
 	switch c {
-	case '&', ' ', '\t', '\r', '\n', '"', '\'', '<', '>', '\\', '#':
+	case '&', ' ', '\t', '\r', '\n', '"', '\'', '\\', '#':
 		return true
-	case ',', ';', ')', '}', ']':
+	case ',', ';', ')', '}', ']', '<', '>':
 		return !wide
 	}
 	return c < 0x20
