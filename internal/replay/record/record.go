@@ -93,12 +93,12 @@ func stripHop(h http.Header) http.Header {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.inflight.Add(1)
 	defer p.inflight.Done()
-	reqBody, err := io.ReadAll(io.LimitReader(r.Body, fixture.MaxBody+1))
+	reqBody, err := io.ReadAll(io.LimitReader(r.Body, int64(fixture.MaxBody())+1))
 	if err != nil {
 		http.Error(w, "abctl record: reading request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if len(reqBody) > fixture.MaxBody {
+	if len(reqBody) > fixture.MaxBody() {
 		http.Error(w, "abctl record: "+(&fixture.TooLargeError{What: "request body", Size: int64(len(reqBody))}).Error(), http.StatusRequestEntityTooLarge)
 		return
 	}
@@ -153,10 +153,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				flusher.Flush()
 			}
 			size += n
-			if size <= fixture.MaxBody {
+			if size <= fixture.MaxBody() {
 				if err := sp.write(p.now().Sub(t0), buf[:n]); err != nil {
 					p.log.Warn("exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", err)
-					size = fixture.MaxBody + 1 // relay the rest, record nothing
+					size = fixture.MaxBody() + 1 // relay the rest, record nothing
 				}
 			}
 		}
@@ -168,7 +168,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if size > fixture.MaxBody {
+	if size > fixture.MaxBody() {
 		p.log.Warn("exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", (&fixture.TooLargeError{What: "response body", Size: int64(size)}).Error())
 		return
 	}
