@@ -242,3 +242,45 @@ func TestRecordBoundedMemory(t *testing.T) {
 		t.Errorf("%d fixtures, want 6", n)
 	}
 }
+
+// TestRecordClientClosesAtOnce: a client that has the whole of a
+// response of known length and closes its connection at once (which
+// cancels the request's context) still gets its exchange recorded. The
+// proxy used to check the context after relaying and drop such exchanges
+// without a word (TestRecordLoadNothingLost lost one in a few hundred).
+func TestRecordClientClosesAtOnce(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p, err := New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.afterRelay = func(r *http.Request) {
+		select {
+		case <-r.Context().Done(): // the client has closed its connection
+		case <-time.After(30 * time.Second): // hang guard only
+			t.Error("the client's close never reached the proxy")
+		}
+	}
+	s := httptest.NewServer(p)
+	defer s.Close()
+	c := &http.Client{Transport: &http.Transport{}}
+	resp, err := c.Get(s.URL + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(body) != `{"ok":true}` {
+		t.Fatalf("body %q, %v", body, err)
+	}
+	c.CloseIdleConnections()
+	p.Wait()
+	if got := p.Written(); len(got) != 1 {
+		t.Fatalf("%d fixtures written, want 1", len(got))
+	}
+}
