@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -282,5 +283,77 @@ func TestRecordClientClosesAtOnce(t *testing.T) {
 	p.Wait()
 	if got := p.Written(); len(got) != 1 {
 		t.Fatalf("%d fixtures written, want 1", len(got))
+	}
+}
+
+// TestRecordBoundedMemoryRequests: request bodies count against the same
+// budget as responses and spill past it; the upstream still gets each
+// body whole, with its length, and each fixture holds it exactly.
+func TestRecordBoundedMemoryRequests(t *testing.T) {
+	const body = 1 << 20
+	var bad atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		c := r.URL.Query().Get("c")
+		if r.ContentLength != body || len(b) != body || strings.Trim(string(b), c) != "" {
+			bad.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p, err := New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.memory = 512 << 10 // half of one body
+	s := httptest.NewServer(p)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := string(rune('a' + i))
+			resp, err := http.Post(s.URL+"/upload?c="+c, "application/octet-stream", strings.NewReader(strings.Repeat(c, body)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+	p.Wait()
+	if n := bad.Load(); n != 0 {
+		t.Errorf("upstream got %d request bodies wrong", n)
+	}
+	if m := p.maxHeld.Load(); m > p.memory {
+		t.Errorf("held %d bytes in memory, over the budget of %d", m, p.memory)
+	}
+	if p.spilled.Load() == 0 {
+		t.Error("no request body spilled: the test does not exercise the budget")
+	}
+	ents, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("temporary file left: %s", e.Name())
+			continue
+		}
+		f, err := fixture.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := f.Request.Body
+		if len(b) != body || strings.Trim(string(b), string(b[0])) != "" {
+			t.Errorf("%s: request body of %d bytes, not the %d sent", e.Name(), len(b), body)
+		}
+		n++
+	}
+	if n != 6 {
+		t.Errorf("%d fixtures, want 6", n)
 	}
 }

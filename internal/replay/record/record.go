@@ -7,7 +7,6 @@
 package record
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -114,13 +113,23 @@ func stripHop(h http.Header) http.Header {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.inflight.Add(1)
 	defer p.inflight.Done()
-	reqBody, err := io.ReadAll(io.LimitReader(r.Body, int64(fixture.MaxBody())+1))
+	// The request body is read whole before it is forwarded (a body over
+	// the limit is refused, not half sent), into the same memory budget
+	// as response bodies: past it, into a temporary file.
+	rq := &spool{p: p}
+	keep := false // the spools are handed to the fixture writer
+	defer func() {
+		if !keep {
+			rq.close()
+		}
+	}()
+	reqSize, err := rq.readFrom(r.Body, int64(fixture.MaxBody())+1)
 	if err != nil {
 		http.Error(w, "abctl record: reading request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if len(reqBody) > fixture.MaxBody() {
-		http.Error(w, "abctl record: "+(&fixture.TooLargeError{What: "request body", Size: int64(len(reqBody))}).Error(), http.StatusRequestEntityTooLarge)
+	if reqSize > int64(fixture.MaxBody()) {
+		http.Error(w, "abctl record: "+(&fixture.TooLargeError{What: "request body", Size: reqSize}).Error(), http.StatusRequestEntityTooLarge)
 		return
 	}
 	target, err := p.target(r)
@@ -128,10 +137,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "abctl record: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), bytes.NewReader(reqBody))
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), rq.reader())
 	if err != nil {
 		http.Error(w, "abctl record: "+err.Error(), http.StatusBadGateway)
 		return
+	}
+	// A spilled body's reader does not tell NewRequest its length: say
+	// it, so the upstream gets a Content-Length, not a chunked body.
+	out.ContentLength = reqSize
+	if reqSize == 0 {
+		out.Body = http.NoBody
 	}
 	out.Header = stripHop(r.Header)
 	out.Host = p.upstream.Host
@@ -169,7 +184,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	t0 := p.now()
 	sp := &spool{p: p}
-	keep := false // the spool is handed to the fixture writer
 	defer func() {
 		if !keep {
 			sp.close()
@@ -229,17 +243,24 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer p.inflight.Done()
 		defer sp.close()
+		defer rq.close()
 		p.writers <- struct{}{}
 		var once sync.Once
 		release := func() { once.Do(func() { <-p.writers }) }
 		defer release()
-		if sp.file != nil {
-			// A spilled body comes back into memory to be encoded: one
-			// at a time, so spilled exchanges cost one body, not all.
+		if rq.file != nil || sp.file != nil || rq.n+sp.n > bigExchange {
+			// A spilled or large body comes back into memory to be
+			// encoded (which costs a few times its size): one at a time,
+			// so large exchanges cost one encoding, not all.
 			p.bigWrite <- struct{}{}
 			defer func() { <-p.bigWrite }()
 		}
 		chunks, err := sp.fixtureChunks()
+		if err != nil {
+			p.log.Error("exchange not recorded", "err", err)
+			return
+		}
+		reqBody, err := rq.bytes()
 		if err != nil {
 			p.log.Error("exchange not recorded", "err", err)
 			return
