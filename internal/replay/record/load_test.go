@@ -32,7 +32,8 @@ import (
 
 // loadUpstream serves /v1/chat (JSON, the secret echoed) and /v1/stream
 // (an event stream whose first event is sent at once, then four more),
-// and /v1/chat-20ms (JSON after 20 ms).
+// /v1/chat-20ms (JSON after 20 ms) and /v1/stream-20ms (the first event
+// after 20 ms, then four 5 ms apart).
 func loadUpstream(tb testing.TB) string {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/chat", func(w http.ResponseWriter, r *http.Request) {
@@ -52,6 +53,21 @@ func loadUpstream(tb testing.TB) string {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
 		for i := range 5 {
+			fmt.Fprintf(w, "data: {\"id\":%q,\"n\":%d}\n\n", r.Header.Get("X-Load-Id"), i)
+			fl.Flush()
+		}
+	})
+	// A stream as a model sends it: the first event after 20 ms, the
+	// others 5 ms apart.
+	mux.HandleFunc("/v1/stream-20ms", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		time.Sleep(20 * time.Millisecond)
+		for i := range 5 {
+			if i > 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
 			fmt.Fprintf(w, "data: {\"id\":%q,\"n\":%d}\n\n", r.Header.Get("X-Load-Id"), i)
 			fl.Flush()
 		}
@@ -264,7 +280,8 @@ func TestRecordLoadNothingLost(t *testing.T) {
 
 // BenchmarkRecordLoad: 50 clients at once, b.N exchanges each, directly to
 // the upstream and through the recorder; JSON (answered at once, and
-// after 20 ms) and event streams. It
+// after 20 ms) and event streams (sent at once, and as a model sends
+// them). It
 // reports the median and 99th percentile of the exchange time (JSON) and
 // of the time to the first body byte (SSE), and for the recorded runs the
 // lost, duplicated and leaked counts. The load is
@@ -273,7 +290,7 @@ func TestRecordLoadNothingLost(t *testing.T) {
 func BenchmarkRecordLoad(b *testing.B) {
 	const clients = 50
 	up := loadUpstream(b)
-	for _, kind := range []struct{ name, path string }{{"json", "/v1/chat"}, {"jsonslow", "/v1/chat-20ms"}, {"sse", "/v1/stream"}} {
+	for _, kind := range []struct{ name, path string }{{"json", "/v1/chat"}, {"jsonslow", "/v1/chat-20ms"}, {"sse", "/v1/stream"}, {"sseslow", "/v1/stream-20ms"}} {
 		for _, via := range []string{"direct", "record"} {
 			b.Run(kind.name+"/"+via, func(b *testing.B) {
 				base, p, dir := up, (*Proxy)(nil), ""
@@ -294,7 +311,7 @@ func BenchmarkRecordLoad(b *testing.B) {
 				b.StopTimer()
 				b.ReportMetric(float64(cpu.Microseconds())/float64(clients*b.N), "cpu-us/exch")
 				lat := res.total
-				if kind.name == "sse" {
+				if strings.HasPrefix(kind.name, "sse") {
 					lat = res.first
 				}
 				slices.Sort(lat)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/replay/fixture"
@@ -15,6 +16,10 @@ import (
 // exchanges in flight; past it, an exchange's body goes to a temporary
 // file in the output directory.
 const DefaultMemory = 64 << 20
+
+// copyBufs holds the 32 KiB buffers bodies are relayed through: one per
+// exchange in flight rather than two allocated (and zeroed) for each.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // bigExchange is the body size (request and response together) past
 // which an exchange is encoded only while no other large one is.
@@ -89,7 +94,9 @@ func (s *spool) fixtureChunks() ([]fixture.Chunk, error) {
 // readFrom reads r into the spool, at most max bytes, and returns how
 // many it read.
 func (s *spool) readFrom(r io.Reader, max int64) (int64, error) {
-	buf := make([]byte, 32<<10)
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
 	lr := io.LimitReader(r, max)
 	for {
 		n, err := lr.Read(buf)
