@@ -357,3 +357,51 @@ func TestRecordBoundedMemoryRequests(t *testing.T) {
 		t.Errorf("%d fixtures, want 6", n)
 	}
 }
+
+// TestGroupSync: writers waiting at once share sync rounds, and none is
+// released by a round that started before it asked (its file might not
+// be in it).
+func TestGroupSync(t *testing.T) {
+	var mu sync.Mutex
+	var rounds []time.Time // when each round started
+	release := make(chan struct{})
+	g := &groupSyncer{sync: func(string) error {
+		mu.Lock()
+		rounds = append(rounds, time.Now())
+		first := len(rounds) == 1
+		mu.Unlock()
+		if first {
+			<-release // hold the first round until every writer waits
+		}
+		return nil
+	}}
+	const writers = 20
+	asked := make([]time.Time, writers)
+	var wg sync.WaitGroup
+	var waiting sync.WaitGroup
+	waiting.Add(writers)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			asked[i] = time.Now()
+			waiting.Done()
+			if err := g.wait(t.TempDir()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waiting.Wait()
+	time.Sleep(10 * time.Millisecond) // let them reach the wait; not a timing assertion
+	close(release)
+	wg.Wait()
+	if len(rounds) >= writers {
+		t.Errorf("%d sync rounds for %d writers: no grouping", len(rounds), writers)
+	}
+	last := rounds[len(rounds)-1]
+	for i, a := range asked {
+		if !last.After(a) {
+			t.Errorf("writer %d asked at %v, after the last round started (%v)", i, a, last)
+		}
+	}
+}
