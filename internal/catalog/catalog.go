@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/abkit/abkit/internal/limits"
 )
 
 // Catalog is a set of plugin descriptors from one or more sources, sorted by
@@ -125,7 +123,6 @@ func readErr(source string, format string, args ...any) *ReadError {
 // Defaults for the url: and dir: sources.
 const (
 	DefaultURLTimeout   = 10 * time.Second
-	DefaultURLMaxBytes  = limits.URLBody
 	DefaultDescribeTime = 5 * time.Second
 )
 
@@ -148,7 +145,8 @@ type Options struct {
 	HTTPClient *http.Client
 	// URLTimeout bounds a url: fetch; zero means 10 s.
 	URLTimeout time.Duration
-	// URLMaxBytes bounds a url: response body; zero means limits.URLBody (4 MiB).
+	// URLMaxBytes bounds a url: response body; zero means limits.URLBody (4 MiB, or
+	// $ABKIT_MAX_URL_BODY).
 	URLMaxBytes int64
 }
 

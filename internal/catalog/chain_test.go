@@ -262,3 +262,15 @@ func TestJSONChainLines(t *testing.T) {
 		})
 	}
 }
+
+// TestDecoderPanicIsAnError: a document that makes go-yaml panic is
+// refused with an error naming the file, not a crash.
+func TestDecoderPanicIsAnError(t *testing.T) {
+	_, err := ParseChain("odd.yaml", []byte("outbound:\n  ! 0\n00008:000000:"))
+	if err == nil {
+		t.Fatal("ParseChain accepted the document")
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "odd.yaml: ") || !strings.Contains(msg, "YAML decoder cannot read") {
+		t.Errorf("error = %q, want one naming odd.yaml and the decoder", msg)
+	}
+}

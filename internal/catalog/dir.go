@@ -267,7 +267,7 @@ func (c *describeCache) get(path string, info fs.FileInfo) (cacheEntry, bool) {
 	if f == "" {
 		return cacheEntry{}, false
 	}
-	b, err := limits.ReadFile(f, "describe cache entry size", 16<<20, "")
+	b, err := limits.ReadFileMax(f, "describe cache entry size", 16<<20, "", "")
 	if err != nil {
 		return cacheEntry{}, false
 	}

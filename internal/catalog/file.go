@@ -51,8 +51,8 @@ func (s *fileSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
 // nesting, an alias bomb), is refused with a *limits.Error before it is
 // decoded.
 func DecodeStrict(name string, data []byte, v any) error {
-	if len(data) > limits.CatalogFile {
-		return &limits.Error{File: name, Limit: "YAML document size", Max: limits.CatalogFile, Got: int64(len(data)), Unit: "bytes", Fix: "split the document"}
+	if int64(len(data)) > limits.CatalogFile.Max() {
+		return limits.CatalogFile.Error(name, "YAML document size", int64(len(data)), "split the document")
 	}
 	var syntax *json.SyntaxError
 	if looksJSON(data) {
@@ -75,11 +75,21 @@ func DecodeStrict(name string, data []byte, v any) error {
 }
 
 // decodeYAML is the YAML path of DecodeStrict.
-func decodeYAML(name string, data []byte, v any) error {
+//
+// go-yaml panics on some malformed documents (a nil node under an empty
+// tag, "outbound:\n  ! 0\n0:0:", found by FuzzParseChain); such a panic
+// is the document's fault, so it becomes an error naming the file rather
+// than a crash of abctl.
+func decodeYAML(name string, data []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PosError{File: name, Msg: fmt.Sprintf("the YAML decoder cannot read this document (%v); check its indentation and tags (!name)", r)}
+		}
+	}()
 	if err := limits.CheckYAML(name, data); err != nil {
 		return err
 	}
-	err := yaml.UnmarshalWithOptions(data, v, yaml.Strict())
+	err = yaml.UnmarshalWithOptions(data, v, yaml.Strict())
 	if err == nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package catalog
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -40,8 +41,21 @@ func FuzzParseChain(f *testing.F) {
 
 // FuzzDecodeCatalogFile: the file: source's decoder answers every input
 // without panicking.
+//
+// The seeds are the test catalog cut into one document per plugin. go-yaml
+// takes about a millisecond per kilobyte, so the whole 1.7 KB catalog as
+// one seed held the fuzzer near 250 execs/s; a hundred-byte document per
+// plugin keeps every field kind in the corpus at ten times the rate.
 func FuzzDecodeCatalogFile(f *testing.F) {
-	seedYAML(f, "testdata/*.yaml")
+	whole, err := os.ReadFile("testdata/catalog.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, entry := range strings.Split(string(whole), "\n  - name: ")[1:] {
+		f.Add([]byte("plugins:\n  - name: " + entry))
+	}
+	f.Add([]byte("a: &a [x,x]\nb: [*a,*a]\n"))
+	f.Add([]byte("inbound: [[[[[[{a: [1]}]]]]]]\n"))
 	f.Add([]byte(`{"plugins":[{"name":"x","description":"y","capabilities":{"reads_body":true}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var cf File

@@ -84,12 +84,13 @@ func jsonPlain(data []byte) bool {
 		big    map[string]struct{} // the keys, once there are too many to search
 	}
 	var stack []level
+	depth := limits.YAMLDepth.Int()
 	var keys [][]byte // the keys of every open object, innermost last
 	expectKey := false
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '{', '[':
-			if len(stack) >= limits.YAMLDepth {
+			if len(stack) >= depth {
 				return false
 			}
 			stack = append(stack, level{object: data[i] == '{', start: len(keys)})

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -24,23 +25,39 @@ import (
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
-// binDir holds the example plugin binaries, built once in TestMain.
-var binDir string
+// plugins builds the example plugin binaries on first use and hands every
+// later caller the same directory. It is lazy, not in TestMain, because a
+// fuzz run starts the test binary once per worker: building there cost
+// each worker the whole build before its first exec (and the 60 s fuzz
+// runs of this package most of their time).
+var plugins struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func binDir(tb testing.TB) string {
+	tb.Helper()
+	plugins.once.Do(func() {
+		plugins.dir, plugins.err = os.MkdirTemp("", "abkit-catalog-plugins-")
+		if plugins.err != nil {
+			return
+		}
+		if err := testbin.Build(context.Background(), plugins.dir, "./examples/plugins/..."); err != nil {
+			plugins.err = fmt.Errorf("building the example plugins: %w", err)
+		}
+	})
+	if plugins.err != nil {
+		tb.Fatal(plugins.err)
+	}
+	return plugins.dir
+}
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "abkit-catalog-plugins-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	if err := testbin.Build(context.Background(), dir, "./examples/plugins/..."); err != nil {
-		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if plugins.dir != "" {
+		os.RemoveAll(plugins.dir)
+	}
 	os.Exit(code)
 }
 
@@ -121,12 +138,13 @@ func copyFile(t testing.TB, from, to string, mode os.FileMode) {
 // and the second listing comes from the cache without starting any process.
 func TestDirSourceRealBinaries(t *testing.T) {
 	dir, cache := t.TempDir(), t.TempDir()
-	ents, err := os.ReadDir(binDir)
+	bins := binDir(t)
+	ents, err := os.ReadDir(bins)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		copyFile(t, filepath.Join(binDir, e.Name()), filepath.Join(dir, e.Name()), 0o755)
+		copyFile(t, filepath.Join(bins, e.Name()), filepath.Join(dir, e.Name()), 0o755)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "script.sh"), []byte("#!/bin/sh\necho 'not a plugin'\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -209,13 +227,14 @@ var schemaAsJSON = cmp.Transformer("json", func(c *gateway.ConfigSchema) string 
 // pluginCopies copies the example binaries round-robin into n distinct
 // files of dir.
 func pluginCopies(b *testing.B, dir string, n int) {
-	ents, err := os.ReadDir(binDir)
+	bins := binDir(b)
+	ents, err := os.ReadDir(bins)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for i := range n {
 		e := ents[i%len(ents)]
-		copyFile(b, filepath.Join(binDir, e.Name()), filepath.Join(dir, fmt.Sprintf("%s-%02d", e.Name(), i)), 0o755)
+		copyFile(b, filepath.Join(bins, e.Name()), filepath.Join(dir, fmt.Sprintf("%s-%02d", e.Name(), i)), 0o755)
 	}
 }
 

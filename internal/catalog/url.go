@@ -24,6 +24,7 @@ type urlSource struct {
 	client   *http.Client
 	timeout  time.Duration
 	maxBytes int64
+	env      string // the variable that raises maxBytes, when it is the default
 }
 
 func newURLSource(spec, raw string, opts Options) (*urlSource, error) {
@@ -41,7 +42,7 @@ func newURLSource(spec, raw string, opts Options) (*urlSource, error) {
 		s.timeout = DefaultURLTimeout
 	}
 	if s.maxBytes <= 0 {
-		s.maxBytes = DefaultURLMaxBytes
+		s.maxBytes, s.env = limits.URLBody.Max(), limits.URLBody.Env
 	}
 	return s, nil
 }
@@ -177,14 +178,14 @@ func (s *urlSource) fetch(ctx context.Context) ([]byte, error) {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return nil, fmt.Errorf("gateway answered %s from %s", resp.Status, s.url)
 	case resp.ContentLength > s.maxBytes:
-		return nil, &limits.Error{File: s.url, Limit: "url: answer size", Max: s.maxBytes, Got: resp.ContentLength, Unit: "bytes", Fix: "the gateway's catalog is larger than a catalog should be; save it with curl and split it into file: sources"}
+		return nil, &limits.Error{File: s.url, Limit: "url: answer size", Max: s.maxBytes, Got: resp.ContentLength, Unit: "bytes", Env: s.env, Fix: "the gateway's catalog is larger than a catalog should be; save it with curl and split it into file: sources"}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.maxBytes+1))
 	if err != nil {
 		return nil, s.limitErr(ctx, err)
 	}
 	if int64(len(body)) > s.maxBytes {
-		return nil, &limits.Error{File: s.url, Limit: "url: answer size", Max: s.maxBytes, Got: -1, Unit: "bytes", Fix: "the gateway's catalog is larger than a catalog should be; save it with curl and split it into file: sources"}
+		return nil, &limits.Error{File: s.url, Limit: "url: answer size", Max: s.maxBytes, Got: -1, Unit: "bytes", Env: s.env, Fix: "the gateway's catalog is larger than a catalog should be; save it with curl and split it into file: sources"}
 	}
 	return body, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/abkit/abkit/internal/interrupt"
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
@@ -130,7 +131,7 @@ func ExitCode(err error) int {
 		return ee.Code
 	case errors.Is(err, catalog.ErrBadSource):
 		return ExitUsage
-	case limits.Is(err):
+	case limits.Is(err), errors.As(err, new(*fixture.TooLargeError)):
 		return ExitRead
 	case errors.As(err, &re), errors.As(err, &pe):
 		return ExitRead
@@ -164,7 +165,14 @@ func MainWithSignals(app *App, args []string) int {
 func Main(ctx context.Context, app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	// A limit variable set to nonsense is a usage error before anything
+	// runs, not a setting silently ignored (docs/limits.md).
+	err := limits.CheckEnv()
+	if err != nil {
+		err = usageErr(err)
+	} else {
+		err = root.ExecuteContext(ctx)
+	}
 	code := ExitCode(err)
 	if sc, ok := interrupt.Code(ctx); ok && code != ExitOK {
 		// A command a signal cut short exits as a shell reports the

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -8,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/abkit/abkit/internal/replay/fixture"
 )
 
 // hostileMemory is the most a hostile input may make abctl allocate, in
@@ -131,5 +134,44 @@ func feedZeros(path string, stop chan struct{}) {
 		if _, err := fh.Write(buf); err != nil {
 			return
 		}
+	}
+}
+
+// TestRaiseLimits: a limit that is hit says which variable raises it, the
+// input goes through with the variable set, and a variable set to
+// nonsense is a usage error before anything runs (docs/limits.md).
+func TestRaiseLimits(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "padded.chain.yaml")
+	chain := "# " + strings.Repeat("x", 2<<20) + "\noutbound:\n  - name: a2a-parser\n"
+	if err := os.WriteFile(p, []byte(chain), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runAbctl(t, "chain", "validate", p)
+	if code != ExitRead || !strings.Contains(stderr, "chain file size is 2.0 MiB, over the limit of 1 MiB") ||
+		!strings.Contains(stderr, "or raise the limit: ABKIT_MAX_CHAIN_FILE=3MiB") {
+		t.Fatalf("exit %d, stderr %q; want exit 3 naming the limit and ABKIT_MAX_CHAIN_FILE=3MiB", code, stderr)
+	}
+
+	t.Setenv("ABKIT_MAX_CHAIN_FILE", "3MiB")
+	if code, _, stderr := runAbctl(t, "chain", "validate", p); code != ExitOK {
+		t.Errorf("with ABKIT_MAX_CHAIN_FILE=3MiB: exit %d, stderr %q", code, stderr)
+	}
+
+	t.Setenv("ABKIT_MAX_CHAIN_FILE", "3 megs")
+	code, stdout, stderr := runAbctl(t, "chain", "validate", p)
+	if code != ExitUsage || !strings.Contains(stderr, `ABKIT_MAX_CHAIN_FILE="3 megs": want a positive size`) || stdout != "" {
+		t.Errorf("bad value: exit %d, stderr %q; want exit 2 naming the variable", code, stderr)
+	}
+}
+
+// TestTooLargeBodyIsExit3: a body over the fixture limit is a resource
+// limit like the others, exit 3, and says how to raise the limit.
+func TestTooLargeBodyIsExit3(t *testing.T) {
+	err := fmt.Errorf("x.fixture: %w", &fixture.TooLargeError{What: "response body", Size: 40 << 20})
+	if code := ExitCode(err); code != ExitRead {
+		t.Errorf("ExitCode = %d, want %d", code, ExitRead)
+	}
+	if !strings.Contains(err.Error(), "or raise the limit: ABKIT_MAX_BODY=50MiB") {
+		t.Errorf("message %q does not say how to raise the limit", err)
 	}
 }

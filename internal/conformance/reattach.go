@@ -36,7 +36,7 @@ type ReattachConfig struct {
 func ParseReattach(s string) (*ReattachConfig, error) {
 	text := strings.TrimSpace(s)
 	if !strings.HasPrefix(text, "{") {
-		b, err := limits.ReadFile(s, "reattach file size", 1<<20, "a reattach config is a few hundred bytes of JSON")
+		b, err := limits.ReadFileMax(s, "reattach file size", 1<<20, "a reattach config is a few hundred bytes of JSON", "")
 		if limits.Is(err) {
 			return nil, fmt.Errorf("--reattach: %w", err)
 		}

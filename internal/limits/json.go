@@ -6,7 +6,7 @@ import "fmt"
 // scanning its bytes once (strings skipped) before any decoder recurses
 // into it. Malformed JSON is left to the decoder to report.
 func CheckJSONDepth(name string, data []byte) error {
-	depth, line := 0, 1
+	depth, line, max := 0, 1, JSONDepth.Int()
 	inString, escaped := false, false
 	for _, b := range data {
 		if inString {
@@ -27,9 +27,8 @@ func CheckJSONDepth(name string, data []byte) error {
 			line++
 		case '[', '{':
 			depth++
-			if depth > JSONDepth {
-				return &Error{File: fmt.Sprintf("%s:%d", name, line), Limit: "JSON nesting depth", Max: JSONDepth, Got: -1, Unit: "levels",
-					Fix: "no HAR export or baseline nests this deep; check the file is what you meant"}
+			if depth > max {
+				return JSONDepth.Error(fmt.Sprintf("%s:%d", name, line), "JSON nesting depth", -1, "no HAR export or baseline nests this deep; check the file is what you meant")
 			}
 		case ']', '}':
 			depth--

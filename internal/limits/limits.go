@@ -12,38 +12,125 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
+	"strings"
 )
 
+// A Bound is one limit: its default, the environment variable that
+// raises (or lowers) it, and how errors name it. The defaults sit one or
+// two orders of magnitude above the largest real input we know of; an
+// input that needs more is run with the variable set, for example
+// ABKIT_MAX_HAR_FILE=512MiB abctl fixture import --har big.har.
+type Bound struct {
+	// Env is the environment variable that sets the bound: a count, or
+	// for sizes a byte count with an optional KiB, MiB or GiB suffix.
+	Env string
+	// Default is the bound when Env is unset.
+	Default int64
+	// Unit is "bytes" for sizes, else what is counted ("levels").
+	Unit string
+}
+
 // The bounds. docs/limits.md is the table users read; keep them in step.
-const (
+var (
 	// ChainFile is the largest chain file read.
-	ChainFile = 1 << 20
+	ChainFile = Bound{Env: "ABKIT_MAX_CHAIN_FILE", Default: 1 << 20, Unit: "bytes"}
 	// CatalogFile is the largest catalog file (file: source) read, and
 	// the largest YAML or JSON document the strict decoder accepts.
-	CatalogFile = 4 << 20
+	CatalogFile = Bound{Env: "ABKIT_MAX_CATALOG_FILE", Default: 4 << 20, Unit: "bytes"}
 	// HARFile is the largest HAR export imported: 64 MiB of bodies is two
 	// fixtures' worth; larger captures are split per page in the browser.
-	HARFile = 64 << 20
+	HARFile = Bound{Env: "ABKIT_MAX_HAR_FILE", Default: 64 << 20, Unit: "bytes"}
 	// URLBody is the default bound on a url: catalog answer.
-	URLBody = 4 << 20
+	URLBody = Bound{Env: "ABKIT_MAX_URL_BODY", Default: 4 << 20, Unit: "bytes"}
 	// Baseline is the largest conformance baseline or reattach file read.
-	Baseline = 16 << 20
+	Baseline = Bound{Env: "ABKIT_MAX_BASELINE_FILE", Default: 16 << 20, Unit: "bytes"}
+	// Body is the largest request or response body a fixture holds, and
+	// the largest body file imported.
+	Body = Bound{Env: "ABKIT_MAX_BODY", Default: 32 << 20, Unit: "bytes"}
 
 	// YAMLDepth is the deepest nesting of mappings and sequences in a
 	// YAML document (block and flow alike).
-	YAMLDepth = 100
+	YAMLDepth = Bound{Env: "ABKIT_MAX_YAML_DEPTH", Default: 100, Unit: "levels"}
 	// YAMLNodes bounds the nodes of a YAML document after its aliases are
 	// expanded: the defence against "billion laughs" alias bombs. It is
 	// checked on the parsed tree, before anything is expanded.
-	YAMLNodes = 200_000
+	YAMLNodes = Bound{Env: "ABKIT_MAX_YAML_NODES", Default: 200_000, Unit: "nodes"}
 	// YAMLTokens bounds the tokens a YAML document may hold, estimated
 	// from its bytes before the parser allocates one object per token.
-	YAMLTokens = 400_000
+	YAMLTokens = Bound{Env: "ABKIT_MAX_YAML_TOKENS", Default: 400_000, Unit: "tokens"}
 	// JSONDepth is the deepest nesting of objects and arrays in a JSON
 	// document abkit parses from input (HAR exports, baselines).
-	JSONDepth = 200
+	JSONDepth = Bound{Env: "ABKIT_MAX_JSON_DEPTH", Default: 200, Unit: "levels"}
 )
+
+// All lists every bound, for CheckEnv and the docs test.
+func All() []Bound {
+	return []Bound{ChainFile, CatalogFile, HARFile, URLBody, Baseline, Body, YAMLDepth, YAMLNodes, YAMLTokens, JSONDepth}
+}
+
+// Max returns the bound in force: the value of b.Env when it is set and
+// valid, else b.Default. abctl and conformance refuse an invalid value at
+// start (CheckEnv), so the fallback only serves library callers.
+func (b Bound) Max() int64 {
+	if v, ok := os.LookupEnv(b.Env); ok {
+		if n, err := ParseValue(v, b.Unit == "bytes"); err == nil {
+			return n
+		}
+	}
+	return b.Default
+}
+
+// Int is Max as an int, for lengths.
+func (b Bound) Int() int { return int(min(b.Max(), int64(math.MaxInt))) }
+
+// Error returns the error for input named file over b: got is what the
+// input had, or -1 when only "more" is known.
+func (b Bound) Error(file, limit string, got int64, fix string) *Error {
+	return &Error{File: file, Limit: limit, Max: b.Max(), Got: got, Unit: b.Unit, Fix: fix, Env: b.Env}
+}
+
+// CheckEnv reports the first limit variable set to something that is not
+// a positive count or size, so a typo is a usage error rather than a
+// silently ignored setting.
+func CheckEnv() error {
+	for _, b := range All() {
+		if v, ok := os.LookupEnv(b.Env); ok {
+			if _, err := ParseValue(v, b.Unit == "bytes"); err != nil {
+				return fmt.Errorf("%s=%q: %v (docs/limits.md)", b.Env, v, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ParseValue reads a limit's value: a positive decimal count; sizes may
+// end in KiB, MiB or GiB (or K, M, G, meaning the same).
+func ParseValue(v string, size bool) (int64, error) {
+	s := strings.TrimSpace(v)
+	mult := int64(1)
+	if size {
+		for _, u := range []struct {
+			suffix string
+			m      int64
+		}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+			if strings.HasSuffix(s, u.suffix) {
+				s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.m
+				break
+			}
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		if size {
+			return 0, errors.New("want a positive size such as 8MiB, 512KiB or 1048576")
+		}
+		return 0, errors.New("want a positive whole number")
+	}
+	return n * mult, nil
+}
 
 // Error is a bound that input hit. abctl and conformance exit 3 on it.
 type Error struct {
@@ -60,25 +147,43 @@ type Error struct {
 	Fix string
 	// Detail, when set, replaces the "is N, over the limit of M" phrase.
 	Detail string
+	// Env, when set, is the environment variable that raises the bound;
+	// the message says how.
+	Env string
 }
 
 func (e *Error) Error() string {
+	var msg string
 	if e.Detail != "" {
-		msg := fmt.Sprintf("%s: %s (%s; docs/limits.md)", e.File, e.Detail, e.Limit)
-		if e.Fix != "" {
-			msg += "; " + e.Fix
+		msg = fmt.Sprintf("%s: %s (%s; docs/limits.md)", e.File, e.Detail, e.Limit)
+	} else {
+		got := "over"
+		if e.Got >= 0 {
+			got = e.format(e.Got) + ", over"
 		}
-		return msg
+		msg = fmt.Sprintf("%s: %s %s the limit of %s (docs/limits.md)", e.File, e.Limit, gotPhrase(got), e.format(e.Max))
 	}
-	got := "over"
-	if e.Got >= 0 {
-		got = e.format(e.Got) + ", over"
-	}
-	msg := fmt.Sprintf("%s: %s %s the limit of %s (docs/limits.md)", e.File, e.Limit, gotPhrase(got), e.format(e.Max))
 	if e.Fix != "" {
 		msg += "; " + e.Fix
 	}
+	if e.Env != "" {
+		msg += fmt.Sprintf("; or raise the limit: %s=%s", e.Env, e.raised())
+	}
 	return msg
+}
+
+// raised suggests a value for Env that the input would fit: what it had
+// rounded up, or four times the bound when only "more" is known.
+func (e *Error) raised() string {
+	want := e.Max * 4
+	if e.Got > e.Max {
+		want = e.Got + e.Got/4
+	}
+	if e.Unit != "bytes" {
+		return strconv.FormatInt(want, 10)
+	}
+	mib := (want + 1<<20 - 1) >> 20
+	return fmt.Sprintf("%dMiB", mib)
 }
 
 func gotPhrase(got string) string {
@@ -120,12 +225,19 @@ func Is(err error) bool {
 // ErrNotFile is a path that names a directory where a file was wanted.
 var ErrNotFile = errors.New("is a directory, not a file")
 
-// ReadFile reads path whole, refusing more than max bytes: a regular
+// ReadFile reads path whole, refusing more than b.Max() bytes: a regular
 // file's size is checked first, and whatever it is (a pipe, /dev/zero, a
-// file still growing) no more than max+1 bytes are ever read; /dev/null
-// reads as empty. what names the bound
-// for the error ("chain file size"), fix says what to do about it.
-func ReadFile(path, what string, max int64, fix string) ([]byte, error) {
+// file still growing) no more than the bound plus one byte is ever read;
+// /dev/null reads as empty. what names the bound for the error ("chain
+// file size"), fix says what to do about it.
+func ReadFile(path, what string, b Bound, fix string) ([]byte, error) {
+	return ReadFileMax(path, what, b.Max(), fix, b.Env)
+}
+
+// ReadFileMax is ReadFile for a bound derived from another (a fixture
+// file's from the body bound): max is the bound, env the variable that
+// raises it.
+func ReadFileMax(path, what string, max int64, fix, env string) ([]byte, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -140,7 +252,7 @@ func ReadFile(path, what string, max int64, fix string) ([]byte, error) {
 	}
 	if st.Mode().IsRegular() {
 		if st.Size() > max {
-			return nil, &Error{File: path, Limit: what, Max: max, Got: st.Size(), Unit: "bytes", Fix: fix}
+			return nil, &Error{File: path, Limit: what, Max: max, Got: st.Size(), Unit: "bytes", Fix: fix, Env: env}
 		}
 		// Read into one buffer of the right size rather than doubling
 		// one up to it: a file near the limit costs its size, not 3x.
@@ -150,11 +262,16 @@ func ReadFile(path, what string, max int64, fix string) ([]byte, error) {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
 		if int64(b.Len()) > max { // it grew while we read
-			return nil, &Error{File: path, Limit: what, Max: max, Got: -1, Unit: "bytes", Fix: fix}
+			return nil, &Error{File: path, Limit: what, Max: max, Got: -1, Unit: "bytes", Fix: fix, Env: env}
 		}
 		return b.Bytes(), nil
 	}
-	return ReadAll(fh, path, what, max, fix)
+	data, err := ReadAll(fh, path, what, max, fix)
+	var le *Error
+	if errors.As(err, &le) {
+		le.Env = env
+	}
+	return data, err
 }
 
 // ReadAll reads r to its end, refusing more than max bytes (it reads at

@@ -25,28 +25,27 @@ import (
 // Syntax errors are left to the decoder, which reports them with line and
 // column.
 func CheckYAML(name string, data []byte) error {
-	if n := estimateTokens(data); n > YAMLTokens {
-		return &Error{File: name, Limit: "YAML token count", Max: YAMLTokens, Got: int64(n), Unit: "tokens",
-			Fix: "a chain or catalog file this large is not hand-written; split it into several files"}
+	if n := estimateTokens(data); int64(n) > YAMLTokens.Max() {
+		return YAMLTokens.Error(name, "YAML token count", int64(n), "a chain or catalog file this large is not hand-written; split it into several files")
 	}
 	toks := lexer.Tokenize(string(data))
-	if d, line := nesting(toks); d > YAMLDepth {
-		return &Error{File: fmt.Sprintf("%s:%d", name, line), Limit: "YAML nesting depth", Max: YAMLDepth, Got: -1, Unit: "levels",
-			Fix: "flatten the document; no abkit file needs this depth"}
+	if d, line := nesting(toks); int64(d) > YAMLDepth.Max() {
+		return YAMLDepth.Error(fmt.Sprintf("%s:%d", name, line), "YAML nesting depth", -1, "flatten the document; no abkit file needs this depth")
 	}
 	f, err := parser.Parse(toks, 0)
 	if err != nil {
 		return nil // the decoder reports it, positioned
 	}
-	c := &aliasCounter{anchors: map[string]int64{}}
+	maxNodes := YAMLNodes.Max()
+	c := &aliasCounter{anchors: map[string]int64{}, max: maxNodes}
 	for _, doc := range f.Docs {
 		if doc == nil {
 			continue
 		}
 		c.count(doc.Body)
-		if c.total > YAMLNodes {
-			return &Error{File: name, Limit: "YAML node count after alias expansion", Max: YAMLNodes, Got: -1, Unit: "nodes",
-				Fix: "the document's aliases (*name) expand to too much data (an alias bomb?); write the values out or use fewer aliases"}
+		if c.total > maxNodes {
+			return YAMLNodes.Error(name, "YAML node count after alias expansion", -1,
+				"the document's aliases (*name) expand to too much data (an alias bomb?); write the values out or use fewer aliases")
 		}
 	}
 	return nil
@@ -110,19 +109,20 @@ func nesting(toks token.Tokens) (int, int) {
 
 // aliasCounter counts nodes as the decoder would see them with aliases
 // expanded: an alias costs what its anchor's value costs. Counts saturate
-// just past YAMLNodes, so no arithmetic overflows.
+// just past the bound (max), so no arithmetic overflows.
 type aliasCounter struct {
 	anchors map[string]int64
 	total   int64
+	max     int64
 }
 
 func (c *aliasCounter) count(n ast.Node) {
-	c.total = sat(c.total + c.size(n))
+	c.total = c.sat(c.total + c.size(n))
 }
 
-func sat(n int64) int64 {
-	if n > YAMLNodes+1 {
-		return YAMLNodes + 1
+func (c *aliasCounter) sat(n int64) int64 {
+	if n < 0 || n > c.max+1 {
+		return c.max + 1
 	}
 	return n
 }
@@ -134,17 +134,17 @@ func (c *aliasCounter) size(n ast.Node) int64 {
 	case *ast.MappingNode:
 		s := int64(1)
 		for _, v := range n.Values {
-			s = sat(s + c.size(v))
+			s = c.sat(s + c.size(v))
 		}
 		return s
 	case *ast.MappingValueNode:
-		return sat(c.size(n.Key) + c.size(n.Value))
+		return c.sat(c.size(n.Key) + c.size(n.Value))
 	case *ast.MappingKeyNode:
-		return sat(1 + c.size(n.Value))
+		return c.sat(1 + c.size(n.Value))
 	case *ast.SequenceNode:
 		s := int64(1)
 		for _, v := range n.Values {
-			s = sat(s + c.size(v))
+			s = c.sat(s + c.size(v))
 		}
 		return s
 	case *ast.SequenceEntryNode:

@@ -348,7 +348,12 @@ func stringEnd(b []byte, s int, q byte) int {
 	for i := s; i < len(b); i++ {
 		switch b[i] {
 		case '\\':
-			i++
+			// A backslash escapes no line end: a string is never taken to
+			// run past its line, or an unclosed "…\ would hide the
+			// credential pairs on the lines after it (FuzzRedactPlanted).
+			if i+1 < len(b) && b[i+1] != '\n' {
+				i++
+			}
 		case q:
 			return i
 		case '\n':
@@ -488,12 +493,14 @@ func barePairs(b []byte, es []Edit) []Edit {
 }
 
 // valueEnd reports whether c ends a key=value value; wide (query strings
-// and credential names) lets punctuation be part of the value.
+// and credential names) lets punctuation be part of the value, angle
+// brackets included: "api_key=<x…" kept the whole value when '<' ended it
+// (FuzzRedactPlanted), and a credential's tail must never survive.
 func valueEnd(c byte, wide bool) bool {
 	switch c {
-	case '&', ' ', '\t', '\r', '\n', '"', '\'', '<', '>', '\\', '#':
+	case '&', ' ', '\t', '\r', '\n', '"', '\'', '\\', '#':
 		return true
-	case ',', ';', ')', '}', ']':
+	case ',', ';', ')', '}', ']', '<', '>':
 		return !wide
 	}
 	return c < 0x20

@@ -269,7 +269,7 @@ func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string) (
 		cr.Diff = strings.Join(diffs, "\n")
 		return cr
 	}
-	data, err := limits.ReadFile(gp, "golden trace size", fixture.MaxFile, "a golden trace is written by --update; re-create it")
+	data, err := limits.ReadFileMax(gp, "golden trace size", fixture.MaxFile(), "a golden trace is written by --update; re-create it", limits.Body.Env)
 	if err != nil {
 		cr.Err = fmt.Errorf("golden %s: %w (run with --update to create it)", gp, err)
 		return cr

@@ -94,7 +94,14 @@ func MainWithSignals(app *App, args []string) int {
 func Main(ctx context.Context, app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	// A limit variable set to nonsense is a usage error before anything
+	// runs, not a setting silently ignored (docs/limits.md).
+	err := limits.CheckEnv()
+	if err != nil {
+		err = usage(err)
+	} else {
+		err = root.ExecuteContext(ctx)
+	}
 	code := ExitCode(err)
 	if sc, ok := interrupt.Code(ctx); ok && code != ExitOK {
 		// A run a signal cut short (results so far are printed) exits

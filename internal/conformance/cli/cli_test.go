@@ -226,3 +226,13 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version -o json = %+v (%v) from %q", v, err, out.String())
 	}
 }
+
+// TestLimitVariableChecked: a limit variable set to nonsense is a usage
+// error naming it, before anything runs (docs/limits.md).
+func TestLimitVariableChecked(t *testing.T) {
+	t.Setenv("ABKIT_MAX_BASELINE_FILE", "big")
+	code, out, errOut := run(t, "list")
+	if code != ExitUsage || !strings.Contains(errOut, `ABKIT_MAX_BASELINE_FILE="big"`) || out != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 naming the variable", code, out, errOut)
+	}
+}

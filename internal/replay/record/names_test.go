@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -240,5 +241,167 @@ func TestRecordBoundedMemory(t *testing.T) {
 	}
 	if n != 6 {
 		t.Errorf("%d fixtures, want 6", n)
+	}
+}
+
+// TestRecordClientClosesAtOnce: a client that has the whole of a
+// response of known length and closes its connection at once (which
+// cancels the request's context) still gets its exchange recorded. The
+// proxy used to check the context after relaying and drop such exchanges
+// without a word (TestRecordLoadNothingLost lost one in a few hundred).
+func TestRecordClientClosesAtOnce(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p, err := New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.afterRelay = func(r *http.Request) {
+		select {
+		case <-r.Context().Done(): // the client has closed its connection
+		case <-time.After(30 * time.Second): // hang guard only
+			t.Error("the client's close never reached the proxy")
+		}
+	}
+	s := httptest.NewServer(p)
+	defer s.Close()
+	c := &http.Client{Transport: &http.Transport{}}
+	resp, err := c.Get(s.URL + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(body) != `{"ok":true}` {
+		t.Fatalf("body %q, %v", body, err)
+	}
+	c.CloseIdleConnections()
+	p.Wait()
+	if got := p.Written(); len(got) != 1 {
+		t.Fatalf("%d fixtures written, want 1", len(got))
+	}
+}
+
+// TestRecordBoundedMemoryRequests: request bodies count against the same
+// budget as responses and spill past it; the upstream still gets each
+// body whole, with its length, and each fixture holds it exactly.
+func TestRecordBoundedMemoryRequests(t *testing.T) {
+	const body = 1 << 20
+	var bad atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		c := r.URL.Query().Get("c")
+		if r.ContentLength != body || len(b) != body || strings.Trim(string(b), c) != "" {
+			bad.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p, err := New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.memory = 512 << 10 // half of one body
+	s := httptest.NewServer(p)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := string(rune('a' + i))
+			resp, err := http.Post(s.URL+"/upload?c="+c, "application/octet-stream", strings.NewReader(strings.Repeat(c, body)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+	p.Wait()
+	if n := bad.Load(); n != 0 {
+		t.Errorf("upstream got %d request bodies wrong", n)
+	}
+	if m := p.maxHeld.Load(); m > p.memory {
+		t.Errorf("held %d bytes in memory, over the budget of %d", m, p.memory)
+	}
+	if p.spilled.Load() == 0 {
+		t.Error("no request body spilled: the test does not exercise the budget")
+	}
+	ents, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("temporary file left: %s", e.Name())
+			continue
+		}
+		f, err := fixture.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := f.Request.Body
+		if len(b) != body || strings.Trim(string(b), string(b[0])) != "" {
+			t.Errorf("%s: request body of %d bytes, not the %d sent", e.Name(), len(b), body)
+		}
+		n++
+	}
+	if n != 6 {
+		t.Errorf("%d fixtures, want 6", n)
+	}
+}
+
+// TestGroupSync: writers waiting at once share sync rounds, and none is
+// released by a round that started before it asked (its file might not
+// be in it).
+func TestGroupSync(t *testing.T) {
+	var mu sync.Mutex
+	var rounds []time.Time // when each round started
+	release := make(chan struct{})
+	g := &groupSyncer{sync: func(string) error {
+		mu.Lock()
+		rounds = append(rounds, time.Now())
+		first := len(rounds) == 1
+		mu.Unlock()
+		if first {
+			<-release // hold the first round until every writer waits
+		}
+		return nil
+	}}
+	const writers = 20
+	asked := make([]time.Time, writers)
+	var wg sync.WaitGroup
+	var waiting sync.WaitGroup
+	waiting.Add(writers)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			asked[i] = time.Now()
+			waiting.Done()
+			if err := g.wait(t.TempDir()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waiting.Wait()
+	time.Sleep(10 * time.Millisecond) // let them reach the wait; not a timing assertion
+	close(release)
+	wg.Wait()
+	if len(rounds) >= writers {
+		t.Errorf("%d sync rounds for %d writers: no grouping", len(rounds), writers)
+	}
+	last := rounds[len(rounds)-1]
+	for i, a := range asked {
+		if !last.After(a) {
+			t.Errorf("writer %d asked at %v, after the last round started (%v)", i, a, last)
+		}
 	}
 }

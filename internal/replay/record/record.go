@@ -7,13 +7,14 @@
 package record
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,9 @@ type Proxy struct {
 	// writeGate, when set, runs before each fixture is written: tests
 	// hold writes with it.
 	writeGate func()
+	// afterRelay, when set, runs after the response is relayed, before
+	// the proxy decides whether the exchange completed.
+	afterRelay func(*http.Request)
 
 	// memory bounds the body bytes held in memory across exchanges
 	// (DefaultMemory); held is the current use, maxHeld the largest seen,
@@ -47,7 +51,18 @@ type Proxy struct {
 	maxHeld  atomic.Int64
 	spilled  atomic.Int64
 	bigWrite chan struct{}
+	// writers bounds the fixtures written at once. Writing (redact,
+	// encode, create, fsync, link) costs about as much CPU as relaying the
+	// exchange; fifty writers at once took that CPU from the exchanges in
+	// flight. The rest wait their turn, parked, after their client has
+	// its response; their bodies stay within the memory budget.
+	writers chan struct{}
+	// durable makes written temporary files durable in groups.
+	durable groupSyncer
 }
+
+// Writers is how many fixtures a proxy writes at once.
+const Writers = 2
 
 // New returns a proxy to upstream that writes fixtures into dir. A nil
 // logger discards messages.
@@ -62,7 +77,12 @@ func New(upstream, dir string, log *slog.Logger) (*Proxy, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	// Ask for identity bodies so fixtures hold readable text.
 	tr.DisableCompression = true
-	return &Proxy{upstream: u, out: dir, log: log, now: time.Now, memory: DefaultMemory, bigWrite: make(chan struct{}, 1),
+	// Keep a connection per concurrent exchange: the default of two idle
+	// connections per host made the proxy dial the upstream afresh for
+	// most exchanges at 50-way concurrency (BenchmarkRecordLoad).
+	tr.MaxIdleConns = 1024
+	tr.MaxIdleConnsPerHost = 1024
+	return &Proxy{upstream: u, out: dir, log: log, now: time.Now, memory: DefaultMemory, bigWrite: make(chan struct{}, 1), writers: make(chan struct{}, Writers),
 		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
 }
 
@@ -93,13 +113,23 @@ func stripHop(h http.Header) http.Header {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.inflight.Add(1)
 	defer p.inflight.Done()
-	reqBody, err := io.ReadAll(io.LimitReader(r.Body, fixture.MaxBody+1))
+	// The request body is read whole before it is forwarded (a body over
+	// the limit is refused, not half sent), into the same memory budget
+	// as response bodies: past it, into a temporary file.
+	rq := &spool{p: p}
+	keep := false // the spools are handed to the fixture writer
+	defer func() {
+		if !keep {
+			rq.close()
+		}
+	}()
+	reqSize, err := rq.readFrom(r.Body, int64(fixture.MaxBody())+1)
 	if err != nil {
 		http.Error(w, "abctl record: reading request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if len(reqBody) > fixture.MaxBody {
-		http.Error(w, "abctl record: "+(&fixture.TooLargeError{What: "request body", Size: int64(len(reqBody))}).Error(), http.StatusRequestEntityTooLarge)
+	if reqSize > int64(fixture.MaxBody()) {
+		http.Error(w, "abctl record: "+(&fixture.TooLargeError{What: "request body", Size: reqSize}).Error(), http.StatusRequestEntityTooLarge)
 		return
 	}
 	target, err := p.target(r)
@@ -107,10 +137,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "abctl record: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), bytes.NewReader(reqBody))
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), rq.reader())
 	if err != nil {
 		http.Error(w, "abctl record: "+err.Error(), http.StatusBadGateway)
 		return
+	}
+	// A spilled body's reader does not tell NewRequest its length: say
+	// it, so the upstream gets a Content-Length, not a chunked body.
+	out.ContentLength = reqSize
+	if reqSize == 0 {
+		out.Body = http.NoBody
 	}
 	out.Header = stripHop(r.Header)
 	out.Host = p.upstream.Host
@@ -126,37 +162,54 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, vs := range respHeader {
 		w.Header()[k] = vs
 	}
+	// A body of known length goes out with its Content-Length, as the
+	// upstream sent it (compression is off, so the length is the bytes
+	// relayed): the client gets header and body in one write and no
+	// chunked terminator. A stream (unknown length, or an event stream)
+	// gets its header at once, before the first event.
+	streaming := resp.ContentLength < 0 || isEventStream(respHeader)
+	if !streaming {
+		w.Header().Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	}
 	w.WriteHeader(resp.StatusCode)
-	flusher, _ := w.(http.Flusher)
-	if flusher != nil {
-		flusher.Flush()
+	rc := http.NewResponseController(w)
+	flush := func() error {
+		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		return nil
+	}
+	if streaming {
+		_ = flush() // an error shows at the first write
 	}
 	t0 := p.now()
 	sp := &spool{p: p}
-	keep := false // the spool is handed to the fixture writer
 	defer func() {
 		if !keep {
 			sp.close()
 		}
 	}()
 	size := 0
-	buf := make([]byte, 32<<10)
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
 	for {
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
 			// Relay first: the client must not wait for the recording.
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			_, werr := w.Write(buf[:n])
+			if werr == nil {
+				werr = flush()
+			}
+			if werr != nil {
 				p.log.Warn("client went away; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", werr)
 				return
 			}
-			if flusher != nil {
-				flusher.Flush()
-			}
 			size += n
-			if size <= fixture.MaxBody {
+			if size <= fixture.MaxBody() {
 				if err := sp.write(p.now().Sub(t0), buf[:n]); err != nil {
 					p.log.Warn("exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", err)
-					size = fixture.MaxBody + 1 // relay the rest, record nothing
+					size = fixture.MaxBody() + 1 // relay the rest, record nothing
 				}
 			}
 		}
@@ -168,11 +221,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if size > fixture.MaxBody {
+	if size > fixture.MaxBody() {
 		p.log.Warn("exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", (&fixture.TooLargeError{What: "response body", Size: int64(size)}).Error())
 		return
 	}
-	if r.Context().Err() != nil {
+	if p.afterRelay != nil {
+		p.afterRelay(r)
+	}
+	// A response of known length whose every byte is written and flushed
+	// is complete, whatever the client does next: it may close the
+	// connection at once, which cancels r's context (the check alone lost
+	// such exchanges without a word). A stream ends with its terminating
+	// chunk, written after the handler returns, so a client gone by now
+	// left before the end.
+	if streaming && r.Context().Err() != nil {
+		p.log.Warn("client went away before the end of the stream; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()))
 		return
 	}
 	// The fixture is written after the handler returns, so the client's
@@ -182,9 +245,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer p.inflight.Done()
 		defer sp.close()
-		if sp.file != nil {
-			// A spilled body comes back into memory to be encoded: one
-			// at a time, so spilled exchanges cost one body, not all.
+		defer rq.close()
+		p.writers <- struct{}{}
+		var once sync.Once
+		release := func() { once.Do(func() { <-p.writers }) }
+		defer release()
+		if rq.file != nil || sp.file != nil || rq.n+sp.n > bigExchange {
+			// A spilled or large body comes back into memory to be
+			// encoded (which costs a few times its size): one at a time,
+			// so large exchanges cost one encoding, not all.
 			p.bigWrite <- struct{}{}
 			defer func() { <-p.bigWrite }()
 		}
@@ -193,12 +262,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.log.Error("exchange not recorded", "err", err)
 			return
 		}
-		p.write(r, target, reqBody, resp.StatusCode, respHeader, chunks, started, size)
+		reqBody, err := rq.bytes()
+		if err != nil {
+			p.log.Error("exchange not recorded", "err", err)
+			return
+		}
+		p.write(release, r, target, reqBody, resp.StatusCode, respHeader, chunks, started, size)
 	}()
 }
 
 // write records one finished exchange.
-func (p *Proxy) write(r *http.Request, target *url.URL, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk, started time.Time, size int) {
+//
+// It is called holding a writer slot and calls release once the fixture's
+// temporary file is written; the sync and the link come after. The
+// temporary file is on disk before it gets its name, so a crash never
+// leaves a fixture with missing data.
+func (p *Proxy) write(release func(), r *http.Request, target *url.URL, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk, started time.Time, size int) {
+	defer release()
 	if p.writeGate != nil {
 		p.writeGate()
 	}
@@ -226,7 +306,20 @@ func (p *Proxy) write(r *http.Request, target *url.URL, reqBody []byte, status i
 		p.log.Error("exchange not recorded", "err", err)
 		return
 	}
-	name, err := fixture.CreateUnique(p.out, p.fileName(r), data)
+	tmp, err := fixture.WriteTemp(p.out, data, !groupSync)
+	if err != nil {
+		p.log.Error("exchange not recorded", "err", err)
+		return
+	}
+	// The CPU-heavy part is done: let the next exchange in while this
+	// one waits for its data to be on disk.
+	release()
+	if err := p.durable.wait(p.out); err != nil {
+		os.Remove(tmp)
+		p.log.Error("exchange not recorded", "err", fmt.Errorf("sync %s: %w", p.out, err))
+		return
+	}
+	name, err := fixture.LinkUnique(p.out, tmp, p.fileName(r))
 	if err != nil {
 		p.log.Error("exchange not recorded", "err", err)
 		return
@@ -275,4 +368,54 @@ func (p *Proxy) fileName(r *http.Request) func(string) string {
 	return func(suffix string) string {
 		return fmt.Sprintf("%s-%04d-%s-%s-%s%s", stamp, n, suffix, method, slug, fixture.Ext)
 	}
+}
+
+// groupSyncer is a group commit: every writer whose temporary file is
+// written waits for a sync of the file system that starts after it
+// asked, and one sync serves every writer waiting for it. Fifty fixtures
+// finishing together cost one or two syncs rather than fifty fsyncs,
+// which took more CPU than relaying the exchanges (BenchmarkRecordLoad).
+type groupSyncer struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	running  bool
+	started  uint64 // rounds started
+	finished uint64 // rounds finished
+	err      error  // of the last round
+	// sync syncs dir's file system; nil means syncFS (tests count rounds).
+	sync func(dir string) error
+}
+
+// wait returns once a sync of dir's file system that started after the
+// call has finished, with its error.
+func (g *groupSyncer) wait(dir string) error {
+	if !groupSync && g.sync == nil {
+		return nil // each temporary file was synced as written
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cond == nil {
+		g.cond = sync.NewCond(&g.mu)
+	}
+	need := g.started + 1
+	for g.finished < need {
+		if g.running {
+			g.cond.Wait()
+			continue
+		}
+		g.running = true
+		g.started++
+		round := g.started
+		g.mu.Unlock()
+		fn := g.sync
+		if fn == nil {
+			fn = syncFS
+		}
+		err := fn(dir)
+		g.mu.Lock()
+		g.running = false
+		g.finished, g.err = round, err
+		g.cond.Broadcast()
+	}
+	return g.err
 }

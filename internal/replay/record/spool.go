@@ -1,8 +1,12 @@
 package record
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/replay/fixture"
@@ -13,7 +17,15 @@ import (
 // file in the output directory.
 const DefaultMemory = 64 << 20
 
-// spool keeps one exchange's response body for its fixture: in memory
+// copyBufs holds the 32 KiB buffers bodies are relayed through: one per
+// exchange in flight rather than two allocated (and zeroed) for each.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// bigExchange is the body size (request and response together) past
+// which an exchange is encoded only while no other large one is.
+const bigExchange = 4 << 20
+
+// spool keeps one exchange's request or response body for its fixture: in memory
 // while the proxy's shared budget allows, then in a temporary file, so
 // ten concurrent 30 MiB streams do not hold 300 MiB.
 type spool struct {
@@ -77,6 +89,55 @@ func (s *spool) fixtureChunks() ([]fixture.Chunk, error) {
 		out[i] = fixture.Chunk{At: c.at, Data: data[c.off : c.off+c.len : c.off+c.len]}
 	}
 	return out, nil
+}
+
+// readFrom reads r into the spool, at most max bytes, and returns how
+// many it read.
+func (s *spool) readFrom(r io.Reader, max int64) (int64, error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	lr := io.LimitReader(r, max)
+	for {
+		n, err := lr.Read(buf)
+		if n > 0 {
+			if werr := s.write(0, buf[:n]); werr != nil {
+				return s.n, werr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return s.n, nil
+		}
+		if err != nil {
+			return s.n, err
+		}
+	}
+}
+
+// reader reads the spooled body from its start; it is valid until close.
+// It is an *io.SectionReader or *bytes.Reader, so an http.Request made
+// with it knows its length.
+func (s *spool) reader() io.Reader {
+	if s.file != nil {
+		return io.NewSectionReader(s.file, 0, s.n)
+	}
+	return bytes.NewReader(s.mem)
+}
+
+// bytes returns the whole spooled body, reading a spilled one back; nil
+// for an empty body.
+func (s *spool) bytes() ([]byte, error) {
+	if s.n == 0 {
+		return nil, nil
+	}
+	if s.file == nil {
+		return s.mem, nil
+	}
+	data := make([]byte, s.n)
+	if _, err := s.file.ReadAt(data, 0); err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	return data, nil
 }
 
 // close frees the budget and removes the temporary file.
