@@ -290,6 +290,10 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 // cheap (docs/perf.md).
 var processTLS plugintls.Host
 
+// ProcessTLS is the host certificate of this process, for other go-plugin
+// clients of the process (the conformance runtime launcher).
+func ProcessTLS() *plugintls.Host { return &processTLS }
+
 func hostTLS(o Options) *plugintls.Host {
 	if o.TLS != nil {
 		return o.TLS

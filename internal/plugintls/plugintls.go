@@ -143,9 +143,12 @@ func (h *Host) Client(cfg *plugin.ClientConfig, env []string) error {
 	cfg.AutoMTLS = false
 	cfg.TLSConfig = &tls.Config{
 		Certificates: []tls.Certificate{id.cert},
-		// RootCAs stays nil until go-plugin's client reads the plugin's
-		// certificate from the handshake line; with none, verification
-		// fails (nil means the system roots, which never hold it).
+		// RootCAs and ClientCAs stay nil until go-plugin's client reads the
+		// plugin's certificate from the handshake line; with none,
+		// verification fails (nil RootCAs means the system roots, which
+		// never hold it). ClientAuth is for the host's side of go-plugin's
+		// broker, where the plugin dials the host.
+		ClientAuth: tls.RequireAndVerifyClientCert,
 		ServerName: serverName,
 		MinVersion: tls.VersionTLS13,
 	}
@@ -165,7 +168,8 @@ var ErrNoCertificate = errors.New("the plugin answered the handshake without a T
 
 // ServerConfig is the plugin side: clientPEM is the host's certificate from
 // PLUGIN_CLIENT_CERT. The configuration presents id's certificate, requires
-// a client certificate and trusts clientPEM's only.
+// a client certificate and trusts clientPEM's only, as a server and (for
+// go-plugin's broker) as a client.
 func ServerConfig(id *Identity, clientPEM []byte) (*tls.Config, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(clientPEM) {
@@ -175,7 +179,11 @@ func ServerConfig(id *Identity, clientPEM []byte) (*tls.Config, error) {
 		Certificates: []tls.Certificate{id.cert},
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 		ClientCAs:    pool,
-		MinVersion:   tls.VersionTLS13,
+		// RootCAs and ServerName are for go-plugin's broker, where the
+		// plugin dials the host with this configuration.
+		RootCAs:    pool,
+		ServerName: serverName,
+		MinVersion: tls.VersionTLS13,
 	}, nil
 }
 
