@@ -40,6 +40,10 @@ func (p painter) green(s string) string  { return p.wrap("32", s) }
 func (p painter) yellow(s string) string { return p.wrap("33", s) }
 func (p painter) dim(s string) string    { return p.wrap("2", s) }
 
+// cellSpaces turns the characters that would break a table row into
+// spaces. Made once: a dry-run writes a row per event.
+var cellSpaces = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
+
 // writeTable prints rows. On a terminal it aligns columns under a header;
 // otherwise it prints one tab-separated line per row and no header, for
 // cut, awk and grep. Cells never contain tabs or newlines.
@@ -47,7 +51,7 @@ func writeTable(w io.Writer, terminal bool, p painter, header []string, rows [][
 	// Cells come from catalogs, chains and traffic: control characters
 	// are escaped so that none reaches the terminal.
 	clean := func(s string) string {
-		return termsafe.String(strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s))
+		return termsafe.String(cellSpaces.Replace(s))
 	}
 	if !terminal {
 		var b bytes.Buffer
