@@ -398,6 +398,7 @@ type tableWriter struct {
 	p     painter
 	rows  [][]string
 	pages int
+	buf   []byte
 }
 
 const tablePage = 1000
@@ -407,11 +408,50 @@ func newTableWriter(o *globalOpts, w io.Writer) *tableWriter {
 }
 
 func (t *tableWriter) event(e *trace.Event) error {
+	if !t.o.app.OutTerminal {
+		return t.line(e)
+	}
 	t.rows = append(t.rows, eventRow(t.p, e))
-	if len(t.rows) >= tablePage || !t.o.app.OutTerminal {
+	if len(t.rows) >= tablePage {
 		return t.flush()
 	}
 	return nil
+}
+
+// line writes e as one tab-separated row (what writeTable writes off a
+// terminal), building it in one reused buffer: a dry-run writes a row per
+// call, and garbage per row is what raised its peak memory.
+func (t *tableWriter) line(e *trace.Event) error {
+	b := t.buf[:0]
+	cell := func(s string) { b = append(b, termsafe.String(cellSpaces.Replace(s))...) }
+	b = strconv.AppendInt(b, int64(e.Seq), 10)
+	b = append(b, '\t')
+	cell(e.Hook)
+	b = append(b, '\t')
+	cell(e.Plugin)
+	b = append(b, '\t')
+	if e.Frame != nil {
+		b = strconv.AppendInt(b, int64(*e.Frame), 10)
+		if e.Last {
+			b = append(b, " last"...)
+		}
+	}
+	b = append(b, '\t')
+	action := e.Action
+	if action != "continue" {
+		action = t.p.red(action)
+	}
+	cell(action)
+	b = append(b, '\t')
+	if e.Status != 0 || e.Reason != "" || e.Mutated != "" || e.Shadow || e.Error != "" {
+		cell(eventDetail(e))
+	}
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, e.DurationNS/1000, 10)
+	b = append(b, '\n')
+	t.buf = b
+	_, err := t.w.Write(b)
+	return err
 }
 
 func (t *tableWriter) flush() error {
@@ -440,6 +480,12 @@ func eventRow(p painter, e *trace.Event) []string {
 	if action != "continue" {
 		action = p.red(action)
 	}
+	return []string{strconv.Itoa(e.Seq), e.Hook, e.Plugin, frame, action, eventDetail(e), strconv.FormatInt(e.DurationNS/1000, 10)}
+}
+
+// eventDetail is the DETAIL column: status, reason, mutation, shadow and
+// error.
+func eventDetail(e *trace.Event) string {
 	detail := e.Reason
 	if e.Status != 0 {
 		detail = fmt.Sprintf("%d %s", e.Status, detail)
@@ -453,7 +499,7 @@ func eventRow(p painter, e *trace.Event) []string {
 	if e.Error != "" {
 		detail = joinNonEmpty(detail, "error: "+e.Error)
 	}
-	return []string{strconv.Itoa(e.Seq), e.Hook, e.Plugin, frame, action, detail, strconv.FormatInt(e.DurationNS/1000, 10)}
+	return detail
 }
 
 // printOutcome prints the outcome and warnings after the trace's rows.

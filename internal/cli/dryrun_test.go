@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,6 +166,32 @@ func TestYAMLReportWriterMatchesWriteData(t *testing.T) {
 		}
 		if got.String() != want.String() {
 			t.Errorf("%s: streamed YAML:\n%s\nwant:\n%s", name, got.String(), want.String())
+		}
+	}
+}
+
+// Off a terminal a row is written straight from the event; it is the line
+// writeTable writes for the same cells, hostile text included.
+func TestTableLineMatchesWriteTable(t *testing.T) {
+	frame := 7
+	events := []trace.Event{
+		{Seq: 1, Hook: "on_request", Plugin: "guardrail", Action: "continue", DurationNS: 1500},
+		{Seq: 12, Hook: "on_response_frame", Plugin: "p\x1b[31m", Frame: &frame, Last: true, Action: "reject",
+			Reason: "bad\tword\nhere", Status: 451, Mutated: "response_body", Shadow: true, Error: "e\r", DurationNS: 99},
+		{Seq: 3, Hook: "on_finish", Plugin: "a", Action: "error", Error: "boom"},
+	}
+	for _, e := range events {
+		var want, got bytes.Buffer
+		o := &globalOpts{app: &App{Out: &got, Err: io.Discard, Getenv: func(string) string { return "" }}}
+		tw := newTableWriter(o, &got)
+		if err := writeTable(&want, false, tw.p, nil, [][]string{eventRow(tw.p, &e)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.event(&e); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("row %q, writeTable %q", got.String(), want.String())
 		}
 	}
 }
