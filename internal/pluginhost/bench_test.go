@@ -210,15 +210,16 @@ func startToFirstCall(b *testing.B, opts pluginhost.Options) {
 // BenchmarkStartRatio interleaves the two sides of the start target in one
 // loop, so that a loaded machine slows both alike: each iteration runs the
 // binary exec-only (RawStart), then loads it with mutual TLS and makes the
-// first hook call (StartToFirstCall/mtls), then the same with go-plugin's
-// own AutoMTLS (RawGoPluginStart/mtls). It reports the median of each and
-// the ratio of the medians; ns/op is the sum of all three.
+// first hook call (StartToFirstCall/mtls), then the same without TLS
+// (StartToFirstCall/no-mtls), then go-plugin's own AutoMTLS
+// (RawGoPluginStart/mtls). It reports the median of each and the ratios of
+// the medians to exec-only; ns/op is the sum of all four.
 func BenchmarkStartRatio(b *testing.B) {
 	path := bin("submit-guard")
 	ctx := context.Background()
 	s := &hooks.Submit{Model: "m"}
 	m := &abkitv1.EchoMessage{Payload: benchFrame}
-	var execs, starts, autos []time.Duration
+	var execs, starts, autos, plains []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		if err := exec.Command(path).Run(); err == nil {
@@ -234,6 +235,19 @@ func BenchmarkStartRatio(b *testing.B) {
 			b.Fatal(err)
 		}
 		t2 := time.Now()
+		b.StopTimer()
+		p.Close()
+		b.StartTimer()
+		t5 := time.Now()
+		p, err = pluginhost.Load(ctx, path, pluginhost.Options{DisableAutoMTLS: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sub, _, _ = p.Hooks()
+		if err := sub[0].OnSubmit(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+		t6 := time.Now()
 		b.StopTimer()
 		p.Close()
 		b.StartTimer()
@@ -264,15 +278,18 @@ func BenchmarkStartRatio(b *testing.B) {
 		c.Kill()
 		b.StartTimer()
 		execs, starts, autos = append(execs, t1.Sub(t0)), append(starts, t2.Sub(t1)), append(autos, t4.Sub(t3))
+		plains = append(plains, t6.Sub(t5))
 	}
 	med := func(d []time.Duration) float64 {
 		slices.Sort(d)
 		return float64(d[len(d)/2]) / 1e6
 	}
-	e, st, au := med(execs), med(starts), med(autos)
+	e, st, au, pl := med(execs), med(starts), med(autos), med(plains)
 	b.ReportMetric(e, "exec-ms")
 	b.ReportMetric(st, "start-ms")
 	b.ReportMetric(au, "automtls-ms")
+	b.ReportMetric(pl, "no-tls-ms")
+	b.ReportMetric(pl/e, "no-tls/exec")
 	b.ReportMetric(st/e, "start/exec")
 	b.ReportMetric(au/e, "automtls/exec")
 }
