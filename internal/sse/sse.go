@@ -123,9 +123,17 @@ func (f *Framer) Feed(chunk []byte, emit func(raw []byte, isFrame bool) error) e
 			if !data && isData(line) {
 				data = true
 			}
-			// A CR at the chunk end may be followed by an LF in the next chunk.
-			f.cr = crAtEnd
-			continue
+			if q == n || chunk[q] != '\n' {
+				// A CR at the chunk end may be followed by an LF in the
+				// next chunk.
+				f.cr = crAtEnd
+				continue
+			}
+			// The common "...\n\n": the next line is blank, ended by the
+			// LF at q. Taking it here saves a search per block.
+			p = q + 1
+			q = p
+			crAtEnd = false
 		}
 
 		// A blank line: the block ends at q.
