@@ -8,7 +8,7 @@ TESTFLAGS ?=
 TESTBIN_PKGS = ./cmd/abkit-runtime ./examples/plugins/... ./internal/refruntime/broken/... ./internal/conformance/testdata/broken
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 
-.PHONY: all build test test-stress bench lint proto run fmt replay release-snapshot clean mutate
+.PHONY: all build test test-stress bench bench-peers lint proto run fmt replay release-snapshot clean mutate
 
 all: build test
 
@@ -32,6 +32,12 @@ test-stress:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+# bench-peers compares abkit's SSE parsing with other Go SSE parsers
+# (bench/, a module of its own so that they never enter abkit's
+# dependencies; docs/perf.md).
+bench-peers:
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) .
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +25,7 @@ import (
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 )
 
@@ -170,10 +174,12 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 	if d.chain == "" {
 		return usageErr(errors.New("--chain is required"))
 	}
-	f, err := loadExchange(args, d.sse, d.json, d.request, "--json or a fixture file (abctl fixture import --har)")
+	fs, err := openExchange(args, d.sse, d.json, d.request, "--json or a fixture file (abctl fixture import --har)")
 	if err != nil {
 		return err
 	}
+	defer fs.Close()
+	f := fs.Fixture
 	dirName := d.direction
 	if dirName == "" {
 		dirName = f.Direction
@@ -202,7 +208,38 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 		}
 		return usageErr(fmt.Errorf("%s: %s has no %s entries; add an %q list to it, or run with --direction %s", from, d.chain, dir, dir.String(), other))
 	}
-	var rep replay.Report
+	// The trace is written as the run produces it, so that memory does
+	// not grow with the fixture (docs/perf.md): events go out one by one,
+	// through one buffer flushed at the end.
+	bw := bufio.NewWriterSize(o.app.Out, 64<<10)
+	var (
+		rep replay.Report
+		tw  *tableWriter
+		rw  *replay.ReportWriter
+		yw  *yamlReportWriter
+	)
+	var sink func(*trace.Event) error
+	switch format {
+	case "json":
+		rw = replay.NewReportWriter(bw)
+		sink = rw.Event
+	case "yaml":
+		yw = &yamlReportWriter{w: bw}
+		sink = yw.event
+	default:
+		tw = newTableWriter(o, bw)
+		sink = tw.event
+	}
+	// A sink error is the output's (exit as write errors do); any other
+	// error of the run is the fixture's (exit 3).
+	write := sink
+	sink = func(e *trace.Event) error {
+		if err := write(e); err != nil {
+			return &outputError{err}
+		}
+		return nil
+	}
+	var runErr error
 	err = withPlugins(ctx, o.app, d.pluginDir, names, func(factories []gateway.Factory) error {
 		ch, err := replay.LoadChain(ctx, d.chain, dir, factories)
 		if err != nil {
@@ -214,12 +251,13 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 			defer cancel()
 			ch.Close(cctx)
 		}()
-		rep = replay.Run(ctx, ch.Chain, f, replay.AsRecorded)
+		rep, runErr = replay.RunStream(ctx, ch.Chain, fs, sink)
 		return nil
 	})
 	// An interrupt is reported as one whatever stage it cut short: loading a
 	// plugin, building the chain or running the exchange.
 	if cerr := context.Cause(ctx); cerr != nil {
+		bw.Flush()
 		if err != nil {
 			cerr = fmt.Errorf("%w (%v)", cerr, err)
 		}
@@ -228,49 +266,245 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 	if err != nil {
 		return err
 	}
-	if format != "text" {
-		if rep.Events == nil {
-			rep.Events = []trace.Event{}
+	if runErr != nil {
+		var oe *outputError
+		if errors.As(runErr, &oe) {
+			return writeOut(oe.err)
 		}
-		return writeOut(writeData(o.app.Out, format, rep))
+		bw.Flush()
+		return readErr(runErr)
 	}
-	return writeOut(printReport(o, rep))
+	switch format {
+	case "json":
+		if err := rw.Finish(rep.Outcome, rep.Warnings); err != nil {
+			return writeOut(err)
+		}
+		return writeOut(bw.Flush())
+	case "yaml":
+		if err := yw.finish(rep.Outcome, rep.Warnings); err != nil {
+			return writeOut(err)
+		}
+		return writeOut(bw.Flush())
+	}
+	if err := tw.flush(); err != nil {
+		return writeOut(err)
+	}
+	if err := bw.Flush(); err != nil {
+		return writeOut(err)
+	}
+	return writeOut(printOutcome(o, rep))
 }
 
-func printReport(o *globalOpts, rep replay.Report) error {
-	p := outPainter(o.app, o.noColor)
-	rows := make([][]string, 0, len(rep.Events))
-	for _, e := range rep.Events {
-		frame := ""
-		if e.Frame != nil {
-			frame = strconv.Itoa(*e.Frame)
-			if e.Last {
-				frame += " last"
-			}
-		}
-		action := e.Action
-		if action != "continue" {
-			action = p.red(action)
-		}
-		detail := e.Reason
-		if e.Status != 0 {
-			detail = fmt.Sprintf("%d %s", e.Status, detail)
-		}
-		if e.Mutated != "" {
-			detail = joinNonEmpty(detail, "mutated "+e.Mutated)
-		}
-		if e.Shadow {
-			detail = joinNonEmpty(detail, "shadow")
-		}
-		if e.Error != "" {
-			detail = joinNonEmpty(detail, "error: "+e.Error)
-		}
-		rows = append(rows, []string{strconv.Itoa(e.Seq), e.Hook, e.Plugin, frame, action, detail, strconv.FormatInt(e.DurationNS/1000, 10)})
-	}
-	w := o.app.Out
-	if err := writeTable(w, o.app.OutTerminal, o.app.tableWidth(), p, []string{"SEQ", "HOOK", "PLUGIN", "FRAME", "ACTION", "DETAIL", "µS"}, rows); err != nil {
+// outputError is a failure to write the trace.
+type outputError struct{ err error }
+
+func (e *outputError) Error() string { return e.err.Error() }
+
+// yamlReportWriter writes a report as YAML event by event: the document
+// writeData would write for the whole report (the same keys, in the same
+// order), without holding it. Each event is converted as writeData
+// converts values (JSON, then YAML) and indented as a sequence item.
+type yamlReportWriter struct {
+	w   io.Writer
+	n   int
+	buf bytes.Buffer
+}
+
+// item writes v converted to YAML, each line after prefix for the first
+// and indent for the rest.
+func (y *yamlReportWriter) item(v any, first, indent string) error {
+	j, err := json.Marshal(v)
+	if err != nil {
 		return err
 	}
+	doc, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return fmt.Errorf("convert to YAML: %w", err)
+	}
+	y.buf.Reset()
+	for i, line := range bytes.SplitAfter(bytes.TrimSuffix(doc, []byte("\n")), []byte("\n")) {
+		if i == 0 {
+			y.buf.WriteString(first)
+		} else {
+			y.buf.WriteString(indent)
+		}
+		y.buf.Write(line)
+	}
+	y.buf.WriteByte('\n')
+	_, err = y.w.Write(y.buf.Bytes())
+	return err
+}
+
+func (y *yamlReportWriter) event(e *trace.Event) error {
+	if y.n == 0 {
+		if _, err := io.WriteString(y.w, "events:\n"); err != nil {
+			return err
+		}
+	}
+	y.n++
+	return y.item(e, "- ", "  ")
+}
+
+func (y *yamlReportWriter) finish(o replay.Outcome, warnings []string) error {
+	head := "outcome:\n"
+	if y.n == 0 {
+		head = "events: []\noutcome:\n"
+	}
+	if _, err := io.WriteString(y.w, head); err != nil {
+		return err
+	}
+	if err := y.item(o, "  ", "  "); err != nil {
+		return err
+	}
+	if len(warnings) > 0 {
+		if _, err := io.WriteString(y.w, "warnings:\n"); err != nil {
+			return err
+		}
+		for _, w := range warnings {
+			if err := y.item(w, "- ", "  "); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// openExchange opens the exchange a command names, as loadExchange does,
+// but a fixture file is checked whole and then read chunk by chunk as it
+// is replayed (fixture.Open), so that memory does not grow with it.
+func openExchange(args []string, sse, jsonBody, request, otherBodies string) (*fixture.Stream, error) {
+	if len(args) == 1 && sse == "" && jsonBody == "" && request == "" {
+		s, err := fixture.Open(args[0])
+		if err != nil {
+			return nil, readErr(err)
+		}
+		return s, nil
+	}
+	f, err := loadExchange(args, sse, jsonBody, request, otherBodies)
+	if err != nil {
+		return nil, err
+	}
+	return fixture.StreamOf(f), nil
+}
+
+// tableWriter prints trace rows as they come. Off a terminal each row is a
+// tab-separated line at once; on one, rows are aligned a page at a time
+// (tablePage rows), so a long trace neither waits for its end nor is held
+// whole.
+type tableWriter struct {
+	o     *globalOpts
+	w     io.Writer
+	p     painter
+	rows  [][]string
+	pages int
+	buf   []byte
+}
+
+const tablePage = 1000
+
+func newTableWriter(o *globalOpts, w io.Writer) *tableWriter {
+	return &tableWriter{o: o, w: w, p: outPainter(o.app, o.noColor)}
+}
+
+func (t *tableWriter) event(e *trace.Event) error {
+	if !t.o.app.OutTerminal {
+		return t.line(e)
+	}
+	t.rows = append(t.rows, eventRow(t.p, e))
+	if len(t.rows) >= tablePage {
+		return t.flush()
+	}
+	return nil
+}
+
+// line writes e as one tab-separated row (what writeTable writes off a
+// terminal), building it in one reused buffer: a dry-run writes a row per
+// call, and garbage per row is what raised its peak memory.
+func (t *tableWriter) line(e *trace.Event) error {
+	b := t.buf[:0]
+	cell := func(s string) { b = append(b, termsafe.String(cellSpaces.Replace(s))...) }
+	b = strconv.AppendInt(b, int64(e.Seq), 10)
+	b = append(b, '\t')
+	cell(e.Hook)
+	b = append(b, '\t')
+	cell(e.Plugin)
+	b = append(b, '\t')
+	if e.Frame != nil {
+		b = strconv.AppendInt(b, int64(*e.Frame), 10)
+		if e.Last {
+			b = append(b, " last"...)
+		}
+	}
+	b = append(b, '\t')
+	action := e.Action
+	if action != "continue" {
+		action = t.p.red(action)
+	}
+	cell(action)
+	b = append(b, '\t')
+	if e.Status != 0 || e.Reason != "" || e.Mutated != "" || e.Shadow || e.Error != "" {
+		cell(eventDetail(e))
+	}
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, e.DurationNS/1000, 10)
+	b = append(b, '\n')
+	t.buf = b
+	_, err := t.w.Write(b)
+	return err
+}
+
+func (t *tableWriter) flush() error {
+	if len(t.rows) == 0 && t.pages > 0 {
+		return nil
+	}
+	var header []string
+	if t.pages == 0 {
+		header = []string{"SEQ", "HOOK", "PLUGIN", "FRAME", "ACTION", "DETAIL", "µS"}
+	}
+	t.pages++
+	err := writeTable(t.w, t.o.app.OutTerminal, t.o.app.tableWidth(), t.p, header, t.rows)
+	t.rows = t.rows[:0]
+	return err
+}
+
+func eventRow(p painter, e *trace.Event) []string {
+	frame := ""
+	if e.Frame != nil {
+		frame = strconv.Itoa(*e.Frame)
+		if e.Last {
+			frame += " last"
+		}
+	}
+	action := e.Action
+	if action != "continue" {
+		action = p.red(action)
+	}
+	return []string{strconv.Itoa(e.Seq), e.Hook, e.Plugin, frame, action, eventDetail(e), strconv.FormatInt(e.DurationNS/1000, 10)}
+}
+
+// eventDetail is the DETAIL column: status, reason, mutation, shadow and
+// error.
+func eventDetail(e *trace.Event) string {
+	detail := e.Reason
+	if e.Status != 0 {
+		detail = fmt.Sprintf("%d %s", e.Status, detail)
+	}
+	if e.Mutated != "" {
+		detail = joinNonEmpty(detail, "mutated "+e.Mutated)
+	}
+	if e.Shadow {
+		detail = joinNonEmpty(detail, "shadow")
+	}
+	if e.Error != "" {
+		detail = joinNonEmpty(detail, "error: "+e.Error)
+	}
+	return detail
+}
+
+// printOutcome prints the outcome and warnings after the trace's rows.
+func printOutcome(o *globalOpts, rep replay.Report) error {
+	p := outPainter(o.app, o.noColor)
+	w := o.app.Out
 	oc := rep.Outcome
 	line := fmt.Sprintf("outcome: %s %d", oc.Kind, oc.Status)
 	if oc.DeniedBy != "" {
@@ -286,7 +520,9 @@ func printReport(o *globalOpts, rep replay.Report) error {
 	if !o.app.OutTerminal {
 		ow, blank, p = o.app.Err, "", newPainter(o.app, o.noColor)
 	}
-	fmt.Fprintf(ow, "%s%s (streamed=%t frames=%d relayed=%d bytes)\n", blank, termsafe.String(line), oc.Streamed, oc.Frames, oc.Relayed)
+	if _, err := fmt.Fprintf(ow, "%s%s (streamed=%t frames=%d relayed=%d bytes)\n", blank, termsafe.String(line), oc.Streamed, oc.Frames, oc.Relayed); err != nil {
+		return err
+	}
 	for _, wn := range rep.Warnings {
 		fmt.Fprintf(ow, "%s %s\n", p.yellow("warning:"), termsafe.String(wn))
 	}

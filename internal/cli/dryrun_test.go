@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/abkit/abkit/internal/replay"
+	"github.com/abkit/abkit/internal/trace"
 )
 
 // dryrun --sse -o json: one on_response_frame event per SSE event for each
@@ -112,5 +115,110 @@ func TestDryrunTableFitsTerminal(t *testing.T) {
 	r = run(t, false, map[string]string{"COLUMNS": "40"}, args...)
 	if !strings.Contains(r.out, "\treject\t451 "+reason+"\t") || strings.Contains(r.out, "outcome:") || !strings.Contains(r.err, "outcome: deny") {
 		t.Errorf("piped: stdout %q, stderr %q; want whole rows on stdout and the outcome on stderr", r.out, r.err)
+	}
+}
+
+// A fixture that breaks late (its end cut off) is refused before the run:
+// exit 3 naming the file, and nothing on stdout, in every output format,
+// although the trace is written as the run goes.
+func TestDryrunLateBreakWritesNothing(t *testing.T) {
+	data, err := os.ReadFile("../../fixtures/bigstream/10k-events.fixture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.fixture")
+	os.WriteFile(cut, data[:len(data)-200], 0o644)
+	for _, format := range []string{"table", "json", "yaml"} {
+		code, out, errOut := runAbctl(t, "dryrun", "--chain", "../../fixtures/bigstream/chain.yaml", cut, "-o", format)
+		if code != ExitRead || out != "" || !strings.Contains(errOut, "cut.fixture:") {
+			t.Errorf("-o %s: exit %d, stdout %d bytes, stderr:\n%s", format, code, len(out), errOut)
+		}
+	}
+}
+
+// The streamed -o json is the canonical golden form: a dry-run's output,
+// durations aside, is what replay --update writes.
+func TestDryrunJSONIsGoldenForm(t *testing.T) {
+	code, out, errOut := runAbctl(t, "dryrun", "--chain", "../../fixtures/bigstream/chain.yaml", "../../fixtures/bigstream/10k-events.fixture", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep replay.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Outcome.Frames != 10000 || len(rep.Events) < 10000 {
+		t.Fatalf("%d events, outcome %+v", len(rep.Events), rep.Outcome)
+	}
+	canon, err := rep.MarshalIndent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(canon) != out {
+		t.Error("dryrun -o json is not the canonical golden form of its own report")
+	}
+}
+
+// The streamed -o yaml is the document writeData writes for the whole
+// report: with and without events and warnings, and with text that YAML
+// writes as a block (a multi-line reason) or must quote.
+func TestYAMLReportWriterMatchesWriteData(t *testing.T) {
+	frame := 3
+	full := replay.Report{
+		Events: []trace.Event{
+			{Seq: 1, Family: trace.FamilyPipeline, Direction: "outbound", Hook: "on_request", Plugin: "a", Action: "continue", DurationNS: 12},
+			{Seq: 2, Family: trace.FamilyPipeline, Hook: "on_response_frame", Plugin: "b: c", Frame: &frame, Last: true,
+				Action: "reject", Reason: "line one\nline two: \"quoted\"", Status: 403, Error: "- not a list", DurationNS: 7},
+		},
+		Outcome:  replay.Outcome{Kind: "deny", Status: 403, DeniedBy: "b: c", Reason: "yes", Streamed: true, Frames: 4, Relayed: 10},
+		Warnings: []string{"unterminated final SSE block", "true"},
+	}
+	for name, rep := range map[string]replay.Report{
+		"full":      full,
+		"no events": {Events: []trace.Event{}, Outcome: full.Outcome},
+		"no warns":  {Events: full.Events, Outcome: full.Outcome},
+	} {
+		var want, got bytes.Buffer
+		if err := writeData(&want, "yaml", rep); err != nil {
+			t.Fatal(err)
+		}
+		y := &yamlReportWriter{w: &got}
+		for i := range rep.Events {
+			if err := y.event(&rep.Events[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := y.finish(rep.Outcome, rep.Warnings); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s: streamed YAML:\n%s\nwant:\n%s", name, got.String(), want.String())
+		}
+	}
+}
+
+// Off a terminal a row is written straight from the event; it is the line
+// writeTable writes for the same cells, hostile text included.
+func TestTableLineMatchesWriteTable(t *testing.T) {
+	frame := 7
+	events := []trace.Event{
+		{Seq: 1, Hook: "on_request", Plugin: "guardrail", Action: "continue", DurationNS: 1500},
+		{Seq: 12, Hook: "on_response_frame", Plugin: "p\x1b[31m", Frame: &frame, Last: true, Action: "reject",
+			Reason: "bad\tword\nhere", Status: 451, Mutated: "response_body", Shadow: true, Error: "e\r", DurationNS: 99},
+		{Seq: 3, Hook: "on_finish", Plugin: "a", Action: "error", Error: "boom"},
+	}
+	for _, e := range events {
+		var want, got bytes.Buffer
+		o := &globalOpts{app: &App{Out: &got, Err: io.Discard, Getenv: func(string) string { return "" }}}
+		tw := newTableWriter(o, &got)
+		if err := writeTable(&want, false, 0, tw.p, nil, [][]string{eventRow(tw.p, &e)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.event(&e); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("row %q, writeTable %q", got.String(), want.String())
+		}
 	}
 }

@@ -41,6 +41,10 @@ func (p painter) green(s string) string  { return p.wrap("32", s) }
 func (p painter) yellow(s string) string { return p.wrap("33", s) }
 func (p painter) dim(s string) string    { return p.wrap("2", s) }
 
+// cellSpaces turns the characters that would break a table row into
+// spaces. Made once: a dry-run writes a row per event.
+var cellSpaces = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
+
 // writeTable prints rows. On a terminal it aligns columns under a header
 // and, when width is positive, fits the table to width cells by wrapping
 // the widest columns (a long DETAIL or DESCRIPTION continues on the lines
@@ -51,7 +55,7 @@ func writeTable(w io.Writer, terminal bool, width int, p painter, header []strin
 	// Cells come from catalogs, chains and traffic: control characters
 	// are escaped so that none reaches the terminal.
 	clean := func(s string) string {
-		return termsafe.String(strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s))
+		return termsafe.String(cellSpaces.Replace(s))
 	}
 	if !terminal {
 		var b bytes.Buffer

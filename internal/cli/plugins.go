@@ -11,13 +11,12 @@ import (
 // builtin source does, so a binary and its compiled-in twin have the same
 // descriptor.
 //
-// It turns off go-plugin's automatic mutual TLS: a description exchanges
-// only the plugin's own metadata with a child process that lives for a few
-// milliseconds, and the two certificates cost about 35 ms per binary, which
-// would put a cold listing of 50 binaries over its 1 s budget. Plugins that
-// carry traffic (dryrun --plugin-dir) keep mutual TLS.
+// Describing keeps mutual TLS on, as every other start does: with the
+// host's certificate made once per process and the plugin's a P-256 one
+// (internal/plugintls) it costs about a millisecond per binary, where
+// go-plugin's AutoMTLS cost ~35 ms and was turned off here.
 func NewDescriber() pluginhost.Describer {
-	return pluginhost.Describer{Options: pluginhost.Options{DisableAutoMTLS: true}}
+	return pluginhost.Describer{}
 }
 
 // CatalogOptions are abctl's catalog options: the compiled-in plugins for

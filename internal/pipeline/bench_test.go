@@ -73,7 +73,7 @@ func (discard) Flush()                       {}
 // BenchmarkDispatch runs whole exchanges (OnRequest + OnResponse, tracing
 // off) and reports ns per plugin per hook.
 func BenchmarkDispatch(b *testing.B) {
-	for _, n := range []int{1, 6, 20} {
+	for _, n := range []int{1, 6, 24, 96} {
 		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
 			c := benchChain(n, false)
 			up := Upstream{Status: 200, Header: http.Header{}, Body: []byte(`{}`)}
@@ -90,7 +90,7 @@ func BenchmarkDispatch(b *testing.B) {
 // BenchmarkDispatchHooks isolates the per-call cost: it drives only the
 // request stage repeatedly on one exchange, so exchange set-up is excluded.
 func BenchmarkDispatchHooks(b *testing.B) {
-	for _, n := range []int{1, 6, 20} {
+	for _, n := range []int{1, 6, 24, 96} {
 		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
 			c := benchChain(n, false)
 			x := c.NewExchange(benchReq, ExchangeOptions{})

@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -177,8 +179,10 @@ func rawGoPluginStart(b *testing.B, mtls bool) {
 }
 
 // BenchmarkStartToFirstCall loads the plugin (start, handshake with
-// AutoMTLS, Describe) and makes its first hook call; the close that follows
-// is not timed.
+// abkit's mutual TLS: the host's cached P-256 certificate, the plugin's
+// fresh one, TLS 1.3; Describe) and makes its first hook call; the close
+// that follows is not timed. RawGoPluginStart/mtls is go-plugin's own
+// AutoMTLS (P-521 on both sides) for comparison.
 func BenchmarkStartToFirstCall(b *testing.B) {
 	b.Run("mtls", func(b *testing.B) { startToFirstCall(b, pluginhost.Options{}) })
 	b.Run("no-mtls", func(b *testing.B) { startToFirstCall(b, pluginhost.Options{DisableAutoMTLS: true}) })
@@ -201,4 +205,91 @@ func startToFirstCall(b *testing.B, opts pluginhost.Options) {
 		p.Close()
 		b.StartTimer()
 	}
+}
+
+// BenchmarkStartRatio interleaves the two sides of the start target in one
+// loop, so that a loaded machine slows both alike: each iteration runs the
+// binary exec-only (RawStart), then loads it with mutual TLS and makes the
+// first hook call (StartToFirstCall/mtls), then the same without TLS
+// (StartToFirstCall/no-mtls), then go-plugin's own AutoMTLS
+// (RawGoPluginStart/mtls). It reports the median of each and the ratios of
+// the medians to exec-only; ns/op is the sum of all four.
+func BenchmarkStartRatio(b *testing.B) {
+	path := bin("submit-guard")
+	ctx := context.Background()
+	s := &hooks.Submit{Model: "m"}
+	m := &abkitv1.EchoMessage{Payload: benchFrame}
+	var execs, starts, autos, plains []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command(path).Run(); err == nil {
+			b.Fatal("the binary ran without the cookie and exited 0")
+		}
+		t1 := time.Now()
+		p, err := pluginhost.Load(ctx, path, pluginhost.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sub, _, _ := p.Hooks()
+		if err := sub[0].OnSubmit(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		b.StopTimer()
+		p.Close()
+		b.StartTimer()
+		t5 := time.Now()
+		p, err = pluginhost.Load(ctx, path, pluginhost.Options{DisableAutoMTLS: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sub, _, _ = p.Hooks()
+		if err := sub[0].OnSubmit(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+		t6 := time.Now()
+		b.StopTimer()
+		p.Close()
+		b.StartTimer()
+		t3 := time.Now()
+		c := plugin.NewClient(&plugin.ClientConfig{
+			HandshakeConfig:  sdk.Handshake(),
+			VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: rawDiag{}}},
+			Cmd:              exec.Command(path),
+			AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+			AutoMTLS:         true,
+			StartTimeout:     pluginhost.DefaultStartTimeout,
+			Stderr:           io.Discard,
+			Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
+		})
+		cp, err := c.Client()
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := cp.Dispense(sdk.PluginSetName)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := raw.(abkitv1.DiagnosticsClient).Echo(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+		t4 := time.Now()
+		b.StopTimer()
+		c.Kill()
+		b.StartTimer()
+		execs, starts, autos = append(execs, t1.Sub(t0)), append(starts, t2.Sub(t1)), append(autos, t4.Sub(t3))
+		plains = append(plains, t6.Sub(t5))
+	}
+	med := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / 1e6
+	}
+	e, st, au, pl := med(execs), med(starts), med(autos), med(plains)
+	b.ReportMetric(e, "exec-ms")
+	b.ReportMetric(st, "start-ms")
+	b.ReportMetric(au, "automtls-ms")
+	b.ReportMetric(pl, "no-tls-ms")
+	b.ReportMetric(pl/e, "no-tls/exec")
+	b.ReportMetric(st/e, "start/exec")
+	b.ReportMetric(au/e, "automtls/exec")
 }

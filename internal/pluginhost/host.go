@@ -31,6 +31,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/abkit/abkit/internal/plugintls"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk"
 )
@@ -57,12 +58,14 @@ type Options struct {
 	// KillGrace is how long Close waits for the process to exit on its own
 	// before killing it. Zero means 500 ms.
 	KillGrace time.Duration
-	// DisableAutoMTLS turns off go-plugin's automatic mutual TLS between
-	// host and plugin. It is on by default; generating the two P-521
-	// certificates and the TLS handshake cost about 35 ms per start on a
-	// 2-core machine, so measurements and trusted single-user hosts may turn
-	// it off.
+	// DisableAutoMTLS turns off the mutual TLS between host and plugin
+	// (go-plugin's AutoMTLS exchange with P-256 certificates, see
+	// internal/plugintls). It is on by default and costs about a
+	// millisecond per start; catalog descriptions turn it off.
 	DisableAutoMTLS bool
+	// TLS is the host certificate shared by the plugins started with these
+	// options. Nil means the one of this host process (made on first use).
+	TLS *plugintls.Host
 	// Env is added to the binary's environment (which also holds the
 	// host's).
 	Env []string
@@ -214,22 +217,16 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	base := filepath.Base(abs)
 	log := newStderrLog(base, opts.Stderr)
 	cmd := exec.Command(abs, opts.Args...)
-	if len(opts.Env) > 0 {
-		// A nil Env inherits the host's; a set one replaces it.
-		cmd.Env = append(os.Environ(), opts.Env...)
-	}
 	OwnProcessGroup(cmd)
 	start := opts.StartTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < start {
 		start = max(time.Until(d), time.Millisecond)
 	}
-	hs := sdk.Handshake()
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  hs,
+	cfg := &plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake(),
 		VersionedPlugins: Versions(),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         !opts.DisableAutoMTLS,
 		StartTimeout:     start,
 		Stderr:           log,
 		// After the handshake go-plugin redirects the plugin's os.Stderr
@@ -237,7 +234,18 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		// there (other than a runtime crash, which goes to fd 2) is lost.
 		SyncStderr: log,
 		Logger:     hclog.New(&hclog.LoggerOptions{Name: base, Output: io.Discard, Level: hclog.Off}),
-	})
+	}
+	mtls := !opts.DisableAutoMTLS
+	if mtls {
+		if err := hostTLS(opts).Client(cfg, opts.Env); err != nil {
+			return nil, &LoadError{Path: abs, Err: err}
+		}
+	} else {
+		// The host's environment, then opts.Env, which wins.
+		cmd.Env = append(os.Environ(), opts.Env...)
+		cfg.SkipHostEnv = true
+	}
+	client := plugin.NewClient(cfg)
 	fail := func(err error) (*Plugin, error) {
 		KillProcessGroup(cmd) // the plugin and anything it started
 		client.Kill()         // reaps; a no-op when nothing started
@@ -262,6 +270,9 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		}
 		return fail(fmt.Errorf("%w: %v", ErrNotPlugin, err))
 	}
+	if mtls && !plugintls.Pinned(cfg) {
+		return fail(fmt.Errorf("%w: %w", ErrNotPlugin, plugintls.ErrNoCertificate))
+	}
 	raw, err := cp.Dispense(sdk.PluginSetName)
 	if err != nil {
 		return fail(fmt.Errorf("%w: %v", ErrNotPlugin, err))
@@ -272,6 +283,22 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		return fail(err)
 	}
 	return p, nil
+}
+
+// processTLS is the host certificate of this process, made on first use:
+// one key pair per host process, not per plugin, is what keeps a start
+// cheap (docs/perf.md).
+var processTLS plugintls.Host
+
+// ProcessTLS is the host certificate of this process, for other go-plugin
+// clients of the process (the conformance runtime launcher).
+func ProcessTLS() *plugintls.Host { return &processTLS }
+
+func hostTLS(o Options) *plugintls.Host {
+	if o.TLS != nil {
+		return o.TLS
+	}
+	return &processTLS
 }
 
 // ErrStartTimeout is wrapped by a LoadError when the binary did not finish

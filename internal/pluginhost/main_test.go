@@ -128,6 +128,21 @@ func runHelper(mode string) {
 		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: sdk.Handshake(),
 			VersionedPlugins: map[int]plugin.PluginSet{7: {sdk.PluginSetName: sdk.GRPCPlugin{Impl: srv}}},
 			GRPCServer:       plugin.DefaultGRPCServer})
+	case "plain-automtls":
+		// Served by go-plugin alone, as a plugin that does not use
+		// sdk.Serve would be: AutoMTLS with go-plugin's own P-521
+		// certificate when the host sends one.
+		srv, _ := sdk.NewServer(helperBundle(mode))
+		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: sdk.Handshake(),
+			VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: sdk.GRPCPlugin{Impl: srv}}},
+			GRPCServer:       plugin.DefaultGRPCServer})
+	case "plaintext":
+		// Ignores the host's certificate and answers without TLS.
+		os.Unsetenv("PLUGIN_CLIENT_CERT")
+		srv, _ := sdk.NewServer(helperBundle(mode))
+		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: sdk.Handshake(),
+			VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: sdk.GRPCPlugin{Impl: srv}}},
+			GRPCServer:       plugin.DefaultGRPCServer})
 	default:
 		sdk.Serve(helperBundle(mode))
 	}

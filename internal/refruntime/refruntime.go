@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/abkit/abkit/internal/plugintls"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -82,11 +83,16 @@ func Main(opts Options) {
 			os.Exit(2)
 		}
 	}
-	plugin.Serve(&plugin.ServeConfig{
+	// Mutual TLS as sdk.Serve does it (P-256, TLS 1.3; internal/plugintls).
+	err := plugintls.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: {PluginSetName: &GRPCPlugin{Opts: opts}}},
 		GRPCServer:       plugin.DefaultGRPCServer,
 	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "abkit-runtime: mutual TLS with the runner: %v\n", err)
+		os.Exit(1)
+	}
 }
 
 // GRPCPlugin is the go-plugin plugin of the runtime protocol. The runtime

@@ -91,6 +91,39 @@ func BenchmarkReplayCorpus(b *testing.B) {
 	b.ReportMetric((cpuTime(b)-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 }
 
+// BenchmarkReplayCorpusScale replays corpora of 10, 100 and 1,000
+// fixtures of 200 frames (the ReplayCorpus shape) and reports CPU per
+// fixture and per frame, for the scaling table in docs/perf.md.
+func BenchmarkReplayCorpusScale(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("fixtures=%d", n), func(b *testing.B) {
+			opts := corpus(b, n, 200)
+			runtime.GC()
+			cpu0 := cpuTime(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				res, err := replay.RunSuite(context.Background(), opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(res) != n {
+					b.Fatalf("%d results", len(res))
+				}
+				for _, r := range res {
+					if r.Failed() {
+						b.Fatalf("%s: %v %s", r.Name, r.Err, r.Diff)
+					}
+				}
+			}
+			cpu := (cpuTime(b) - cpu0).Seconds() / float64(b.N)
+			b.ReportMetric(cpu, "cpu-s/op")
+			b.ReportMetric(cpu/float64(n)*1e3, "cpu-ms/fixture")
+			b.ReportMetric(cpu/float64(n*200)*1e6, "cpu-µs/frame")
+		})
+	}
+}
+
 // cpuTime is the process's user plus system CPU time so far.
 func cpuTime(b *testing.B) time.Duration {
 	var ru syscall.Rusage

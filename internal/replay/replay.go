@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/pipeline"
@@ -61,51 +62,81 @@ func (r Report) MarshalIndent() ([]byte, error) {
 // to w. One encoder and one line buffer serve every event, so writing a
 // report allocates little beyond what w keeps.
 func (r Report) WriteIndent(w io.Writer) error {
-	var line bytes.Buffer
-	enc := json.NewEncoder(&line) // escapes HTML, as json.Marshal does
-	// put writes v's JSON, without the encoder's trailing newline.
-	put := func(prefix string, v any) error {
-		line.Reset()
-		line.WriteString(prefix)
-		if err := enc.Encode(v); err != nil {
-			return err
-		}
-		_, err := w.Write(line.Bytes()[:line.Len()-1])
-		return err
-	}
-	if _, err := io.WriteString(w, "{\n  \"events\": ["); err != nil {
-		return err
-	}
+	rw := NewReportWriter(w)
 	for i := range r.Events {
-		prefix := ",\n    "
-		if i == 0 {
-			prefix = "\n    "
-		}
-		if err := put(prefix, &r.Events[i]); err != nil {
+		if err := rw.Event(&r.Events[i]); err != nil {
 			return err
 		}
 	}
-	tail := "],\n  \"outcome\": "
-	if len(r.Events) > 0 {
-		tail = "\n  " + tail
+	return rw.Finish(r.Outcome, r.Warnings)
+}
+
+// ReportWriter writes a report in its canonical golden form event by
+// event, as a run produces them, so that a trace need not be held: the
+// events array is open until Finish writes the outcome and the warnings.
+type ReportWriter struct {
+	w    io.Writer
+	line bytes.Buffer
+	enc  *json.Encoder
+	n    int
+	err  error
+}
+
+// NewReportWriter starts a report on w.
+func NewReportWriter(w io.Writer) *ReportWriter {
+	rw := &ReportWriter{w: w}
+	rw.enc = json.NewEncoder(&rw.line) // escapes HTML, as json.Marshal does
+	return rw
+}
+
+// put writes v's JSON after prefix, without the encoder's trailing newline.
+func (rw *ReportWriter) put(prefix string, v any) error {
+	if rw.err != nil {
+		return rw.err
 	}
-	if err := put(tail, r.Outcome); err != nil {
+	rw.line.Reset()
+	rw.line.WriteString(prefix)
+	if err := rw.enc.Encode(v); err != nil {
+		rw.err = err
 		return err
 	}
-	if len(r.Warnings) > 0 {
+	_, rw.err = rw.w.Write(rw.line.Bytes()[:rw.line.Len()-1])
+	return rw.err
+}
+
+// Event writes the next event.
+func (rw *ReportWriter) Event(e *trace.Event) error {
+	prefix := ",\n    "
+	if rw.n == 0 {
+		prefix = "{\n  \"events\": [\n    "
+	}
+	rw.n++
+	return rw.put(prefix, e)
+}
+
+// Finish closes the events array and writes the outcome and warnings.
+func (rw *ReportWriter) Finish(o Outcome, warnings []string) error {
+	tail := "\n  ],\n  \"outcome\": "
+	if rw.n == 0 {
+		tail = "{\n  \"events\": [],\n  \"outcome\": "
+	}
+	if err := rw.put(tail, o); err != nil {
+		return err
+	}
+	if len(warnings) > 0 {
 		prefix := ",\n  \"warnings\": [\n    "
-		for _, wn := range r.Warnings {
-			if err := put(prefix, wn); err != nil {
+		for _, wn := range warnings {
+			if err := rw.put(prefix, wn); err != nil {
 				return err
 			}
 			prefix = ",\n    "
 		}
-		if _, err := io.WriteString(w, "\n  ]"); err != nil {
-			return err
+		if _, rw.err = io.WriteString(rw.w, "\n  ]"); rw.err != nil {
+			return rw.err
 		}
 	}
-	_, err := io.WriteString(w, "\n}\n")
-	return err
+	_, rw.err = io.WriteString(rw.w, "\n}\n")
+	return rw.err
 }
 
 // matchWriter compares what is written to it with want, without keeping
@@ -302,7 +333,6 @@ func (discard) Flush()                       {}
 // redact.String so no credential reaches a trace.
 func Run(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, ch Chunking) Report {
 	rec := trace.NewRecorder()
-	req := pipeline.Request{Method: f.Request.Method, URL: f.Request.URL, Header: f.Request.Header.Clone(), Body: f.Request.Body}
 	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
 	switch {
 	case f.Response.Streamed() && ch == AsRecorded:
@@ -312,14 +342,27 @@ func Run(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, ch Chunking
 	default:
 		up.Body = f.Response.Body
 	}
-	res := c.Run(ctx, req, up, pipeline.ExchangeOptions{Trace: rec, Client: discard{}})
-	r := Report{Events: rec.Events()}
+	r := run(ctx, c, f, up, rec)
+	r.Events = rec.Events()
 	for i := range r.Events {
-		// Most calls carry neither; skip the rules' scan for those.
-		if e := &r.Events[i]; e.Reason != "" || e.Error != "" {
-			e.Reason, e.Error = redact.String(e.Reason), redact.String(e.Error)
-		}
+		redactEvent(&r.Events[i])
 	}
+	return r
+}
+
+// redactEvent passes an event's free text through redact.String.
+func redactEvent(e *trace.Event) {
+	// Most calls carry neither; skip the rules' scan for those.
+	if e.Reason != "" || e.Error != "" {
+		e.Reason, e.Error = redact.String(e.Reason), redact.String(e.Error)
+	}
+}
+
+// run runs one exchange and returns the report without its events.
+func run(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipeline.Upstream, rec *trace.Recorder) Report {
+	req := pipeline.Request{Method: f.Request.Method, URL: f.Request.URL, Header: f.Request.Header.Clone(), Body: f.Request.Body}
+	res := c.Run(ctx, req, up, pipeline.ExchangeOptions{Trace: rec, Client: discard{}})
+	var r Report
 	for _, w := range res.Warnings {
 		r.Warnings = append(r.Warnings, redact.String(w.String()))
 	}
@@ -337,6 +380,79 @@ func Run(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, ch Chunking
 		Relayed:  relayed,
 	}
 	return r
+}
+
+// fixtureStream feeds a fixture.Stream's chunks to the runtime as it reads
+// them, and keeps the first read error, which is the run's error rather
+// than an upstream failure.
+type fixtureStream struct {
+	s   *fixture.Stream
+	err error
+}
+
+func (s *fixtureStream) Next(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := s.s.Next()
+	if err != nil {
+		if err != io.EOF {
+			s.err = err
+		}
+		return nil, err
+	}
+	return c.Data, nil
+}
+
+// RunStream replays s through c as recorded, reading each chunk as the
+// runtime asks for it and handing each event (redacted, numbered) to sink
+// as the call ends, so that neither the body nor the trace is held: memory
+// does not grow with the fixture. The report returned has no events. If
+// sink fails, the run is cancelled and its error returned; a chunk that
+// cannot be read (the file changed after Open) is returned too.
+func RunStream(ctx context.Context, c *pipeline.Chain, s *fixture.Stream, sink func(*trace.Event) error) (Report, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// The recorder serialises sink calls; mu also covers reading sinkErr
+	// after the run and closed, which drops an event a finisher abandoned
+	// past its deadline (P28) adds after the run has returned.
+	var (
+		mu      sync.Mutex
+		sinkErr error
+		closed  bool
+	)
+	rec := trace.NewStreamRecorder(func(e trace.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if sinkErr != nil || closed {
+			return
+		}
+		redactEvent(&e)
+		if err := sink(&e); err != nil {
+			sinkErr = err
+			cancel(err)
+		}
+	})
+	f := s.Fixture
+	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
+	var fs *fixtureStream
+	if s.Chunks > 0 {
+		fs = &fixtureStream{s: s}
+		up.Stream = fs
+	} else {
+		up.Body = f.Response.Body
+	}
+	r := run(ctx, c, f, up, rec)
+	mu.Lock()
+	closed = true
+	mu.Unlock()
+	switch {
+	case sinkErr != nil:
+		return r, sinkErr
+	case fs != nil && fs.err != nil:
+		return r, fs.err
+	}
+	return r, nil
 }
 
 // ErrDiff marks a replay whose trace differs from its golden file.

@@ -145,7 +145,7 @@ func TestFramerChunkingIndependence(t *testing.T) {
 					return
 				}
 			}
-			for _, size := range []int{1, 2, 3} {
+			for _, size := range []int{1, 2, 3, 7, smallChunk, smallChunk + 1} {
 				got, n := feedChunks(t, splitEvery(in, size))
 				checkBlocks(t, fmt.Sprintf("%d-byte chunks", size), got, n, tc)
 			}

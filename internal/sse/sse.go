@@ -76,6 +76,14 @@ func (f *Framer) Feed(chunk []byte, emit func(raw []byte, isFrame bool) error) e
 	if n == 0 {
 		return nil
 	}
+	if !f.cr && n <= smallChunk && !hasLineEnd(chunk) {
+		// A small read inside a line (a slow or byte-wise upstream): no
+		// line completes, so the bytes only join the block. lineStart
+		// already points where the line in progress starts, or, if none
+		// is, at len(buf), where the chunk starts one.
+		f.buf = append(f.buf, chunk...)
+		return nil
+	}
 	p := 0 // start of the next line in chunk
 	if f.cr {
 		// The previous chunk ended with a CR line end; an LF here completes it.
@@ -123,9 +131,17 @@ func (f *Framer) Feed(chunk []byte, emit func(raw []byte, isFrame bool) error) e
 			if !data && isData(line) {
 				data = true
 			}
-			// A CR at the chunk end may be followed by an LF in the next chunk.
-			f.cr = crAtEnd
-			continue
+			if q == n || chunk[q] != '\n' {
+				// A CR at the chunk end may be followed by an LF in the
+				// next chunk.
+				f.cr = crAtEnd
+				continue
+			}
+			// The common "...\n\n": the next line is blank, ended by the
+			// LF at q. Taking it here saves a search per block.
+			p = q + 1
+			q = p
+			crAtEnd = false
 		}
 
 		// A blank line: the block ends at q.
@@ -192,6 +208,20 @@ func (f *Framer) flushHeld(emit func(raw []byte, isFrame bool) error) error {
 	f.data = false
 	f.held = false
 	return emit(raw, isFrame)
+}
+
+// smallChunk is the largest chunk Feed checks byte by byte for a line end
+// before doing anything else: below it, a loop beats two IndexByte calls.
+const smallChunk = 16
+
+// hasLineEnd reports whether b holds a CR or an LF.
+func hasLineEnd(b []byte) bool {
+	for _, c := range b {
+		if c == '\n' || c == '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // isData reports whether line (without its line end) has the field name

@@ -84,10 +84,22 @@ type Recorder struct {
 	mu     sync.Mutex
 	events []Event
 	now    func() time.Time
+	// sink, when set, receives each event instead of the recorder keeping
+	// it; n numbers them.
+	sink func(Event)
+	n    int
 }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder { return &Recorder{now: time.Now} }
+
+// NewStreamRecorder returns a recorder that keeps nothing: each event goes
+// to sink as it is added, numbered and in order (sink runs under the
+// recorder's lock, so it must not add events itself). A trace then costs
+// no memory per event; Events returns nil.
+func NewStreamRecorder(sink func(Event)) *Recorder {
+	return &Recorder{now: time.Now, sink: sink}
+}
 
 // Enabled reports whether r records; callers skip timing when it does not.
 func (r *Recorder) Enabled() bool { return r != nil }
@@ -116,6 +128,12 @@ func (r *Recorder) Add(e Event) int {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.sink != nil {
+		r.n++
+		e.Seq = r.n
+		r.sink(e)
+		return e.Seq
+	}
 	e.Seq = len(r.events) + 1
 	r.events = append(r.events, e)
 	return e.Seq

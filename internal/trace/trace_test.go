@@ -183,3 +183,25 @@ func TestMarshalIndentStable(t *testing.T) {
 		t.Fatalf("round trip lost fields: %+v", back.Events)
 	}
 }
+
+func TestStreamRecorder(t *testing.T) {
+	var got []Event
+	r := NewStreamRecorder(func(e Event) { got = append(got, e) })
+	for _, h := range []string{HookOnRequest, HookOnResponse, HookOnFinish} {
+		r.Add(Event{Hook: h, Plugin: "p"})
+	}
+	if len(got) != 3 {
+		t.Fatalf("sink got %d events, want 3", len(got))
+	}
+	for i, e := range got {
+		if e.Seq != i+1 {
+			t.Errorf("event %d has seq %d", i, e.Seq)
+		}
+	}
+	if got[2].Hook != HookOnFinish {
+		t.Errorf("order: %+v", got)
+	}
+	if ev := r.Events(); ev != nil {
+		t.Errorf("a stream recorder kept %d events", len(ev))
+	}
+}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/plugintls"
 	"github.com/abkit/abkit/internal/refruntime"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk"
@@ -141,7 +142,7 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 	// Its own process group, killed on failure and on Close, so that a
 	// wrapper script's children go too and cannot hold the reap up.
 	pluginhost.OwnProcessGroup(cmd)
-	client := plugin.NewClient(&plugin.ClientConfig{
+	cfg := &plugin.ClientConfig{
 		HandshakeConfig: refruntime.Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{refruntime.ProtocolVersion: {refruntime.PluginSetName: &refruntime.GRPCPlugin{
 			NewClient: func(b *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
@@ -149,11 +150,16 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 			}}}},
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
 		StartTimeout:     start,
 		Stderr:           st,
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
-	})
+	}
+	// go-plugin's AutoMTLS exchange with P-256 certificates (the host's
+	// made once per process), as for plugins: internal/plugintls.
+	if err := pluginhost.ProcessTLS().Client(cfg, nil); err != nil {
+		return nil, err
+	}
+	client := plugin.NewClient(cfg)
 	fail := func(err error) (conformance.Subject, error) {
 		pluginhost.KillProcessGroup(cmd)
 		client.Kill()
@@ -169,6 +175,9 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 	if err != nil {
 		return fail(fmt.Errorf("%s is not a working abkit runtime: the runtime handshake (%s, protocol %d) failed: %w",
 			abs, refruntime.MagicCookieKey, refruntime.ProtocolVersion, err))
+	}
+	if !plugintls.Pinned(cfg) {
+		return fail(fmt.Errorf("%s is not a working abkit runtime: %w", abs, plugintls.ErrNoCertificate))
 	}
 	raw, err := cp.Dispense(refruntime.PluginSetName)
 	if err != nil {

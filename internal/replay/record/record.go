@@ -151,6 +151,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out.Header = stripHop(r.Header)
 	out.Host = p.upstream.Host
 	started := p.now()
+	// Named at arrival: the per-process sequence number orders fixtures
+	// as their requests came, whichever finished first.
+	name := p.fileName(r, started)
 	resp, err := p.client.Do(out)
 	if err != nil {
 		p.log.Warn("upstream failed; exchange not recorded", "method", r.Method, "path", redact.URL(r.URL.EscapedPath()), "err", redact.String(err.Error()))
@@ -267,7 +270,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.log.Error("exchange not recorded", "err", err)
 			return
 		}
-		p.write(release, r, target, reqBody, resp.StatusCode, respHeader, chunks, started, size)
+		p.write(release, r, name, target, reqBody, resp.StatusCode, respHeader, chunks, started, size)
 	}()
 }
 
@@ -277,7 +280,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // temporary file is written; the sync and the link come after. The
 // temporary file is on disk before it gets its name, so a crash never
 // leaves a fixture with missing data.
-func (p *Proxy) write(release func(), r *http.Request, target *url.URL, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk, started time.Time, size int) {
+func (p *Proxy) write(release func(), r *http.Request, name func(string) string, target *url.URL, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk, started time.Time, size int) {
 	defer release()
 	if p.writeGate != nil {
 		p.writeGate()
@@ -319,15 +322,15 @@ func (p *Proxy) write(release func(), r *http.Request, target *url.URL, reqBody 
 		p.log.Error("exchange not recorded", "err", fmt.Errorf("sync %s: %w", p.out, err))
 		return
 	}
-	name, err := fixture.LinkUnique(p.out, tmp, p.fileName(r))
+	file, err := fixture.LinkUnique(p.out, tmp, name)
 	if err != nil {
 		p.log.Error("exchange not recorded", "err", err)
 		return
 	}
 	p.mu.Lock()
-	p.written = append(p.written, name)
+	p.written = append(p.written, file)
 	p.mu.Unlock()
-	p.log.Info("recorded", "file", name, "status", status, "bytes", size)
+	p.log.Info("recorded", "file", file, "status", status, "bytes", size)
 }
 
 // target is the upstream URL of r: the upstream's base path joined with
@@ -358,9 +361,9 @@ func isEventStream(h http.Header) bool {
 // name; fixture.CreateUnique draws another suffix if one is taken anyway.
 // METHOD and PATH are sanitised (fixture.NamePart): no request can name a
 // file outside the output directory.
-func (p *Proxy) fileName(r *http.Request) func(string) string {
+func (p *Proxy) fileName(r *http.Request, at time.Time) func(string) string {
 	n := p.seq.Add(1)
-	stamp := p.now().UTC().Format("20060102T150405")
+	stamp := at.UTC().Format("20060102T150405")
 	method := strings.ToLower(fixture.NamePart(r.Method, "request"))
 	// The path as sent, with token-shaped segments redacted (a bot token
 	// in the path must not reach a file name).
