@@ -313,7 +313,16 @@ func Run(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, ch Chunking
 		up.Body = f.Response.Body
 	}
 	res := c.Run(ctx, req, up, pipeline.ExchangeOptions{Trace: rec, Client: discard{}})
-	r := Report{Events: rec.Events()}
+	return ReportOf(rec.Events(), res)
+}
+
+// ReportOf is the report of one finished exchange: its trace events (which
+// it takes) and its result, with every reason, error and warning passed
+// through redact.String. Replay and a live gateway (internal/replay/live)
+// report through it, so a live exchange saved as a fixture replays to the
+// same report.
+func ReportOf(events []trace.Event, res *pipeline.Result) Report {
+	r := Report{Events: events}
 	for i := range r.Events {
 		// Most calls carry neither; skip the rules' scan for those.
 		if e := &r.Events[i]; e.Reason != "" || e.Error != "" {

@@ -84,10 +84,20 @@ type Recorder struct {
 	mu     sync.Mutex
 	events []Event
 	now    func() time.Time
+	onAdd  func(Event)
 }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder { return &Recorder{now: time.Now} }
+
+// NewWatchedRecorder returns an empty recorder that also hands each event
+// to onAdd as it is added (with its Seq set, a copy), on the goroutine
+// that added it: a live view shows calls as they happen, not when the
+// exchange ends. onAdd must not block for long; it delays the call that
+// produced the event.
+func NewWatchedRecorder(onAdd func(Event)) *Recorder {
+	return &Recorder{now: time.Now, onAdd: onAdd}
+}
 
 // Enabled reports whether r records; callers skip timing when it does not.
 func (r *Recorder) Enabled() bool { return r != nil }
@@ -115,9 +125,13 @@ func (r *Recorder) Add(e Event) int {
 		return 0
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	e.Seq = len(r.events) + 1
 	r.events = append(r.events, e)
+	onAdd := r.onAdd
+	r.mu.Unlock()
+	if onAdd != nil {
+		onAdd(e.clone())
+	}
 	return e.Seq
 }
 
