@@ -219,6 +219,10 @@ func (c *capture) add(at time.Duration, b []byte) {
 	c.chunks = append(c.chunks, fixture.Chunk{At: at, Data: bytes.Clone(b)})
 }
 
+// bufPool holds the read buffers of upstream bodies: the runtime is done
+// with a chunk when Respond returns (the capture keeps copies).
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 // upstreamStream hands the runtime each read of the upstream body as one
 // chunk, as it arrives, and keeps a copy for the record.
 type upstreamStream struct {
@@ -322,7 +326,9 @@ func (s *Server) forward(ctx context.Context, x *pipeline.Exchange, method strin
 	}
 	defer resp.Body.Close()
 	header := record.StripHop(resp.Header)
-	st := &upstreamStream{body: resp.Body, buf: make([]byte, 32<<10), t0: s.now(), now: s.now, keep: keep}
+	buf := bufPool.Get().(*[]byte)
+	defer bufPool.Put(buf)
+	st := &upstreamStream{body: resp.Body, buf: *buf, t0: s.now(), now: s.now, keep: keep}
 	x.Respond(ctx, pipeline.Upstream{Status: resp.StatusCode, Header: header.Clone(), Stream: st})
 	return resp.StatusCode, header, st.eof
 }
