@@ -24,6 +24,7 @@ type serveOpts struct {
 	chain, upstream, listen, pluginDir, record, direction string
 	ring, bodyCap                                         int
 	grace                                                 time.Duration
+	ui                                                    bool
 }
 
 func newServeCmd(o *globalOpts) *cobra.Command {
@@ -57,7 +58,8 @@ trace.
 Stop with Ctrl-C (SIGINT) or SIGTERM: the event streams end, exchanges in
 flight get --grace to finish and are then cut (their outcome says so),
 the chain is stopped and plugin processes are ended; a second signal stops
-at once. Exit codes: 0 after a signal, 1 the chain is invalid, 2 usage,
+at once. With --ui the terminal UI opens on its Live tab (as 'abctl ui
+--attach' would) and quitting it stops serve the same way. Exit codes: 0 after a signal, 1 the chain is invalid, 2 usage,
 3 a file, plugin binary or the listen address cannot be used.`,
 		Example: "  abctl serve --chain chain.yaml --upstream https://api.openai.com\n" +
 			"  OPENAI_BASE_URL=http://127.0.0.1:8089/v1 my-agent\n" +
@@ -78,6 +80,7 @@ at once. Exit codes: 0 after a signal, 1 the chain is invalid, 2 usage,
 	f.IntVar(&s.ring, "ring", live.DefaultRing, "how many finished exchanges the API keeps")
 	f.IntVar(&s.bodyCap, "body-cap", live.DefaultBodyCap, "bytes of each body the API keeps per exchange; longer bodies are cut and marked truncated")
 	f.DurationVar(&s.grace, "grace", 5*time.Second, "how long exchanges in flight may take to finish after SIGINT or SIGTERM")
+	f.BoolVar(&s.ui, "ui", false, "open the terminal UI on its Live tab, attached to this serve; quitting it stops serve (saves go to --record, else the current directory)")
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	_ = c.RegisterFlagCompletionFunc("direction", cobra.FixedCompletions([]cobra.Completion{"inbound", "outbound"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -86,6 +89,9 @@ at once. Exit codes: 0 after a signal, 1 the chain is invalid, 2 usage,
 func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 	if s.chain == "" || s.upstream == "" {
 		return usageErr(errors.New("--chain and --upstream are required"))
+	}
+	if s.ui && !o.app.OutTerminal {
+		return usageErr(errors.New("--ui needs a terminal; without one, watch http://LISTEN/_abkit/v1/events"))
 	}
 	if s.ring <= 0 || s.bodyCap <= 0 || s.grace < 0 {
 		return usageErr(errors.New("--ring and --body-cap must be positive and --grace not negative"))
@@ -125,6 +131,11 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 	})
 	defer stopEarly()
 	log := slog.New(slog.NewTextHandler(o.app.Err, nil))
+	if s.ui {
+		// The screen is the TUI's; what a log line would say, the Live
+		// tab shows (cut exchanges, outcomes).
+		log = slog.New(slog.DiscardHandler)
+	}
 	err = withPlugins(runCtx, o.app, s.pluginDir, names, func(factories []gateway.Factory) error {
 		ch, err := replay.LoadChain(runCtx, s.chain, dir, factories)
 		if err != nil {
@@ -154,6 +165,9 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 			return nil
 		}
 		addr := ln.Addr().String()
+		if s.ui {
+			return serveWithUI(ctx, o, s, srv, ln)
+		}
 		fmt.Fprintf(o.app.Err, "serving %s (%s: %s) on http://%s -> %s\n", s.chain, dir, strings.Join(ch.Names(), ", "), addr, redact.URL(s.upstream))
 		fmt.Fprintf(o.app.Err, "API http://%s%sv1/exchanges, events http://%s%s; Ctrl-C to stop\n", addr, live.APIPrefix, addr, live.PathEvents)
 		if err := srv.Serve(ctx, ln, s.grace); err != nil {
@@ -191,4 +205,25 @@ func reportBuildError(o *globalOpts, cf *catalog.ChainFile, be *pipeline.BuildEr
 		fmt.Fprintf(o.app.Err, ": %s\n    fix: %s\n", termsafe.String(f.Msg), termsafe.String(f.Fix))
 	}
 	return &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s: the %s chain is invalid (%d finding(s)); nothing was served", cf.Path, be.Direction, len(fs))}
+}
+
+// serveWithUI serves in the background and runs the TUI attached to it;
+// quitting the TUI (or a signal) stops serve gracefully.
+func serveWithUI(ctx context.Context, o *globalOpts, s *serveOpts, srv *live.Server, ln net.Listener) error {
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(sctx, ln, s.grace) }()
+	saveDir := s.record
+	if saveDir == "" {
+		saveDir = "."
+	}
+	uerr := runUI(ctx, o, &uiOpts{chain: s.chain, pluginDir: s.pluginDir, attach: "http://" + ln.Addr().String(), saveDir: saveDir})
+	stop()
+	if err := <-errc; err != nil {
+		return readErr(err)
+	}
+	st := srv.Stats()
+	fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) served, %d cut, %d recorded\n", st.Served, st.Cut, st.Recorded)
+	return uerr
 }

@@ -124,9 +124,7 @@ func TestLiveTab(t *testing.T) {
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 30),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	t.Cleanup(m.Close)
-	waitLiveScreen(t, tm, "a2a-parser")
-	tm.Send(k("4"))
-	waitLiveScreen(t, tm, "/v1/json") // the backlog
+	waitLiveScreen(t, tm, "/v1/json") // attached, it opens on the Live tab, with the backlog
 
 	post(t, base+"/v1/json", `{"q":"please drop table users"}`)
 	waitLiveScreen(t, tm, "guardrail") // exchange 2, denied, arrives live
@@ -153,6 +151,9 @@ func TestLiveTab(t *testing.T) {
 	tm.Send(k("q"))
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(liveHangGuard)).(*Model)
 
+	if fm.cat.c == nil {
+		t.Error("the catalog did not load beside the Live tab")
+	}
 	if n := len(fm.lv.rows); n != 3 || len(fm.lv.held) != 0 {
 		t.Fatalf("Live tab holds %d rows (%d held), want 3", n, len(fm.lv.held))
 	}

@@ -125,7 +125,9 @@ func New(opts Options) *Model {
 	m.tr.fixtures = opts.Fixtures
 	m.busy = "loading catalog"
 	if opts.Attach != "" {
+		// Attached, the live exchanges are what the user came for.
 		m.lv.base = strings.TrimSuffix(opts.Attach, "/")
+		m.tab = tabLive
 	}
 	return m
 }
