@@ -639,3 +639,15 @@ func depStatus(pos map[string]int, dep string, at int) string {
 	}
 	return DepLate
 }
+
+// EntryPos returns the line and column of entry i of a direction in the
+// file (0, 0 when unknown), for reporting a build error of that entry; a
+// negative i gives the direction's list.
+func (cf *ChainFile) EntryPos(dir gateway.Direction, i int) (line, col int) {
+	path := fmt.Sprintf("$.%s[%d]", dir, i)
+	if i < 0 {
+		path = "$." + dir.String()
+	}
+	at := cf.pos.at(path)
+	return at.line, at.col
+}

@@ -229,7 +229,7 @@ not be read.`,
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 
 	root.AddCommand(newCatalogCmd(o), newChainCmd(o), newVersionCmd(o))
-	root.AddCommand(newDryrunCmd(o), newFixtureCmd(o), newRecordCmd(o), newReplayCmd(o))
+	root.AddCommand(newDryrunCmd(o), newFixtureCmd(o), newRecordCmd(o), newReplayCmd(o), newServeCmd(o))
 	root.AddCommand(newUICmd(o), newCacheCmd(o))
 	root.RunE = runRoot(o) // ui.go: a terminal opens the TUI
 	root.InitDefaultCompletionCmd()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/goccy/go-yaml"
@@ -107,6 +108,7 @@ func TestOutputFormatsEveryCommand(t *testing.T) {
 		"abctl fixture import": {"fixture", "import", "--sse", sse, "--out", filepath.Join(dir, "x.fixture")},
 		"abctl cache clean":    {"cache", "clean"},
 		"abctl record":         {"record", "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0", "--out", filepath.Join(dir, "rec")},
+		"abctl serve":          {"serve", "--chain", chain, "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0"},
 		"abctl ui":             nil, // interactive: no output format
 		"abctl completion":     nil,
 		"abctl help":           nil,
@@ -132,16 +134,22 @@ func TestOutputFormatsEveryCommand(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			// record serves until its context ends: an ended one makes it
-			// stop at once and report what it wrote (nothing).
+			// record and serve run until their context ends: ended, they
+			// stop and report what they wrote (nothing).
 			run := func(format string) (int, string, string) {
-				var o, e bytes.Buffer
-				app := &App{Out: &o, Err: &e, Catalog: catalog.Options{Builtin: Builtins, CacheDir: t.TempDir()}, Version: "test"}
+				var o bytes.Buffer
 				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				e := &cancelOnWrite{}
+				if args[0] == "serve" {
+					// A signal before serve starts is an interrupt (130);
+					// the stop comes once it serves.
+					e.cancel, e.after = cancel, "Ctrl-C to stop"
+				}
+				app := &App{Out: &o, Err: e, Catalog: catalog.Options{Builtin: Builtins, CacheDir: t.TempDir()}, Version: "test"}
 				if args[0] == "record" {
 					cancel()
 				}
-				defer cancel()
 				code := Main(ctx, app, append(append([]string{}, args...), "-o", format))
 				return code, o.String(), e.String()
 			}
@@ -174,4 +182,29 @@ func TestOutputFormatsEveryCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cancelOnWrite is a stderr that ends a command's context once it has
+// printed after (a server's "ready" line), as a signal would.
+type cancelOnWrite struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	after  string
+	cancel context.CancelFunc
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if w.cancel != nil && strings.Contains(w.b.String(), w.after) {
+		w.cancel()
+	}
+	return n, err
+}
+
+func (w *cancelOnWrite) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 type uiOpts struct {
 	chain, fixtures, pluginDir string
+	attach, saveDir            string
 }
 
 func newUICmd(o *globalOpts) *cobra.Command {
@@ -44,8 +46,15 @@ a chain entry that is not built in runs in the Trace tab from its binary:
 the one a dir: source lists, or DIR/NAME with --plugin-dir DIR (as dryrun
 takes it). Those processes live for one dry-run and are stopped after it. 'abctl' alone on a terminal runs
 'abctl ui'. Press ? in the UI for every key; docs/keys.md lists them.
-Colour follows NO_COLOR and --no-color.`,
-		Example: "  abctl ui\n  abctl ui --chain fixtures/inference/chain.yaml --fixtures fixtures/inference",
+Colour follows NO_COLOR and --no-color.
+
+With --attach URL (the address of an 'abctl serve'), a fourth tab, Live,
+lists that gateway's exchanges as they finish (status, outcome, the plugin
+that denied, duration, a frame-count bar): / filters, space pauses the
+list while new exchanges are counted, enter opens the exchange in the
+Trace tab's stepper, and s saves it as a fixture into --save-dir, which
+'abctl dryrun' and 'abctl replay' then run (docs/live.md).`,
+		Example: "  abctl ui\n  abctl ui --chain fixtures/inference/chain.yaml --fixtures fixtures/inference\n  abctl ui --attach http://127.0.0.1:8089 --save-dir fixtures/live",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUI(cmd.Context(), o, u)
@@ -55,6 +64,8 @@ Colour follows NO_COLOR and --no-color.`,
 	f.StringVar(&u.chain, "chain", "", "chain file to load (default: the built-in example chain)")
 	f.StringVar(&u.fixtures, "fixtures", "", "directory of fixture files, searched recursively (default: built-in samples)")
 	f.StringVar(&u.pluginDir, "plugin-dir", "", "directory of plugin binaries: a chain entry that is not built in runs from DIR/NAME through go-plugin")
+	f.StringVar(&u.attach, "attach", "", "base URL of an abctl serve: adds the Live tab of its exchanges")
+	f.StringVar(&u.saveDir, "save-dir", ".", "directory the Live tab saves fixtures into")
 	_ = c.MarkFlagDirname("plugin-dir")
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	_ = c.MarkFlagDirname("fixtures")
@@ -82,6 +93,9 @@ func runRoot(o *globalOpts) func(*cobra.Command, []string) error {
 
 func runUI(ctx context.Context, o *globalOpts, u *uiOpts) error {
 	m, colour, err := newUIModel(o, u)
+	if err == nil {
+		defer m.Close()
+	}
 	if err != nil {
 		return err
 	}
@@ -158,6 +172,11 @@ func newUIModel(o *globalOpts, u *uiOpts) (*tui.Model, bool, error) {
 			return nil, false, usageErr(fmt.Errorf("--plugin-dir %s: not a directory", u.pluginDir))
 		}
 	}
+	if u.attach != "" {
+		if a, err := url.Parse(u.attach); err != nil || (a.Scheme != "http" && a.Scheme != "https") || a.Host == "" {
+			return nil, false, usageErr(fmt.Errorf("--attach %q: want the http:// address of an abctl serve, such as http://127.0.0.1:8089", u.attach))
+		}
+	}
 	srcs := o.sources
 	if len(srcs) == 0 {
 		srcs = []string{"builtin"}
@@ -178,8 +197,10 @@ func newUIModel(o *globalOpts, u *uiOpts) (*tui.Model, bool, error) {
 			}
 			return loadFixtures(u.fixtures)
 		},
-		Colour: colour,
-		Getenv: o.app.getenv,
+		Colour:  colour,
+		Getenv:  o.app.getenv,
+		Attach:  u.attach,
+		SaveDir: u.saveDir,
 	})
 	return m, colour, nil
 }

@@ -350,6 +350,20 @@ func Run(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, ch Chunking
 	return r
 }
 
+// ReportOf is the report of one finished exchange: its trace events (which
+// it takes) and its result, with every reason, error and warning passed
+// through redact.String. Replay and a live gateway (internal/replay/live)
+// report through it, so a live exchange saved as a fixture replays to the
+// same report.
+func ReportOf(events []trace.Event, res *pipeline.Result) Report {
+	r := resultReport(res)
+	r.Events = events
+	for i := range r.Events {
+		redactEvent(&r.Events[i])
+	}
+	return r
+}
+
 // redactEvent passes an event's free text through redact.String.
 func redactEvent(e *trace.Event) {
 	// Most calls carry neither; skip the rules' scan for those.
@@ -361,7 +375,12 @@ func redactEvent(e *trace.Event) {
 // run runs one exchange and returns the report without its events.
 func run(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipeline.Upstream, rec *trace.Recorder) Report {
 	req := pipeline.Request{Method: f.Request.Method, URL: f.Request.URL, Header: f.Request.Header.Clone(), Body: f.Request.Body}
-	res := c.Run(ctx, req, up, pipeline.ExchangeOptions{Trace: rec, Client: discard{}})
+	return resultReport(c.Run(ctx, req, up, pipeline.ExchangeOptions{Trace: rec, Client: discard{}}))
+}
+
+// resultReport is the report of res without its events: outcome and
+// warnings, redacted.
+func resultReport(res *pipeline.Result) Report {
 	var r Report
 	for _, w := range res.Warnings {
 		r.Warnings = append(r.Warnings, redact.String(w.String()))

@@ -86,8 +86,9 @@ type Recorder struct {
 	now    func() time.Time
 	// sink, when set, receives each event instead of the recorder keeping
 	// it; n numbers them.
-	sink func(Event)
-	n    int
+	sink  func(Event)
+	n     int
+	onAdd func(Event)
 }
 
 // NewRecorder returns an empty recorder.
@@ -99,6 +100,15 @@ func NewRecorder() *Recorder { return &Recorder{now: time.Now} }
 // no memory per event; Events returns nil.
 func NewStreamRecorder(sink func(Event)) *Recorder {
 	return &Recorder{now: time.Now, sink: sink}
+}
+
+// NewWatchedRecorder returns an empty recorder that also hands each event
+// to onAdd as it is added (with its Seq set, a copy), on the goroutine
+// that added it: a live view shows calls as they happen, not when the
+// exchange ends. onAdd must not block for long; it delays the call that
+// produced the event.
+func NewWatchedRecorder(onAdd func(Event)) *Recorder {
+	return &Recorder{now: time.Now, onAdd: onAdd}
 }
 
 // Enabled reports whether r records; callers skip timing when it does not.
@@ -127,15 +137,20 @@ func (r *Recorder) Add(e Event) int {
 		return 0
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.sink != nil {
 		r.n++
 		e.Seq = r.n
 		r.sink(e)
+		r.mu.Unlock()
 		return e.Seq
 	}
 	e.Seq = len(r.events) + 1
 	r.events = append(r.events, e)
+	onAdd := r.onAdd
+	r.mu.Unlock()
+	if onAdd != nil {
+		onAdd(e.clone())
+	}
 	return e.Seq
 }
 

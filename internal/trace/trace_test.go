@@ -205,3 +205,22 @@ func TestStreamRecorder(t *testing.T) {
 		t.Errorf("a stream recorder kept %d events", len(ev))
 	}
 }
+
+// TestWatchedRecorder: a live view gets every event as it is added, in
+// order, with its sequence number, and a copy it may keep.
+func TestWatchedRecorder(t *testing.T) {
+	var got []Event
+	r := NewWatchedRecorder(func(e Event) { got = append(got, e) })
+	r.Add(Event{Hook: HookOnRequest, Plugin: "a", Action: "continue"})
+	if len(got) != 1 || got[0].Seq != 1 || got[0].Plugin != "a" {
+		t.Fatalf("after one Add, watcher saw %+v", got)
+	}
+	r.Add(Event{Hook: HookOnResponseFrame, Plugin: "b", Frame: FrameIndex(0), Action: "continue"})
+	if len(got) != 2 || got[1].Seq != 2 || *got[1].Frame != 0 {
+		t.Fatalf("after two Adds, watcher saw %+v", got)
+	}
+	*got[1].Frame = 9
+	if ev := r.Events(); *ev[1].Frame != 0 {
+		t.Errorf("watcher's copy shares the frame index with the recorder")
+	}
+}

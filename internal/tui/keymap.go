@@ -13,6 +13,7 @@ import (
 type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	NextTab, PrevTab, Tab1, Tab2, Tab3      key.Binding
+	Tab4, Pause, Save                       key.Binding
 	Enter, Back, Filter, Help, Quit, Force  key.Binding
 	Edit, Reload                            key.Binding
 	NextStep, PrevStep, NextFrame, NextRej  key.Binding
@@ -37,6 +38,9 @@ func DefaultKeyMap() KeyMap {
 		Tab1:       b([]string{"1"}, "1", "Catalog tab"),
 		Tab2:       b([]string{"2"}, "2", "Chain tab"),
 		Tab3:       b([]string{"3"}, "3", "Trace tab"),
+		Tab4:       b([]string{"4"}, "4", "Live tab (abctl ui --attach URL)"),
+		Pause:      b([]string{"space"}, "space", "pause / resume the list (new exchanges are counted meanwhile)"),
+		Save:       b([]string{"s"}, "s", "save the exchange as a fixture (into --save-dir)"),
 		Enter:      b([]string{"enter"}, "enter", "open / drill in / run dry-run"),
 		Back:       b([]string{"esc"}, "esc", "back / clear the filter"),
 		Filter:     b([]string{"/"}, "/", "filter the catalog"),
@@ -73,6 +77,7 @@ func (k KeyMap) Groups() []Group {
 		{"Catalog", []key.Binding{k.Filter, k.Enter, k.Back}},
 		{"Chain", []key.Binding{k.Edit, k.Enter}},
 		{"Trace", []key.Binding{k.Enter, k.NextStep, k.PrevStep, k.NextFrame, k.NextRej, k.End, k.Play, k.Search, k.GoTo, k.DetailDown, k.DetailUp, k.Copy, k.Back}},
+		{"Live", []key.Binding{k.Tab4, withHelp(k.Enter, "enter", "open the exchange in the Trace tab's stepper"), k.Pause, withHelp(k.Filter, "/", "filter the exchanges (id, method, path, status, outcome, plugin)"), k.Save, withHelp(k.Reload, "r", "reconnect to serve")}},
 	}
 }
 

@@ -63,6 +63,11 @@ type Options struct {
 	ReloadFixtures func() ([]Exchange, error)
 	// Getenv reads $EDITOR; nil means os.Getenv.
 	Getenv func(string) string
+	// Attach is the base URL of an abctl serve; when set, a Live tab
+	// lists its exchanges as they finish (docs/live.md).
+	Attach string
+	// SaveDir is where the Live tab's s saves fixtures ("." when empty).
+	SaveDir string
 }
 
 type tab int
@@ -71,10 +76,19 @@ const (
 	tabCatalog tab = iota
 	tabChain
 	tabTrace
+	tabLive
 	nTabs
 )
 
-var tabNames = [nTabs]string{"Catalog", "Chain", "Trace"}
+var tabNames = [nTabs]string{"Catalog", "Chain", "Trace", "Live"}
+
+// tabCount is how many tabs there are: Live only when attached.
+func (m *Model) tabCount() tab {
+	if m.opts.Attach == "" {
+		return tabLive
+	}
+	return nTabs
+}
 
 // Model is the TUI's Bubble Tea model.
 type Model struct {
@@ -95,6 +109,10 @@ type Model struct {
 	cat   catalogTab
 	chain chainTab
 	tr    traceTab
+	lv    liveTab
+
+	liveCh     chan tea.Msg
+	liveCancel context.CancelFunc
 }
 
 // New returns the model. Call Init (tea.NewProgram does) to load the
@@ -108,6 +126,11 @@ func New(opts Options) *Model {
 	m.spin = spinner.New(spinner.WithSpinner(spinner.Line))
 	m.tr.fixtures = opts.Fixtures
 	m.busy = "loading catalog"
+	if opts.Attach != "" {
+		// Attached, the live exchanges are what the user came for.
+		m.lv.base = strings.TrimSuffix(opts.Attach, "/")
+		m.tab = tabLive
+	}
 	return m
 }
 
@@ -134,7 +157,36 @@ func (m *Model) HasRun() bool { return m.tr.run != nil }
 
 // Init loads the catalog and asks the terminal for its background colour.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.loadCatalog(), m.spin.Tick, tea.RequestBackgroundColor)
+	return tea.Batch(m.loadCatalog(), m.spin.Tick, tea.RequestBackgroundColor, m.attach())
+}
+
+// attach (re)connects the Live tab to serve's event stream; nil when not
+// attached.
+func (m *Model) attach() tea.Cmd {
+	if m.lv.base == "" {
+		return nil
+	}
+	if m.liveCancel != nil {
+		m.liveCancel()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan tea.Msg, 64)
+	m.liveCh, m.liveCancel = ch, cancel
+	m.lv.state, m.lv.ok = "connecting", true
+	go liveConnect(ctx, m.lv.base, ch)
+	return waitLive(ch)
+}
+
+// waitLive delivers the Live tab's next message; Update re-arms it.
+func waitLive(ch chan tea.Msg) tea.Cmd {
+	return func() tea.Msg { return <-ch }
+}
+
+// Close stops the Live tab's connection.
+func (m *Model) Close() {
+	if m.liveCancel != nil {
+		m.liveCancel()
+	}
 }
 
 func (m *Model) loadCatalog() tea.Cmd {
@@ -259,6 +311,32 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		return m, m.playTick()
+	case liveArrivedMsg:
+		m.lv.state, m.lv.ok = "live", true
+		m.lv.add(msg.sums)
+		return m, waitLive(m.liveCh)
+	case liveEndMsg:
+		m.lv.state, m.lv.ok = "disconnected: "+oneLine(msg.err.Error())+" (r reconnects)", false
+		return m, nil
+	case liveOpenMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return m, nil
+		}
+		termsafe.Fields(msg.run)
+		m.tr.setRun(msg.run)
+		m.tab = tabTrace
+		m.setInfo(msg.run.Fixture + ": " + msg.run.Outcome.Kind.String())
+		return m, nil
+	case liveSavedMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return m, nil
+		}
+		m.setInfo("saved " + msg.path + "; replay it with abctl dryrun --chain CHAIN " + msg.path)
+		return m, nil
 	case tea.MouseWheelMsg:
 		return m, m.wheel(msg)
 	case tea.MouseClickMsg:
@@ -283,6 +361,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.cat.filterKey(msg, k)
 		return nil
 	}
+	if m.lv.filtering {
+		m.liveFilterKey(msg)
+		return nil
+	}
 	if m.tab == tabTrace && m.tr.prompt != 0 {
 		m.promptKey(msg) // q, r, digits are text while a query is typed
 		return nil
@@ -298,10 +380,13 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.help = true
 		return nil
 	case key.Matches(msg, k.NextTab):
-		m.tab = (m.tab + 1) % nTabs
+		m.tab = (m.tab + 1) % m.tabCount()
 		return nil
 	case key.Matches(msg, k.PrevTab):
-		m.tab = (m.tab + nTabs - 1) % nTabs
+		m.tab = (m.tab + m.tabCount() - 1) % m.tabCount()
+		return nil
+	case key.Matches(msg, k.Tab4) && m.tabCount() > tabLive:
+		m.tab = tabLive
 		return nil
 	case key.Matches(msg, k.Tab1):
 		m.tab = tabCatalog
@@ -312,6 +397,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Tab3):
 		m.tab = tabTrace
 		return nil
+	case key.Matches(msg, k.Reload) && m.tab == tabLive:
+		return m.attach()
 	case key.Matches(msg, k.Reload):
 		return m.reload()
 	}
@@ -322,8 +409,55 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.chainKey(msg)
 	case tabTrace:
 		return m.traceKey(msg)
+	case tabLive:
+		return m.liveKey(msg)
 	}
 	return nil
+}
+
+func (m *Model) liveKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Filter):
+		m.lv.filtering = true
+	case key.Matches(msg, k.Back):
+		m.lv.filter = ""
+	case key.Matches(msg, k.Pause):
+		m.lv.togglePause()
+	case key.Matches(msg, k.Enter):
+		if s, ok := m.lv.selected(); ok {
+			m.busy = fmt.Sprintf("opening exchange %d", s.ID)
+			return openLive(m.lv.base, s.ID)
+		}
+	case key.Matches(msg, k.Save):
+		if s, ok := m.lv.selected(); ok {
+			dir := m.opts.SaveDir
+			if dir == "" {
+				dir = "."
+			}
+			m.busy = fmt.Sprintf("saving exchange %d", s.ID)
+			return saveLive(m.lv.base, dir, s)
+		}
+	default:
+		m.lv.cursor = moveCursor(msg, k, m.lv.cursor, len(m.lv.shown()), m.bodyHeight()-2)
+	}
+	return nil
+}
+
+func (m *Model) liveFilterKey(msg tea.KeyPressMsg) {
+	switch {
+	case key.Matches(msg, m.keys.Enter):
+		m.lv.filtering = false
+	case key.Matches(msg, m.keys.Back):
+		m.lv.filtering, m.lv.filter = false, ""
+	case msg.Code == tea.KeyBackspace:
+		if r := []rune(m.lv.filter); len(r) > 0 {
+			m.lv.filter = string(r[:len(r)-1])
+		}
+	case msg.Text != "":
+		m.lv.filter += msg.Text
+	}
+	m.lv.cursor = 0
 }
 
 func (m *Model) chainKey(msg tea.KeyPressMsg) tea.Cmd {

@@ -297,7 +297,7 @@ func TestMouse(t *testing.T) {
 	if m.cat.cursor != 1 {
 		t.Fatalf("click on row: cursor %d", m.cat.cursor)
 	}
-	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: tabBarWidth() - 3, Y: 0})
+	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: m.tabBarWidth() - 3, Y: 0})
 	if m.tab != tabTrace {
 		t.Fatalf("click on the Trace tab: %v", m.tab)
 	}
@@ -417,10 +417,13 @@ func TestDryRunErrorInPane(t *testing.T) {
 
 // TestHelpScrollsWithoutTruncation: at every size, paging through the help
 // screen shows every binding with its whole description, and nothing is
-// cut off with an ellipsis.
+// cut off with an ellipsis. Attached (the Live tab's keys shown), so
+// every group is on it; nothing connects, since Init does not run.
 func TestHelpScrollsWithoutTruncation(t *testing.T) {
 	for _, size := range [][2]int{{60, 20}, {80, 24}, {120, 40}} {
-		m := loaded(t, testOptions(t), size[0], size[1])
+		opts := testOptions(t)
+		opts.Attach = "http://127.0.0.1:9"
+		m := loaded(t, opts, size[0], size[1])
 		press(t, m, k("?"))
 		seen := ""
 		for range 20 {

@@ -45,6 +45,8 @@ func (m *Model) Render() string {
 		body = m.chain.view(w, bh, m.th)
 	case m.tab == tabTrace:
 		body = m.tr.view(w, bh, m.th)
+	case m.tab == tabLive:
+		body = m.lv.view(w, bh, m.th)
 	}
 	for i := range bh {
 		l := ""
@@ -71,7 +73,7 @@ func tabLabel(i tab) string { return " " + strconv.Itoa(int(i)+1) + " " + tabNam
 
 func (m *Model) tabBar(w int) string {
 	var b strings.Builder
-	for i := range nTabs {
+	for i := range m.tabCount() {
 		l := tabLabel(i)
 		if i == m.tab && !m.help {
 			b.WriteString(m.th.tabOn.Render(l))
@@ -84,13 +86,13 @@ func (m *Model) tabBar(w int) string {
 	if m.help {
 		right = "keys (? or esc closes)"
 	}
-	used := tabBarWidth()
+	used := m.tabBarWidth()
 	return b.String() + fit("", max(w-used-len(right)-1, 0)) + m.th.dim.Render(right) + " "
 }
 
-func tabBarWidth() int {
+func (m *Model) tabBarWidth() int {
 	n := 0
-	for i := range nTabs {
+	for i := range m.tabCount() {
 		n += len(tabLabel(i)) + 1
 	}
 	return n
@@ -169,6 +171,10 @@ func (m *Model) hints() []key.Binding {
 		return []key.Binding{k.Filter, withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "details"), k.NextTab, k.Help, k.Quit}
 	case m.tab == tabChain:
 		return []key.Binding{withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "open plugin"), withHelp(k.Edit, "e", "edit"), k.NextTab, k.Help, k.Quit}
+	case m.lv.filtering:
+		return []key.Binding{withHelp(k.Enter, "enter", "keep filter"), withHelp(k.Back, "esc", "clear"), k.Force}
+	case m.tab == tabLive:
+		return []key.Binding{withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "trace"), withHelp(k.Pause, "space", "pause"), k.Filter, withHelp(k.Save, "s", "save fixture"), k.Help, k.Quit}
 	case m.tr.run == nil || m.tr.picking:
 		return []key.Binding{withHelp(k.Down, "j/k", "choose"), withHelp(k.Enter, "enter", "dry-run"), k.NextTab, k.Help, k.Quit}
 	}
@@ -207,6 +213,9 @@ const helpNotes = 5
 func (m *Model) helpLines() []string {
 	var out []string
 	for _, g := range m.keys.Groups() {
+		if g.Title == "Live" && m.tabCount() <= tabLive {
+			continue // its keys act only with --attach
+		}
 		out = append(out, m.th.title.Render(g.Title))
 		for _, kb := range g.Bindings {
 			out = append(out, "  "+m.th.accent.Render(fit(kb.Help().Key, 14))+" "+kb.Help().Desc)
@@ -317,7 +326,7 @@ func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 	}
 	if msg.Y == 0 {
 		x := 0
-		for i := range nTabs {
+		for i := range m.tabCount() {
 			n := len(tabLabel(i)) + 1
 			if msg.X >= x && msg.X < x+n {
 				m.tab = i

@@ -101,6 +101,11 @@ func (p *Proxy) Wait() { p.inflight.Wait() }
 
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Te", "Trailer", "Upgrade", "Accept-Encoding", "Content-Length"}
 
+// StripHop returns a copy of h without hop-by-hop headers and the ones a
+// proxy sets itself (Accept-Encoding, Content-Length): what a recording
+// proxy forwards and what a fixture keeps.
+func StripHop(h http.Header) http.Header { return stripHop(h) }
+
 func stripHop(h http.Header) http.Header {
 	h = h.Clone()
 	for _, k := range hopHeaders {
@@ -274,21 +279,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-// write records one finished exchange.
-//
-// It is called holding a writer slot and calls release once the fixture's
-// temporary file is written; the sync and the link come after. The
-// temporary file is on disk before it gets its name, so a crash never
-// leaves a fixture with missing data.
-func (p *Proxy) write(release func(), r *http.Request, name func(string) string, target *url.URL, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk, started time.Time, size int) {
-	defer release()
-	if p.writeGate != nil {
-		p.writeGate()
-	}
+// NewFixture builds the redacted fixture of one finished exchange as a
+// recording proxy saw it: the request as the client sent it (to
+// targetURL), the upstream's status and headers, and the body as the
+// chunks read from the upstream: kept as chunks for a text/event-stream
+// response, joined into one body otherwise. Redaction is fixture.Redact's.
+func NewFixture(source string, started time.Time, method, targetURL string, reqHeader http.Header, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk) *fixture.Fixture {
 	f := &fixture.Fixture{
 		Recorded: started.UTC(),
-		Source:   "abctl record --upstream " + redact.URL(p.upstream.String()),
-		Request:  fixture.Request{Method: r.Method, URL: target.String(), Header: stripHop(r.Header)},
+		Source:   source,
+		Request:  fixture.Request{Method: method, URL: targetURL, Header: reqHeader},
 		Response: fixture.Response{Status: status, Header: respHeader},
 	}
 	if len(reqBody) > 0 {
@@ -304,6 +304,21 @@ func (p *Proxy) write(release func(), r *http.Request, name func(string) string,
 		f.Response.Body = body
 	}
 	fixture.Redact(f)
+	return f
+}
+
+// write records one finished exchange.
+//
+// It is called holding a writer slot and calls release once the fixture's
+// temporary file is written; the sync and the link come after. The
+// temporary file is on disk before it gets its name, so a crash never
+// leaves a fixture with missing data.
+func (p *Proxy) write(release func(), r *http.Request, name func(string) string, target *url.URL, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk, started time.Time, size int) {
+	defer release()
+	if p.writeGate != nil {
+		p.writeGate()
+	}
+	f := NewFixture("abctl record --upstream "+redact.URL(p.upstream.String()), started, r.Method, target.String(), stripHop(r.Header), reqBody, status, respHeader, chunks)
 	data, err := fixture.Marshal(f)
 	if err != nil {
 		p.log.Error("exchange not recorded", "err", err)
@@ -336,13 +351,18 @@ func (p *Proxy) write(release func(), r *http.Request, name func(string) string,
 // target is the upstream URL of r: the upstream's base path joined with
 // r's path exactly as the client sent it (an escaped slash, %2F, stays
 // escaped; url.URL.Path would decode it), and the raw query.
-func (p *Proxy) target(r *http.Request) (*url.URL, error) {
+func (p *Proxy) target(r *http.Request) (*url.URL, error) { return Target(p.upstream, r) }
+
+// Target is the upstream URL of r for a proxy to upstream: upstream's base
+// path joined with r's path exactly as the client sent it, and the raw
+// query.
+func Target(upstream *url.URL, r *http.Request) (*url.URL, error) {
 	raw := r.URL.EscapedPath()
 	if strings.HasPrefix(r.RequestURI, "/") {
 		raw, _, _ = strings.Cut(r.RequestURI, "?")
 	}
-	base := strings.TrimSuffix(p.upstream.EscapedPath(), "/")
-	u, err := url.Parse(p.upstream.Scheme + "://" + p.upstream.Host + base + raw)
+	base := strings.TrimSuffix(upstream.EscapedPath(), "/")
+	u, err := url.Parse(upstream.Scheme + "://" + upstream.Host + base + raw)
 	if err != nil {
 		return nil, fmt.Errorf("request path %q: %v", raw, err)
 	}
@@ -362,8 +382,13 @@ func isEventStream(h http.Header) bool {
 // METHOD and PATH are sanitised (fixture.NamePart): no request can name a
 // file outside the output directory.
 func (p *Proxy) fileName(r *http.Request, at time.Time) func(string) string {
-	n := p.seq.Add(1)
-	stamp := at.UTC().Format("20060102T150405")
+	return FileName(at, p.seq.Add(1), r)
+}
+
+// FileName is the name maker of the fixture of exchange n of r, which
+// arrived at now, as [Proxy] names its files.
+func FileName(now time.Time, n int64, r *http.Request) func(string) string {
+	stamp := now.UTC().Format("20060102T150405")
 	method := strings.ToLower(fixture.NamePart(r.Method, "request"))
 	// The path as sent, with token-shaped segments redacted (a bot token
 	// in the path must not reach a file name).

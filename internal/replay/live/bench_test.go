@@ -1,0 +1,162 @@
+package live
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/replay"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// passThrough is a streaming plugin that continues everywhere: the
+// benchmarks measure serve, not a plugin's work.
+type passThrough struct{ name string }
+
+func (p passThrough) Name() string { return p.name }
+func (passThrough) Capabilities() gateway.Capabilities {
+	return gateway.Capabilities{Description: "continues everywhere"}
+}
+func (passThrough) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+func (passThrough) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+func (passThrough) OnResponseFrame(context.Context, *gateway.Exchange, []byte, bool) gateway.Action {
+	return gateway.Continue()
+}
+
+// benchServe starts serve with a 6-plugin pass-through chain in front of
+// up and returns its base URL.
+func benchServe(b *testing.B, up string) string {
+	b.Helper()
+	var yaml strings.Builder
+	yaml.WriteString("outbound:\n")
+	var facs []gateway.Factory
+	for i := range 6 {
+		name := fmt.Sprintf("p%d", i)
+		fmt.Fprintf(&yaml, "  - name: %s\n", name)
+		facs = append(facs, gateway.Factory{Name: name, New: func(json.RawMessage) (gateway.Plugin, error) { return passThrough{name}, nil }})
+	}
+	path := filepath.Join(b.TempDir(), "chain.yaml")
+	if err := os.WriteFile(path, []byte(yaml.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cf, err := catalog.ReadChainFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ch, err := replay.LoadChain(context.Background(), path, gateway.Outbound, facs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := New(Options{Upstream: up, Chain: ch, ChainFile: cf, Factories: facs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln, time.Minute); close(done) }()
+	b.Cleanup(func() { cancel(); <-done; ch.Close(context.Background()) })
+	return "http://" + ln.Addr().String()
+}
+
+func benchUpstream(b *testing.B) *httptest.Server {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/stream" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, frame("first"))
+			w.(http.Flusher).Flush()
+			io.WriteString(w, frame("second"))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	b.Cleanup(up.Close)
+	return up
+}
+
+// BenchmarkExchange is one small JSON exchange (POST, 11-byte answer) over
+// keep-alive loopback HTTP, straight to the upstream and through serve
+// with a 6-plugin chain, tracing and the ring on; one client at a time
+// (latency) and parallel clients (throughput, exchanges/s).
+func BenchmarkExchange(b *testing.B) {
+	up := benchUpstream(b)
+	base := benchServe(b, up.URL)
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+	do := func(b *testing.B, url string) {
+		resp, err := c.Post(url, "application/json", strings.NewReader(`{"q":"hi"}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	for _, t := range []struct{ name, url string }{{"direct", up.URL + "/json"}, {"serve", base + "/json"}} {
+		b.Run(t.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				do(b, t.url)
+			}
+		})
+		b.Run(t.name+"/parallel", func(b *testing.B) {
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					do(b, t.url)
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "exchanges/s")
+		})
+	}
+}
+
+// BenchmarkFirstStreamedByte is the time from sending a streamed request
+// to reading its first SSE frame, straight to the upstream and through
+// serve (6 plugins); the upstream flushes the first frame at once.
+func BenchmarkFirstStreamedByte(b *testing.B) {
+	up := benchUpstream(b)
+	base := benchServe(b, up.URL)
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	for _, t := range []struct{ name, url string }{{"direct", up.URL + "/stream"}, {"serve", base + "/stream"}} {
+		b.Run(t.name, func(b *testing.B) {
+			var first time.Duration
+			for b.Loop() {
+				start := time.Now()
+				resp, err := c.Post(t.url, "application/json", strings.NewReader(`{"stream":true}`))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := bufio.NewReader(resp.Body)
+				if _, err := r.ReadString('\n'); err != nil {
+					b.Fatal(err)
+				}
+				first += time.Since(start)
+				io.Copy(io.Discard, r)
+				resp.Body.Close()
+			}
+			b.ReportMetric(float64(first.Nanoseconds())/float64(b.N), "ns/first-byte")
+		})
+	}
+}

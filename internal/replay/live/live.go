@@ -1,0 +1,334 @@
+// Package live runs a plugin chain on the reference runtime
+// (internal/pipeline) as a local reverse proxy in front of a real upstream:
+// the engine of abctl serve. Every request goes through the chain's
+// request side, then to the upstream, and the upstream's answer through the
+// response side back to the client; a text/event-stream response is relayed
+// frame by frame as the upstream sends it.
+//
+// Each finished exchange is kept, redacted, in a ring of the last N
+// exchanges with its trace (the report of docs/replay.md), served by a
+// read-only API under APIPrefix on the same listener, and announced on an
+// event stream (docs/live.md). With a record directory, each finished
+// exchange is also written as a fixture that abctl replay reproduces.
+package live
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/pipeline"
+	"github.com/abkit/abkit/internal/redact"
+	"github.com/abkit/abkit/internal/replay"
+	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/abkit/abkit/internal/replay/record"
+	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// APIPrefix is the reserved path of the read-only API. Requests under it
+// are answered by the server itself and never reach the chain or the
+// upstream.
+const APIPrefix = "/_abkit/"
+
+// Defaults of Options.
+const (
+	DefaultRing    = 500
+	DefaultBodyCap = 64 << 10
+)
+
+// Options configure a Server.
+type Options struct {
+	// Upstream is the base URL every request is forwarded to.
+	Upstream string
+	// Chain is the started chain exchanges run through. The server does
+	// not stop it.
+	Chain *replay.Chain
+	// ChainFile is the file Chain was built from; /v1/pipeline shows its
+	// entries (configs redacted).
+	ChainFile *catalog.ChainFile
+	// Factories are the registered plugins; /v1/plugins shows the config
+	// schema of each plugin in the chain.
+	Factories []gateway.Factory
+	// RecordDir, when set, receives every finished exchange as a fixture.
+	RecordDir string
+	// Ring is how many finished exchanges the API keeps (DefaultRing).
+	Ring int
+	// BodyCap is how many bytes of each request and response body the API
+	// keeps per exchange (DefaultBodyCap); a longer body is cut there and
+	// marked truncated. Fixtures written to RecordDir are not capped
+	// (up to fixture.MaxBody()).
+	BodyCap int
+	// Log receives warnings; nil discards them.
+	Log *slog.Logger
+}
+
+// Server is an http.Handler: the API under APIPrefix, the proxy elsewhere.
+type Server struct {
+	opts     Options
+	chain    *pipeline.Chain
+	upstream *url.URL
+	client   *http.Client
+	log      *slog.Logger
+	now      func() time.Time
+
+	ids     atomic.Uint64 // exchange ids, from 1
+	fileSeq atomic.Int64
+	ring    *ring
+	events  *broker
+
+	inflight sync.WaitGroup
+	// cutCtx is every request's base context; cutting it ends the
+	// exchanges still in flight when the shutdown grace period is over.
+	cutCtx context.Context
+	cut    context.CancelCauseFunc
+
+	served   atomic.Int64
+	cutN     atomic.Int64
+	recorded atomic.Int64
+	mu       sync.Mutex
+	written  []string
+}
+
+// ErrCut is the cause of an exchange ended because the server stopped
+// while it was in flight.
+var ErrCut = errors.New("abctl serve stopped: the exchange was still in flight when the shutdown grace period ended")
+
+// New checks opts and returns a server.
+func New(opts Options) (*Server, error) {
+	u, err := url.Parse(opts.Upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("upstream %q: want an http:// or https:// URL with a host", redact.URL(opts.Upstream))
+	}
+	if opts.Chain == nil {
+		return nil, errors.New("live: no chain")
+	}
+	if opts.Ring <= 0 {
+		opts.Ring = DefaultRing
+	}
+	if opts.BodyCap <= 0 {
+		opts.BodyCap = DefaultBodyCap
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// Identity bodies, as record asks: the chain and the fixtures see
+	// readable text.
+	tr.DisableCompression = true
+	tr.MaxIdleConnsPerHost = 256
+	s := &Server{opts: opts, chain: opts.Chain.Chain, upstream: u, log: log, now: time.Now,
+		ring: newRing(opts.Ring), events: newBroker(),
+		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	s.cutCtx, s.cut = context.WithCancelCause(context.Background())
+	return s, nil
+}
+
+// Stats are the server's counters.
+type Stats struct {
+	// Served counts finished exchanges, Cut those ended by a shutdown,
+	// Recorded the fixtures written.
+	Served, Cut, Recorded int64
+}
+
+// Stats returns the counters so far.
+func (s *Server) Stats() Stats {
+	return Stats{Served: s.served.Load(), Cut: s.cutN.Load(), Recorded: s.recorded.Load()}
+}
+
+// Written returns the fixture files written so far.
+func (s *Server) Written() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.written...)
+}
+
+// Serve serves on ln until ctx ends, then stops: the event streams end,
+// no new connection is accepted, exchanges in flight get grace to finish
+// and are then cut (their context ends with ErrCut, which their trace and
+// outcome report), and Serve returns once every exchange and fixture
+// write has ended. It returns an error only when the listener fails.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return s.cutCtx }}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.cut(err)
+		s.inflight.Wait()
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	// Event streams never go idle; end them first so Shutdown can.
+	s.events.close()
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	err := srv.Shutdown(sctx)
+	cancel()
+	if err != nil {
+		s.cut(ErrCut)
+		_ = srv.Close()
+	}
+	s.inflight.Wait()
+	return nil
+}
+
+// Wait returns when no exchange or fixture write is in flight.
+func (s *Server) Wait() { s.inflight.Wait() }
+
+// ServeHTTP answers the API under APIPrefix and proxies everything else.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, APIPrefix) {
+		s.api(w, r)
+		return
+	}
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	s.proxy(w, r)
+}
+
+// capture keeps the upstream's body as it arrived, up to limit bytes.
+type capture struct {
+	limit  int
+	size   int
+	over   bool
+	chunks []fixture.Chunk
+}
+
+func (c *capture) add(at time.Duration, b []byte) {
+	c.size += len(b)
+	if c.over {
+		return
+	}
+	if c.size > c.limit {
+		c.over = true
+		return
+	}
+	c.chunks = append(c.chunks, fixture.Chunk{At: at, Data: bytes.Clone(b)})
+}
+
+// bufPool holds the read buffers of upstream bodies: the runtime is done
+// with a chunk when Respond returns (the capture keeps copies).
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// upstreamStream hands the runtime each read of the upstream body as one
+// chunk, as it arrives, and keeps a copy for the record.
+type upstreamStream struct {
+	body io.Reader
+	buf  []byte
+	t0   time.Time
+	now  func() time.Time
+	keep *capture
+	eof  bool
+}
+
+func (u *upstreamStream) Next(ctx context.Context) ([]byte, error) {
+	n, err := u.body.Read(u.buf)
+	if n > 0 {
+		u.keep.add(u.now().Sub(u.t0), u.buf[:n])
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, io.EOF):
+		u.eof = true
+		err = io.EOF
+	case ctx.Err() != nil:
+		// Say why: a client gone or a server shutting down.
+		err = context.Cause(ctx)
+	}
+	return u.buf[:n], err
+}
+
+func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	reqBody, err := io.ReadAll(io.LimitReader(r.Body, int64(fixture.MaxBody())+1))
+	if err != nil {
+		http.Error(w, "abctl serve: reading request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(reqBody) > fixture.MaxBody() {
+		http.Error(w, "abctl serve: "+(&fixture.TooLargeError{What: "request body", Size: int64(len(reqBody))}).Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	target, err := record.Target(s.upstream, r)
+	if err != nil {
+		http.Error(w, "abctl serve: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	id := s.ids.Add(1)
+	started := s.now()
+	path := redact.URL(r.URL.EscapedPath())
+	if s.events.active() {
+		s.events.publish("exchange_started", startedEvent{ID: id, Started: started.UTC(), Method: r.Method, Path: path})
+	}
+	reqHeader := record.StripHop(r.Header)
+	// The fixture keeps the request as the client sent it; the chain may
+	// change the header map it is handed.
+	sent := reqHeader.Clone()
+	var rec *trace.Recorder
+	rec = trace.NewWatchedRecorder(func(e trace.Event) {
+		if s.events.active() {
+			s.events.publish("trace", traceEvent{Exchange: id, Event: e})
+		}
+	})
+	limit := s.opts.BodyCap
+	if s.opts.RecordDir != "" {
+		limit = fixture.MaxBody()
+	}
+	keep := &capture{limit: limit}
+	x := s.chain.NewExchange(pipeline.Request{Method: r.Method, URL: target.String(), Header: reqHeader, Body: reqBody},
+		pipeline.ExchangeOptions{Trace: rec, Client: pipeline.HTTPClient{W: w}})
+	var (
+		upStatus   int
+		upHeader   http.Header
+		upComplete bool
+		called     bool
+	)
+	if x.Request(ctx) {
+		called = true
+		upStatus, upHeader, upComplete = s.forward(ctx, x, r.Method, keep)
+	}
+	res := x.Finish()
+	s.finish(ctx, r, id, started, path, target.String(), sent, reqBody, called, upStatus, upHeader, upComplete, keep, rec, res)
+}
+
+// forward sends the chain's request upstream and runs the response side
+// on its answer. It returns the upstream's status and headers and whether
+// its body was read to the end.
+func (s *Server) forward(ctx context.Context, x *pipeline.Exchange, method string, keep *capture) (int, http.Header, bool) {
+	gx := x.Gateway()
+	out, err := http.NewRequestWithContext(ctx, method, gx.Request.URL, bytes.NewReader(x.RequestBody()))
+	if err != nil {
+		x.Fail(err)
+		return 0, nil, false
+	}
+	out.Header = record.StripHop(gx.Request.Header)
+	out.Host = s.upstream.Host
+	resp, err := s.client.Do(out)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", context.Cause(ctx), err)
+		}
+		x.Fail(err)
+		return 0, nil, false
+	}
+	defer resp.Body.Close()
+	header := record.StripHop(resp.Header)
+	buf := bufPool.Get().(*[]byte)
+	defer bufPool.Put(buf)
+	st := &upstreamStream{body: resp.Body, buf: *buf, t0: s.now(), now: s.now, keep: keep}
+	x.Respond(ctx, pipeline.Upstream{Status: resp.StatusCode, Header: header.Clone(), Stream: st})
+	return resp.StatusCode, header, st.eof
+}

@@ -1,0 +1,290 @@
+package live
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/abkit/abkit/internal/replay"
+	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestStreamRelayedFrameByFrame: the client reads each SSE frame while the
+// upstream still holds the next one; the relay never waits for the end of
+// the stream. Each read would hang (until the hang guard) if serve
+// buffered.
+func TestStreamRelayedFrameByFrame(t *testing.T) {
+	up := newUpstream(t)
+	s := startServe(t, up.URL, testChain, Options{}, hangGuard)
+	resp, err := client.Post(s.base+"/v1/gated", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	r := bufio.NewReader(resp.Body)
+	want := []string{"first", "next 1", "next 2", "next 3"}
+	for i, text := range want {
+		ev, err := readEvent(r)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if !strings.Contains(ev.data, text) {
+			t.Fatalf("frame %d: %q, want %q", i, ev.data, text)
+		}
+		if i < len(want)-1 {
+			up.gate <- struct{}{} // the upstream sends the next frame only now
+		}
+	}
+	if rest, _ := io.ReadAll(r); len(rest) != 0 {
+		t.Errorf("after the last frame: %q", rest)
+	}
+}
+
+// TestConcurrentClients: 40 clients × 25 exchanges, JSON and SSE mixed,
+// all through serve at once: every client gets its whole answer, the
+// server counts every exchange once, ids are unique, and the ring keeps
+// exactly its size, newest last.
+func TestConcurrentClients(t *testing.T) {
+	up := newUpstream(t)
+	const clients, each, ringSize = 40, 25, 100
+	s := startServe(t, up.URL, testChain, Options{Ring: ringSize}, hangGuard)
+	var wg sync.WaitGroup
+	errs := make(chan error, clients*each)
+	for c := range clients {
+		wg.Go(func() {
+			for i := range each {
+				path, want := "/v1/json", `"ok":true`
+				if (c+i)%2 == 0 {
+					path, want = fmt.Sprintf("/v1/stream?n=%d", 1+i%5), fmt.Sprintf("part %d", i%5)
+				}
+				resp, err := client.Post(s.base+path, "application/json", strings.NewReader(fmt.Sprintf(`{"client":%d,"i":%d}`, c, i)))
+				if err != nil {
+					errs <- err
+					continue
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+					errs <- fmt.Errorf("client %d exchange %d %s: %d %v %q", c, i, path, resp.StatusCode, err, body)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	s.Wait() // a client has its answer before the exchange's OnFinish calls end
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var list exchangeList
+	get(t, s.base+PathExchanges, &list)
+	if list.Served != clients*each {
+		t.Errorf("served %d, want %d", list.Served, clients*each)
+	}
+	if len(list.Exchanges) != ringSize || list.Ring != ringSize {
+		t.Fatalf("ring holds %d of size %d, want %d", len(list.Exchanges), list.Ring, ringSize)
+	}
+	seen := map[uint64]bool{}
+	for _, e := range list.Exchanges {
+		if seen[e.ID] || e.ID < 1 || e.ID > clients*each {
+			t.Errorf("exchange id %d duplicated or out of range", e.ID)
+		}
+		seen[e.ID] = true
+		if e.Outcome != "allow" || e.Status != 200 {
+			t.Errorf("exchange %d: %s %d", e.ID, e.Outcome, e.Status)
+		}
+	}
+	if st := s.Stats(); st.Served != clients*each || st.Cut != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestSavedFixtureReplaysSameTrace: an exchange taken from the API as a
+// fixture, and the file --record wrote for it, replay through the same
+// chain to the trace serve showed, for a stream, a JSON body and a denied
+// stream (a frame rejected mid-stream).
+func TestSavedFixtureReplaysSameTrace(t *testing.T) {
+	up := newUpstream(t)
+	dir := t.TempDir()
+	s := startServe(t, up.URL, testChain, Options{RecordDir: dir}, hangGuard)
+	cases := []struct {
+		path, body, outcome string
+	}{
+		{"/v1/stream?n=4", `{"stream":true}`, "allow"},
+		{"/v1/json", `{"q":"hello"}`, "allow"},
+		{"/v1/json", `{"q":"please drop table users"}`, "deny"},
+	}
+	for i, c := range cases {
+		resp, err := client.Post(s.base+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		s.Wait()
+		id := uint64(i + 1)
+		var d exchangeDetail
+		if code := get(t, fmt.Sprintf("%s%s/%d", s.base, PathExchanges, id), &d); code != 200 {
+			t.Fatalf("exchange %d: status %d", id, code)
+		}
+		if d.Exchange.Outcome != c.outcome || !d.Fixture {
+			t.Fatalf("exchange %d (%s): outcome %s, fixture %t (%s)", id, c.path, d.Exchange.Outcome, d.Fixture, d.NoFixture)
+		}
+		fresp, err := client.Get(fmt.Sprintf("%s%s/%d/fixture", s.base, PathExchanges, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(fresp.Body)
+		fresp.Body.Close()
+		if fresp.StatusCode != 200 {
+			t.Fatalf("fixture of exchange %d: %d %s", id, fresp.StatusCode, data)
+		}
+		f, err := fixture.Parse("api", data)
+		if err != nil {
+			t.Fatalf("fixture of exchange %d: %v", id, err)
+		}
+		got := replay.Run(context.Background(), s.chain.Chain, f, replay.AsRecorded).WithoutDurations()
+		want := d.Trace.WithoutDurations()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("exchange %d (%s): replayed trace differs from the live one (-live +replay):\n%s", id, c.path, diff)
+		}
+	}
+	s.stop() // waits for the fixture writes
+	files := s.Written()
+	if len(files) != len(cases) {
+		t.Fatalf("--record wrote %d files, want %d", len(files), len(cases))
+	}
+	for _, name := range files {
+		f, err := fixture.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Source != "abctl serve --upstream "+up.URL {
+			t.Errorf("%s: source %q", name, f.Source)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != len(cases) {
+		t.Errorf("record dir holds %d entries, want %d (no temporary files)", len(entries), len(cases))
+	}
+}
+
+// TestShutdownLetsInFlightFinish: a stream in flight when the stop comes
+// finishes within the grace period: the client gets every frame, the
+// exchange is not cut.
+func TestShutdownLetsInFlightFinish(t *testing.T) {
+	up := newUpstream(t)
+	s := startServe(t, up.URL, testChain, Options{}, hangGuard)
+	events := subscribe(t, s.base)
+	resp, err := client.Post(s.base+"/v1/gated", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if ev, err := readEvent(r); err != nil || !strings.Contains(ev.data, "first") {
+		t.Fatalf("first frame: %+v %v", ev, err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.stop() }()
+	// The event stream ends with "shutdown" once the stop has begun.
+	for {
+		ev, err := readEvent(events)
+		if err != nil {
+			t.Fatalf("event stream ended without a shutdown event: %v", err)
+		}
+		if ev.name == "shutdown" {
+			break
+		}
+	}
+	for range 3 {
+		up.gate <- struct{}{}
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil || !strings.Contains(string(rest), "next 3") {
+		t.Fatalf("after the stop began the client got %q, %v; want the rest of the stream", rest, err)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Served != 1 || st.Cut != 0 {
+		t.Errorf("stats %+v, want 1 served, none cut", st)
+	}
+}
+
+// TestShutdownCutsAfterGrace: a stream still in flight when the grace
+// period ends is cut: Serve returns, the exchange is marked cut and its
+// outcome names the shutdown, and no fixture is written for it.
+func TestShutdownCutsAfterGrace(t *testing.T) {
+	up := newUpstream(t)
+	dir := t.TempDir()
+	s := startServe(t, up.URL, testChain, Options{RecordDir: dir}, 1) // 1ns: cut at once
+	resp, err := client.Post(s.base+"/v1/gated", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if ev, err := readEvent(r); err != nil || !strings.Contains(ev.data, "first") {
+		t.Fatalf("first frame: %+v %v", ev, err)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, r) // ends: the connection was closed
+	ex, ok := s.ring.get(1)
+	if !ok {
+		t.Fatal("the cut exchange is not in the ring")
+	}
+	if !ex.Cut || ex.Outcome != "error" || !strings.Contains(ex.Reason, "shutdown grace period") {
+		t.Errorf("cut exchange: cut=%t outcome=%s reason=%q", ex.Cut, ex.Outcome, ex.Reason)
+	}
+	if ex.NoFixture == "" {
+		t.Error("a cut exchange is offered as a fixture")
+	}
+	if st := s.Stats(); st.Cut != 1 || st.Recorded != 0 {
+		t.Errorf("stats %+v, want 1 cut, 0 recorded", st)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("record dir holds %d entries after a cut exchange, want none", len(entries))
+	}
+}
+
+// TestUpstreamDown: an upstream that does not answer is a 502 for the
+// client, an error outcome in the ring, and no fixture.
+func TestUpstreamDown(t *testing.T) {
+	up := newUpstream(t)
+	url := up.URL
+	up.Close()
+	s := startServe(t, url, testChain, Options{}, hangGuard)
+	resp, err := client.Get(s.base + "/v1/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	s.Wait()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("status %d, want 502", resp.StatusCode)
+	}
+	var d exchangeDetail
+	if code := get(t, s.base+PathExchanges+"/1", &d); code != 200 {
+		var list exchangeList
+		get(t, s.base+PathExchanges, &list)
+		t.Fatalf("detail: %d; list %+v", code, list)
+	}
+	if d.Exchange.Outcome != "error" || d.Fixture || d.Upstream != nil {
+		t.Errorf("detail: %+v", d)
+	}
+	if code := get(t, s.base+PathExchanges+"/1/fixture", nil); code != http.StatusConflict {
+		t.Errorf("fixture of a failed exchange: %d, want 409", code)
+	}
+}

@@ -1,0 +1,390 @@
+package tui
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/abkit/abkit/internal/replay"
+	"github.com/abkit/abkit/internal/replay/fixture"
+	"github.com/abkit/abkit/internal/replay/live"
+	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/internal/termsafe"
+	"github.com/abkit/abkit/sdk/gateway"
+)
+
+// liveTab lists the exchanges of an abctl serve (its API, docs/live.md) as
+// they finish. Paused, it keeps what arrives aside and counts it.
+type liveTab struct {
+	base string // serve's base URL
+
+	rows      []live.Summary // shown, oldest first
+	held      []live.Summary // arrived while paused
+	seen      map[uint64]bool
+	paused    bool
+	cursor    int
+	off       int
+	filter    string
+	filtering bool
+	state     string // connecting, live, or why the stream ended
+	ok        bool
+}
+
+// Messages of the Live tab's commands.
+type (
+	liveArrivedMsg struct{ sums []live.Summary }
+	liveEndMsg     struct{ err error }
+	liveOpenMsg    struct {
+		run *Run
+		err error
+	}
+	liveSavedMsg struct {
+		path string
+		err  error
+	}
+)
+
+// shown returns the rows the filter keeps.
+func (l *liveTab) shown() []live.Summary {
+	if l.filter == "" {
+		return l.rows
+	}
+	q := strings.ToLower(l.filter)
+	var out []live.Summary
+	for _, s := range l.rows {
+		hay := strings.ToLower(fmt.Sprintf("%d %s %s %d %s %s %s", s.ID, s.Method, s.Path, s.Status, s.Outcome, s.DeniedBy, s.Reason))
+		if strings.Contains(hay, q) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (l *liveTab) add(sums []live.Summary) {
+	if l.seen == nil {
+		l.seen = map[uint64]bool{}
+	}
+	for _, s := range sums {
+		if l.seen[s.ID] {
+			continue
+		}
+		l.seen[s.ID] = true
+		termsafe.Fields(&s)
+		if l.paused {
+			l.held = append(l.held, s)
+		} else {
+			l.rows = append(l.rows, s)
+		}
+	}
+	l.trim()
+}
+
+// trim keeps memory bounded like serve's own ring.
+func (l *liveTab) trim() {
+	if n := len(l.rows) - live.DefaultRing; n > 0 {
+		l.rows = append([]live.Summary(nil), l.rows[n:]...)
+		l.cursor = max(l.cursor-n, 0)
+	}
+}
+
+func (l *liveTab) togglePause() {
+	l.paused = !l.paused
+	if !l.paused {
+		l.rows = append(l.rows, l.held...)
+		l.held = nil
+		l.trim()
+	}
+}
+
+func (l *liveTab) selected() (live.Summary, bool) {
+	rows := l.shown()
+	if l.cursor < 0 || l.cursor >= len(rows) {
+		return live.Summary{}, false
+	}
+	return rows[l.cursor], true
+}
+
+// sparkline draws a frame count as one bar cell: none, then one step per
+// doubling.
+func sparkline(frames int) string {
+	const bars = "▁▂▃▄▅▆▇█"
+	if frames == 0 {
+		return " "
+	}
+	i := 0
+	for n := frames; n > 1 && i < 7; n /= 2 {
+		i++
+	}
+	return string([]rune(bars)[i])
+}
+
+func (l *liveTab) view(w, h int, th theme) []string {
+	head := "Live " + l.base + "  "
+	if l.ok {
+		head += th.good.Render(l.state)
+	} else {
+		head += th.bad.Render(l.state)
+	}
+	if l.paused {
+		p := "  PAUSED (space resumes)"
+		if n := len(l.held); n > 0 {
+			p += fmt.Sprintf(" held:%d", n) // arrived meanwhile
+		}
+		head += th.warn.Render(p)
+	}
+	if l.filtering {
+		head += "  filter: " + l.filter + "▏"
+	} else if l.filter != "" {
+		head += "  filter: " + l.filter
+	}
+	out := []string{head}
+	rows := l.shown()
+	out = append(out, th.dim.Render(fmt.Sprintf("%6s  %-6s %-6s %-7s %-14s %9s %s  %s", "ID", "METHOD", "STATUS", "OUTCOME", "DENIED BY", "DURATION", "F", "PATH")))
+	room := h - 2
+	if room < 1 {
+		return out
+	}
+	l.cursor = clamp(l.cursor, len(rows))
+	if l.cursor < l.off {
+		l.off = l.cursor
+	}
+	if l.cursor >= l.off+room {
+		l.off = l.cursor - room + 1
+	}
+	if len(rows) == 0 {
+		out = append(out, th.dim.Render("  no exchanges yet: send traffic through serve"))
+	}
+	for i := l.off; i < len(rows) && i < l.off+room; i++ {
+		s := rows[i]
+		outcome := s.Outcome
+		if s.Cut {
+			outcome = "cut"
+		}
+		line := fmt.Sprintf("%6d  %-6s %-6d %-7s %-14s %9s %s  %s", s.ID, s.Method, s.Status, outcome, s.DeniedBy,
+			time.Duration(s.DurationNS).Round(time.Microsecond*10), sparkline(s.Frames), s.Path)
+		switch {
+		case i == l.cursor:
+			line = th.sel.Render(fit(line, w))
+		case s.Outcome != "allow":
+			line = th.bad.Render(line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// liveConnect subscribes to serve's event stream and then reads the
+// exchanges it already keeps: every exchange that finishes from the
+// subscription on arrives as a message on ch, none twice (the tab drops
+// repeats by id). It ends with a liveEndMsg.
+func liveConnect(ctx context.Context, base string, ch chan<- tea.Msg) {
+	send := func(m tea.Msg) bool {
+		select {
+		case ch <- m:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+live.PathEvents, nil)
+	if err != nil {
+		send(liveEndMsg{err})
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		send(liveEndMsg{err})
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		send(liveEndMsg{fmt.Errorf("%s%s: %s", base, live.PathEvents, resp.Status)})
+		return
+	}
+	r := bufio.NewReader(resp.Body)
+	// The first block is serve's "subscribed" comment.
+	if _, err := r.ReadString('\n'); err != nil {
+		send(liveEndMsg{err})
+		return
+	}
+	var list struct {
+		Exchanges []live.Summary `json:"exchanges"`
+	}
+	if err := getJSON(ctx, base+live.PathExchanges, &list); err != nil {
+		send(liveEndMsg{err})
+		return
+	}
+	if !send(liveArrivedMsg{list.Exchanges}) {
+		return
+	}
+	var name string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			send(liveEndMsg{fmt.Errorf("event stream ended: %w", err)})
+			return
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && name == "exchange_finished":
+			var s live.Summary
+			if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &s) == nil && !send(liveArrivedMsg{[]live.Summary{s}}) {
+				return
+			}
+		case strings.HasPrefix(line, "data: ") && (name == "shutdown" || name == "overflow"):
+			send(liveEndMsg{fmt.Errorf("serve sent %s", name)})
+			return
+		case line == "":
+			name = ""
+		}
+	}
+}
+
+func getJSON(ctx context.Context, url string, v any) error {
+	data, err := get(ctx, url)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", url, err)
+	}
+	return nil
+}
+
+func get(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, fixture.MaxFile()))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			return nil, errors.New(e.Error)
+		}
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return data, nil
+}
+
+// liveDetail is the part of serve's exchange detail the Trace tab shows.
+type liveDetail struct {
+	Exchange live.Summary  `json:"exchange"`
+	Trace    replay.Report `json:"trace"`
+	Request  struct {
+		Body *live.Body `json:"body"`
+	} `json:"request"`
+	Upstream *struct {
+		Body   *live.Body `json:"body"`
+		Chunks []struct {
+			live.Body
+		} `json:"chunks"`
+	} `json:"upstream"`
+}
+
+func bodyBytes(b *live.Body) []byte {
+	if b == nil {
+		return nil
+	}
+	if b.Text != nil {
+		return []byte(*b.Text)
+	}
+	return []byte(b.Base64) // shown as sent; the Trace tab quotes it
+}
+
+// openLive reads one exchange from serve and makes it a Run the Trace
+// tab steps through with its usual keys.
+func openLive(base string, id uint64) tea.Cmd {
+	return func() tea.Msg {
+		var d liveDetail
+		if err := getJSON(context.Background(), fmt.Sprintf("%s%s/%d", base, live.PathExchanges, id), &d); err != nil {
+			return liveOpenMsg{err: err}
+		}
+		s := d.Exchange
+		run := &Run{Fixture: fmt.Sprintf("live #%d %s %s", s.ID, s.Method, s.Path), Events: d.Trace.Events,
+			Status: s.Status, Warnings: d.Trace.Warnings, Duration: time.Duration(s.DurationNS),
+			Outcome: gateway.Outcome{Kind: outcomeKind(s.Outcome), Status: d.Trace.Outcome.Status, DeniedBy: s.DeniedBy, Reason: s.Reason}}
+		run.ReqBefore = bodyBytes(d.Request.Body)
+		run.ReqAfter = run.ReqBefore
+		if up := d.Upstream; up != nil {
+			if len(up.Chunks) > 0 {
+				var fr sse.Framer
+				for _, c := range up.Chunks {
+					b := bodyBytes(&c.Body)
+					run.RespBefore = append(run.RespBefore, b...)
+					_ = fr.Feed(b, func(raw []byte, isFrame bool) error {
+						if isFrame {
+							run.Frames = append(run.Frames, append([]byte(nil), raw...))
+						}
+						return nil
+					})
+				}
+				if run.Frames == nil {
+					run.Frames = [][]byte{}
+				}
+			} else {
+				run.RespBefore = bodyBytes(up.Body)
+			}
+			run.RespAfter = run.RespBefore
+		}
+		return liveOpenMsg{run: run}
+	}
+}
+
+func outcomeKind(s string) gateway.OutcomeKind {
+	switch s {
+	case "allow":
+		return gateway.OutcomeAllow
+	case "deny":
+		return gateway.OutcomeDeny
+	}
+	return gateway.OutcomeError
+}
+
+// saveLive writes one exchange's fixture from serve into dir, never over
+// an existing file.
+func saveLive(base, dir string, s live.Summary) tea.Cmd {
+	return func() tea.Msg {
+		data, err := get(context.Background(), fmt.Sprintf("%s%s/%d/fixture", base, live.PathExchanges, s.ID))
+		if err != nil {
+			return liveSavedMsg{err: fmt.Errorf("exchange %d: %w", s.ID, err)}
+		}
+		if _, err := fixture.Parse("exchange "+strconv.FormatUint(s.ID, 10), data); err != nil {
+			return liveSavedMsg{err: err}
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return liveSavedMsg{err: err}
+		}
+		stem := fmt.Sprintf("live-%d-%s-%s", s.ID, strings.ToLower(fixture.NamePart(s.Method, "request")), fixture.NamePart(strings.Trim(s.Path, "/"), "root"))
+		name, err := fixture.CreateUnique(dir, func(suffix string) string { return stem + "-" + suffix + fixture.Ext }, data)
+		if err != nil {
+			return liveSavedMsg{err: err}
+		}
+		return liveSavedMsg{path: filepath.Clean(name)}
+	}
+}
