@@ -228,7 +228,8 @@ func TestDeadlineOverrunWording(t *testing.T) {
 		}
 		ats = append(ats, f.At)
 	}
-	want := []string{"exchange 2 of 6 (mcp-json, not streamed), on_request", "exchange 5 of 6 (mcp, streamed, 2 frames), on_request"}
+	want := []string{"exchange 2 of 8 (mcp-json, not streamed), on_request", "exchange 5 of 8 (mcp, streamed, 2 frames), on_request",
+		"exchange 8 of 8 (multiline-unterminated, streamed, 1 frame), on_request"}
 	if !slices.Equal(ats, want) {
 		t.Errorf("findings at %q, want %q", ats, want)
 	}
@@ -239,7 +240,7 @@ func TestDeadlineOverrunWording(t *testing.T) {
 	if err := conformance.WriteJUnit(&junit, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"P15 (2 times): deadline overrun", "\n        at " + want[0] + "\n        at " + want[1] + "\n"} {
+	for _, s := range []string{"P15 (3 times): deadline overrun", "\n        at " + want[0] + "\n        at " + want[1] + "\n        at " + want[2] + "\n"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, text.String())
 		}
