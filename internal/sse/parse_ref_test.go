@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/abkit/abkit/internal/testbin"
@@ -233,5 +234,22 @@ func BenchmarkParseEvent(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestParseView checks that ParseView returns what Parse does, and that it
+// does not copy a one-data-line event's data (it allocates nothing).
+func TestParseView(t *testing.T) {
+	for _, raw := range []string{
+		"data: {\"a\":1}\n\n", "data: {\"a\":1}\r\n\r\n", "data:\n\n", "data: a\ndata: b\n\n",
+		"\xEF\xBB\xBFdata: x\n\n", "event: delta\ndata: ab\n\n", ": c\n\n", "id: 7\n\n",
+	} {
+		if got, want := ParseView([]byte(raw)), Parse([]byte(raw)); !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseView(%q) = %#v, want %#v", raw, got, want)
+		}
+	}
+	b := []byte("data: {\"a\":1}\n\n")
+	if n := testing.AllocsPerRun(100, func() { ParseView(b) }); n != 0 {
+		t.Errorf("ParseView of one data line: %v allocations, want 0", n)
 	}
 }

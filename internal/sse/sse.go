@@ -41,6 +41,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // bom is the UTF-8 byte order mark.
@@ -381,6 +382,21 @@ func Parse(raw []byte) Event {
 		ev.Data = string(first)
 	}
 	return ev
+}
+
+// ParseView is [Parse] without the copy in the common case: for a block of
+// one data line, Data is a view of raw's bytes, not a copy, so it is valid
+// only while raw is and must be copied to be kept. Other blocks are parsed
+// by Parse. It is for a caller that reads each event during one call and
+// keeps nothing of it (a streaming parser fed borrowed frames, P24), where
+// the copy would be the only allocation per event.
+func ParseView(raw []byte) Event {
+	if !bytes.HasPrefix(raw, bom) {
+		if v, ok := singleData(raw); ok {
+			return Event{Data: unsafe.String(unsafe.SliceData(v), len(v)), HasData: true}
+		}
+	}
+	return Parse(raw)
 }
 
 // singleData reports whether raw is one "data" line and, at most, the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -44,18 +45,31 @@ func catalogFile(b *testing.B, n int) Options {
 }
 
 // benchStart measures New to the first full frame: catalog loaded, chain
-// loaded and validated, screen rendered.
+// loaded and validated, screen rendered. It also reports the heap the
+// started model holds (live-MiB, after a GC with the model still
+// reachable) and the heap's peak over the iterations (peak-heap-MiB, the
+// Go runtime's HeapSys high-water mark, which bounds what the process
+// asked the OS for its heap).
 func benchStart(b *testing.B, opts Options) {
+	var m *Model
 	for b.Loop() {
-		m := loaded(b, opts, 120, 40)
+		m = loaded(b, opts, 120, 40)
 		if len(m.Render()) == 0 {
 			b.Fatal("empty frame")
 		}
 	}
+	b.StopTimer()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-MiB")
+	b.ReportMetric(float64(ms.HeapSys)/(1<<20), "peak-heap-MiB")
+	runtime.KeepAlive(m)
 }
 
-func BenchmarkStartBuiltin(b *testing.B)         { benchStart(b, testOptions(b)) }
-func BenchmarkStartCatalogFile1000(b *testing.B) { benchStart(b, catalogFile(b, 1000)) }
+func BenchmarkStartBuiltin(b *testing.B)          { benchStart(b, testOptions(b)) }
+func BenchmarkStartCatalogFile1000(b *testing.B)  { benchStart(b, catalogFile(b, 1000)) }
+func BenchmarkStartCatalogFile10000(b *testing.B) { benchStart(b, catalogFile(b, 10000)) }
 
 // BenchmarkKeystroke1000 is one key (update and view) with 1,000 plugins:
 // moving the cursor, and typing into the filter.

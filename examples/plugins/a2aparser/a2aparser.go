@@ -176,7 +176,7 @@ type artifactAgg struct {
 func (st *state) Event(ev sse.Event) {
 	st.res.Transport = "sse"
 	if strings.TrimSpace(ev.Data) != "" {
-		st.add([]byte(ev.Data))
+		st.add(bodystream.Bytes(ev.Data)) // add copies what it keeps
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/abkit/abkit/examples/plugins/a2aparser"
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
@@ -248,8 +249,13 @@ func (p *Guardrail) OnResponseFrame(_ context.Context, ex *gateway.Exchange, fra
 type state struct {
 	p      *Guardrail
 	reader bodystream.Reader
-	tail   string // the last runes of response text, up to p.window
+	tail   []byte // the last runes of response text, up to p.window
 	hit    string // the rule that matched
+	// texts and buf are reused from event to event, so that checking an
+	// event allocates nothing in the common case: texts holds the event's
+	// texts (views of its data), buf the tail joined with one of them.
+	texts []string
+	buf   []byte
 }
 
 // Event checks the text of one SSE event.
@@ -257,14 +263,16 @@ func (st *state) Event(ev sse.Event) {
 	if st.hit != "" {
 		return
 	}
-	data := []byte(ev.Data)
-	texts := jsonTexts(data, false)
-	if texts == nil && !json.Valid(data) {
-		texts = []string{ev.Data} // plain-text events are text too
+	data := bodystream.Bytes(ev.Data)
+	texts, ok := appendTexts(st.texts[:0], data, false)
+	if !ok && !json.Valid(data) {
+		texts = append(texts, ev.Data) // plain-text events are text too
 	}
 	for _, t := range texts {
 		st.check(t)
 	}
+	clear(texts) // hold no view of the borrowed data past the call
+	st.texts = texts[:0]
 }
 
 // Body checks the text of a whole non-streamed body.
@@ -282,14 +290,18 @@ func (st *state) check(text string) {
 	if st.hit != "" || text == "" {
 		return
 	}
-	s := st.tail + text
+	st.buf = append(append(st.buf[:0], st.tail...), text...)
+	// A view of buf: match keeps nothing, and the tail is copied out.
+	s := unsafe.String(unsafe.SliceData(st.buf), len(st.buf))
 	if label, ok := st.p.match(s); ok {
 		st.hit = label
 		return
 	}
-	st.tail = lastRunes(s, st.p.window)
+	st.tail = append(st.tail[:0], lastRunes(s, st.p.window)...)
 }
 
+// lastRunes returns the suffix of s holding its last n runes (all of s
+// when it is shorter); the caller copies what it keeps.
 func lastRunes(s string, n int) string {
 	if len(s) <= n { // bytes ≥ runes
 		return s
@@ -299,7 +311,7 @@ func lastRunes(s string, n int) string {
 		_, size := utf8.DecodeLastRuneInString(s[:i])
 		i -= size
 	}
-	return strings.Clone(s[i:]) // do not pin the whole concatenation
+	return s[i:]
 }
 
 // textKeys are the JSON keys whose string values are model or tool text in
@@ -318,26 +330,42 @@ var textKeys = map[string]bool{
 // rather than decoding it into maps: only the strings it returns are
 // copied.
 func jsonTexts(data []byte, all bool) []string {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || (data[0] != '{' && data[0] != '[') || !json.Valid(data) {
+	out, ok := appendTexts(nil, data, all)
+	if !ok {
 		return nil
 	}
-	out := []string{}
-	textsOf(data, "", all, &out)
+	for i, t := range out {
+		out[i] = strings.Clone(t)
+	}
+	if out == nil {
+		out = []string{}
+	}
 	return out
+}
+
+// appendTexts appends jsonTexts' strings to out without copying them:
+// plain strings are views of data, valid while data is. ok is false when
+// data is not JSON.
+func appendTexts(out []string, data []byte, all bool) (_ []string, ok bool) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || (data[0] != '{' && data[0] != '[') || !json.Valid(data) {
+		return out, false
+	}
+	textsOf(data, nil, all, &out)
+	return out, true
 }
 
 // member is one object member: its decoded key and its value's text.
 type member struct {
-	key string
+	key []byte
 	val []byte
 }
 
 // textsOf appends the texts of the valid JSON value v, found under key.
-func textsOf(v []byte, key string, all bool, out *[]string) {
+func textsOf(v []byte, key []byte, all bool, out *[]string) {
 	switch v[0] {
 	case '"':
-		if all || textKeys[key] {
+		if all || textKeys[string(key)] {
 			*out = append(*out, jsonString(v))
 		}
 	case '[':
@@ -354,7 +382,7 @@ func textsOf(v []byte, key string, all bool, out *[]string) {
 		ms := buf[:0]
 		for i := skipSpace(v, 1); v[i] != '}'; {
 			kn := valueEnd(v, i)
-			k := jsonString(v[i:kn])
+			k := jsonKey(v[i:kn])
 			i = skipSpace(v, kn)
 			i = skipSpace(v, i+1) // past ':'
 			n := valueEnd(v, i)
@@ -364,9 +392,9 @@ func textsOf(v []byte, key string, all bool, out *[]string) {
 				i = skipSpace(v, i+1)
 			}
 		}
-		slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(a.key, b.key) })
 		for j, m := range ms {
-			if j+1 < len(ms) && ms[j+1].key == m.key {
+			if j+1 < len(ms) && bytes.Equal(ms[j+1].key, m.key) {
 				continue // a later duplicate wins, as in a decoded map
 			}
 			textsOf(m.val, m.key, all, out)
@@ -374,9 +402,10 @@ func textsOf(v []byte, key string, all bool, out *[]string) {
 	}
 }
 
-// jsonString decodes a valid JSON string token. Plain ASCII is copied as
-// is; escapes and other bytes go through encoding/json, which also turns
-// invalid UTF-8 into U+FFFD as decoding the document would.
+// jsonString decodes a valid JSON string token. Plain ASCII is returned
+// as a view of tok, not a copy; escapes and other bytes go through
+// encoding/json, which also turns invalid UTF-8 into U+FFFD as decoding
+// the document would.
 func jsonString(tok []byte) string {
 	raw := tok[1 : len(tok)-1]
 	for _, c := range raw {
@@ -386,7 +415,19 @@ func jsonString(tok []byte) string {
 			return s
 		}
 	}
-	return string(raw)
+	return unsafe.String(unsafe.SliceData(raw), len(raw))
+}
+
+// jsonKey is jsonString for an object key, as bytes: plain ASCII keys (the
+// common case) are a view of tok.
+func jsonKey(tok []byte) []byte {
+	raw := tok[1 : len(tok)-1]
+	for _, c := range raw {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return []byte(jsonString(tok))
+		}
+	}
+	return raw
 }
 
 func skipSpace(v []byte, i int) int {

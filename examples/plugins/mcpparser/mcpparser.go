@@ -157,7 +157,7 @@ func (st *state) Event(ev sse.Event) {
 		// keep-alives whose data is not JSON): skipped, not malformed.
 		return
 	}
-	st.add([]byte(ev.Data))
+	st.add(bodystream.Bytes(ev.Data)) // add copies what it keeps
 }
 
 // Body reads a JSON body.

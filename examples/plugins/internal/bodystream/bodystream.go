@@ -11,13 +11,16 @@ package bodystream
 import (
 	"bytes"
 	"strings"
+	"unsafe"
 
 	"github.com/abkit/abkit/internal/sse"
 )
 
 // Handler receives the units of one response.
 type Handler interface {
-	// Event gets one SSE event that carries data, in wire order.
+	// Event gets one SSE event that carries data, in wire order. Its
+	// Data may be a view of the borrowed frame (P24), valid only during
+	// the call: copy what you keep ([Bytes] reads it without a copy).
 	Event(ev sse.Event)
 	// Body gets the whole non-SSE body once, after the last frame, unless
 	// it is empty or blank. It is valid only during the call.
@@ -110,7 +113,9 @@ func (r *Reader) decide(contentType string, frame []byte) {
 
 func (r *Reader) emit(raw []byte, isFrame bool) error {
 	if isFrame {
-		r.h.Event(sse.Parse(raw))
+		// A view, not a copy: the data is borrowed for the call, like
+		// the frame, and this was the only allocation per event.
+		r.h.Event(sse.ParseView(raw))
 	} else if o, ok := r.h.(OtherHandler); ok {
 		o.Other(raw)
 	}
@@ -132,4 +137,12 @@ type OtherHandler interface {
 // never reached its end marker (data: [DONE], message_stop, …).
 func (r *Reader) end() {
 	_, _ = r.framer.End(r.emit)
+}
+
+// Bytes returns s's bytes without copying them, for reading an event's
+// Data as JSON (json.Unmarshal, json.Valid and the like take []byte). The
+// slice must not be written, and like Data it is valid only during the
+// Event call.
+func Bytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }

@@ -44,3 +44,20 @@ func TestParseFastPath(t *testing.T) {
 }
 
 var errSyntax = errors.New("any decoding error")
+
+// TestA2AResultShortcut: the key scan that spares the decode answers as
+// the decode does, also for keys spelled with escapes or in another case
+// (the probe matches keys exactly, so "Kind" is not "kind").
+func TestA2AResultShortcut(t *testing.T) {
+	for _, in := range []string{
+		`{"choices":[{"index":0,"delta":{"content":" w1"}}]}`,
+		`{"kind":"task","id":"t1"}`, `{"kind":"other"}`, `{"Kind":"task"}`,
+		`{"\u006bind":"task"}`, `{"task":{"id":"t"}}`, `{"statusUpdate":{}}`,
+		`{"artifactUpdate":{}}`, `{"msg":{}}`, `{"message":{}}`, `{"message":{},"x":1}`,
+		`{"note":"kind"}`, `{"a":{"kind":"task"}}`, `{"kind":"task"`, `{"message":"text"}`,
+	} {
+		if got, want := A2AResult([]byte(in)), a2aShape([]byte(in)); got != want {
+			t.Errorf("A2AResult(%s) = %v, the decode says %v", in, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -43,9 +44,14 @@ func MCPMethod(method string) bool {
 // artifact-update or message, or a 1.0 StreamResponse / SendMessageResponse
 // wrapping one as task, statusUpdate, artifactUpdate, message or msg.
 func A2AResult(raw json.RawMessage) bool {
-	if len(raw) == 0 || raw[0] != '{' {
+	if len(raw) == 0 || raw[0] != '{' || !mayNameA2AKey(raw) {
 		return false
 	}
+	return a2aShape(raw)
+}
+
+// a2aShape is A2AResult's decoding of an object raw.
+func a2aShape(raw json.RawMessage) bool {
 	var probe map[string]json.RawMessage
 	if json.Unmarshal(raw, &probe) != nil {
 		return false
@@ -65,6 +71,27 @@ func A2AResult(raw json.RawMessage) bool {
 	}
 	if v, ok := probe["message"]; ok && len(v) > 0 && v[0] == '{' && len(probe) == 1 {
 		return true
+	}
+	return false
+}
+
+// a2aKeys are the member names A2AResult looks at, quoted as in the text.
+var a2aKeys = [...][]byte{[]byte(`"kind"`), []byte(`"task"`), []byte(`"statusUpdate"`), []byte(`"artifactUpdate"`), []byte(`"msg"`), []byte(`"message"`)}
+
+// mayNameA2AKey reports whether raw may hold a member A2AResult looks at.
+// False is certain: the probe's map keys are matched exactly, and a key can
+// spell one of them only literally, quoted, or through an escape (invalid
+// UTF-8 decodes to U+FFFD, never to ASCII). It spares the map decode on
+// every event of a stream that is not A2A (an inference stream through the
+// A2A parser).
+func mayNameA2AKey(raw []byte) bool {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return true
+	}
+	for _, k := range a2aKeys {
+		if bytes.Contains(raw, k) {
+			return true
+		}
 	}
 	return false
 }
