@@ -172,6 +172,10 @@ type aggregator struct {
 	// textDeltas says a Responses stream sent output text as deltas, so a
 	// finished output item's text is not added again.
 	textDeltas bool
+	// w and fast are reused from event to event: decoding an event into
+	// a fresh wire cost an allocation, and the fast path's buffers more.
+	w    wire
+	fast fastChat
 }
 
 // Done stores the result, if the response held anything recognisable.
@@ -240,16 +244,31 @@ func (a *aggregator) Event(ev sse.Event) {
 		}
 		return
 	}
-	var w wire
-	if err := json.Unmarshal([]byte(data), &w); err != nil {
-		if ev.Event == "ping" {
-			// Another protocol's keep-alive (MCP servers send "data: ping").
-			a.res.Pings++
+	a.w = wire{}
+	w := &a.w
+	defer a.fast.release()
+	if b := bodystream.Bytes(data); !a.fast.decode(b, w) {
+		*w = wire{} // the fast path may have filled part of it
+		if err := json.Unmarshal(b, w); err != nil {
+			a.eventError(ev)
 			return
 		}
-		a.res.Malformed++
+	}
+	a.event(ev, w)
+}
+
+// eventError counts an event whose data is not JSON.
+func (a *aggregator) eventError(ev sse.Event) {
+	if ev.Event == "ping" {
+		// Another protocol's keep-alive (MCP servers send "data: ping").
+		a.res.Pings++
 		return
 	}
+	a.res.Malformed++
+}
+
+// event folds one decoded event.
+func (a *aggregator) event(ev sse.Event, w *wire) {
 	if w.JSONRPC != "" {
 		return // MCP or A2A: not ours
 	}
@@ -263,16 +282,16 @@ func (a *aggregator) Event(ev sse.Event) {
 		a.setStyle(StyleMessages)
 	case strings.HasPrefix(typ, "response."):
 		a.setStyle(StyleResponses)
-		a.responsesEvent(typ, &w)
+		a.responsesEvent(typ, w)
 	case isMessagesEvent(typ):
 		a.setStyle(StyleMessages)
-		a.messagesEvent(typ, &w)
+		a.messagesEvent(typ, w)
 	case w.Candidates != nil || w.UsageMetadata != nil || w.PromptFeedback != nil:
 		a.setStyle(StyleGemini)
-		a.geminiChunk(&w)
+		a.geminiChunk(w)
 	case w.Choices != nil || strings.HasPrefix(w.Object, "chat.completion") || w.Usage != nil:
 		a.setStyle(StyleChatCompletions)
-		a.chatChunk(&w)
+		a.chatChunk(w)
 	case w.Error != nil:
 		a.res.Error = w.Error.String()
 		a.seen = true
@@ -374,12 +393,14 @@ func isMessagesEvent(t string) bool {
 	return false
 }
 
+// The strings of w may be views of the event's data (fastChat): what is
+// kept is cloned.
 func (a *aggregator) chatChunk(w *wire) {
 	if a.res.ID == "" {
-		a.res.ID = w.ID
+		a.res.ID = strings.Clone(w.ID)
 	}
 	if a.res.Model == "" {
-		a.res.Model = w.Model
+		a.res.Model = strings.Clone(w.Model)
 	}
 	for _, wc := range w.Choices {
 		c := a.choice(wc.Index)
@@ -405,8 +426,8 @@ func (a *aggregator) chatChunk(w *wire) {
 				call.args.WriteString(tc.Function.Arguments)
 			}
 		}
-		if wc.FinishReason != nil && *wc.FinishReason != "" {
-			c.FinishReason = *wc.FinishReason
+		if wc.FinishReason != nil && *wc.FinishReason != "" && c.FinishReason != *wc.FinishReason {
+			c.FinishReason = strings.Clone(*wc.FinishReason)
 		}
 	}
 	a.usage(w.Usage)
