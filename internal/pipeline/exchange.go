@@ -367,9 +367,6 @@ func (e *Exchange) after(i int, hook string, act gateway.Action, t0 time.Time, f
 func (e *Exchange) record(pl *plug, hook string, t0 time.Time, frame int, last bool, action, reason string, status int, shadow bool, errStr string, mReq, mResp bool) {
 	ev := trace.Event{Family: trace.FamilyPipeline, Direction: e.c.dirName, Hook: hook, Plugin: pl.name,
 		Last: last, Action: action, Reason: redactText(reason), Status: status, Shadow: shadow, Error: redactText(errStr)}
-	if frame >= 0 {
-		ev.Frame = trace.FrameIndex(frame)
-	}
 	switch {
 	case mReq:
 		ev.Mutated = trace.MutatedRequestBody
@@ -378,6 +375,10 @@ func (e *Exchange) record(pl *plug, hook string, t0 time.Time, frame int, last b
 	}
 	if !t0.IsZero() {
 		ev.DurationNS = e.rec.Since(t0)
+	}
+	if frame >= 0 {
+		e.rec.AddFrame(ev, frame) // the index without an allocation per frame
+		return
 	}
 	e.rec.Add(ev)
 }

@@ -78,6 +78,7 @@ type ReportWriter struct {
 	w    io.Writer
 	line bytes.Buffer
 	enc  *json.Encoder
+	ev   []byte // an event's line, reused
 	n    int
 	err  error
 }
@@ -111,7 +112,14 @@ func (rw *ReportWriter) Event(e *trace.Event) error {
 		prefix = "{\n  \"events\": [\n    "
 	}
 	rw.n++
-	return rw.put(prefix, e)
+	if rw.err != nil {
+		return rw.err
+	}
+	// trace.Event.AppendJSON writes what the encoder would, without
+	// reflection: this runs once per event of every golden comparison.
+	rw.ev = e.AppendJSON(append(rw.ev[:0], prefix...))
+	_, rw.err = rw.w.Write(rw.ev)
+	return rw.err
 }
 
 // Finish closes the events array and writes the outcome and warnings.
@@ -343,7 +351,10 @@ func Run(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, ch Chunking
 		up.Body = f.Response.Body
 	}
 	r := run(ctx, c, f, up, rec)
-	r.Events = rec.Events()
+	// Take, not Events: the report owns the trace, so the deep copy would
+	// only cost an allocation per frame event. An abandoned finisher (P28)
+	// that adds an event later adds it to the recorder, not to this slice.
+	r.Events = rec.Take()
 	for i := range r.Events {
 		redactEvent(&r.Events[i])
 	}
@@ -430,6 +441,26 @@ func (s *fixtureStream) Next(ctx context.Context) ([]byte, error) {
 // sink fails, the run is cancelled and its error returned; a chunk that
 // cannot be read (the file changed after Open) is returned too.
 func RunStream(ctx context.Context, c *pipeline.Chain, s *fixture.Stream, sink func(*trace.Event) error) (Report, error) {
+	f := s.Fixture
+	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
+	var fs *fixtureStream
+	if s.Chunks > 0 {
+		fs = &fixtureStream{s: s}
+		up.Stream = fs
+	} else {
+		up.Body = f.Response.Body
+	}
+	r, err := runSink(ctx, c, f, up, sink)
+	if err == nil && fs != nil && fs.err != nil {
+		err = fs.err
+	}
+	return r, err
+}
+
+// runSink runs f with upstream up, handing each event (redacted, numbered)
+// to sink as the call ends; the report returned has no events. A sink
+// error cancels the run and is returned.
+func runSink(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipeline.Upstream, sink func(*trace.Event) error) (Report, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// The recorder serialises sink calls; mu also covers reading sinkErr
@@ -440,39 +471,55 @@ func RunStream(ctx context.Context, c *pipeline.Chain, s *fixture.Stream, sink f
 		sinkErr error
 		closed  bool
 	)
+	var ev trace.Event // one for every event: &e would escape, an allocation per event
 	rec := trace.NewStreamRecorder(func(e trace.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		if sinkErr != nil || closed {
 			return
 		}
-		redactEvent(&e)
-		if err := sink(&e); err != nil {
+		ev = e
+		redactEvent(&ev)
+		if err := sink(&ev); err != nil {
 			sinkErr = err
 			cancel(err)
 		}
 	})
-	f := s.Fixture
-	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
-	var fs *fixtureStream
-	if s.Chunks > 0 {
-		fs = &fixtureStream{s: s}
-		up.Stream = fs
-	} else {
-		up.Body = f.Response.Body
-	}
 	r := run(ctx, c, f, up, rec)
 	mu.Lock()
 	closed = true
 	mu.Unlock()
-	switch {
-	case sinkErr != nil:
-		return r, sinkErr
-	case fs != nil && fs.err != nil:
-		return r, fs.err
-	}
-	return r, nil
+	return r, sinkErr
 }
+
+// matchesGolden replays f as recorded and reports whether its report, in
+// the canonical golden form, is exactly golden. Each event is compared as
+// it happens and dropped, so no trace is kept; only a mismatch needs the
+// whole report (runCase then replays again to explain it).
+func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, golden []byte) bool {
+	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
+	if f.Response.Streamed() {
+		up.Stream = &chunkStream{chunks: f.Response.Chunks}
+	} else {
+		up.Body = f.Response.Body
+	}
+	m := &matchWriter{want: golden}
+	rw := NewReportWriter(m)
+	r, err := runSink(ctx, c, f, up, func(e *trace.Event) error {
+		e.DurationNS = 0 // goldens hold no durations
+		if err := rw.Event(e); err != nil {
+			return err
+		}
+		if m.diff {
+			return errDiffers // stop early: the full replay explains it
+		}
+		return nil
+	})
+	return err == nil && rw.Finish(r.Outcome, r.Warnings) == nil && !m.diff && m.off == len(golden)
+}
+
+// errDiffers stops a golden comparison at the first difference.
+var errDiffers = errors.New("differs from the golden report")
 
 // ErrDiff marks a replay whose trace differs from its golden file.
 var ErrDiff = errors.New("trace differs from golden")

@@ -89,6 +89,9 @@ type Recorder struct {
 	sink  func(Event)
 	n     int
 	onAdd func(Event)
+	// frames holds the frame indexes events point to, a block at a time,
+	// so that a frame event costs no allocation of its own (AddFrame).
+	frames []int
 }
 
 // NewRecorder returns an empty recorder.
@@ -137,14 +140,36 @@ func (r *Recorder) Add(e Event) int {
 		return 0
 	}
 	r.mu.Lock()
+	return r.addLocked(e)
+}
+
+// AddFrame is Add for an event of frame index frame: e.Frame is set to
+// point at it. The index is kept in a block the recorder shares among its
+// events, so recording a frame allocates nothing per event.
+func (r *Recorder) AddFrame(e Event, frame int) int {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	if len(r.frames) == cap(r.frames) {
+		// A new block; the old one stays as it is, shared by the events
+		// that point into it (nobody writes an index after this).
+		r.frames = make([]int, 0, 256)
+	}
+	r.frames = append(r.frames, frame)
+	e.Frame = &r.frames[len(r.frames)-1]
+	return r.addLocked(e)
+}
+
+// addLocked adds e with r.mu held, and releases it.
+func (r *Recorder) addLocked(e Event) int {
+	r.n++
+	e.Seq = r.n
 	if r.sink != nil {
-		r.n++
-		e.Seq = r.n
 		r.sink(e)
 		r.mu.Unlock()
 		return e.Seq
 	}
-	e.Seq = len(r.events) + 1
 	r.events = append(r.events, e)
 	onAdd := r.onAdd
 	r.mu.Unlock()
@@ -152,6 +177,23 @@ func (r *Recorder) Add(e Event) int {
 		onAdd(e.clone())
 	}
 	return e.Seq
+}
+
+// Take returns the events recorded so far without copying them and
+// forgets them: the caller owns the slice, and the recorder neither keeps
+// nor changes it (events added later are numbered on and returned by the
+// next Take or Events). It is for a run's owner that reads the trace once
+// at the end, where Events' deep copy would be the only reason to
+// allocate per event.
+func (r *Recorder) Take() []Event {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.events
+	r.events = nil
+	return out
 }
 
 // Events returns a deep copy of the events recorded so far.
@@ -165,8 +207,20 @@ func (r *Recorder) Events() []Event {
 		return nil // as before: callers may marshal it
 	}
 	out := make([]Event, len(r.events))
-	for i, e := range r.events {
-		out[i] = e.clone()
+	copy(out, r.events)
+	// One block for every frame index, instead of one allocation each.
+	nf := 0
+	for _, e := range out {
+		if e.Frame != nil {
+			nf++
+		}
+	}
+	frames := make([]int, 0, nf)
+	for i := range out {
+		if f := out[i].Frame; f != nil {
+			frames = append(frames, *f)
+			out[i].Frame = &frames[len(frames)-1]
+		}
 	}
 	return out
 }

@@ -224,3 +224,49 @@ func TestWatchedRecorder(t *testing.T) {
 		t.Errorf("watcher's copy shares the frame index with the recorder")
 	}
 }
+
+// appendJSONSeeds are events with every field set and unset, and strings
+// that encoding/json escapes.
+func appendJSONSeeds() []Event {
+	return []Event{
+		{},
+		{Seq: 1, Family: FamilyPipeline, Direction: "outbound", Hook: HookOnResponseFrame, Plugin: "guardrail", Frame: FrameIndex(0), Action: "continue", DurationNS: 1200},
+		{Seq: 7, Family: FamilyIntercept, Hook: "tool.before", Plugin: "x", Frame: FrameIndex(-3), Last: true, Action: "reject", Reason: `blocked "<b>" & 'c' \ é ` + "\u2028\x00\x7f\xff", Status: 403,
+			Mutated: MutatedResponseBody, Shadow: true, Error: "panic: \t\n", Phase: "walk", DurationNS: -5},
+	}
+}
+
+func TestAppendJSONMatchesMarshal(t *testing.T) {
+	for _, e := range appendJSONSeeds() {
+		want, err := json.Marshal(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.AppendJSON([]byte("x")); string(got) != "x"+string(want) {
+			t.Errorf("AppendJSON:\n got %s\nwant x%s", got, want)
+		}
+	}
+	e := appendJSONSeeds()[1]
+	buf := make([]byte, 0, 512)
+	if n := testing.AllocsPerRun(100, func() { buf = e.AppendJSON(buf[:0]) }); n != 0 {
+		t.Errorf("AppendJSON of a plain event: %v allocations, want 0", n)
+	}
+}
+
+func FuzzAppendJSON(f *testing.F) {
+	f.Add("continue", "reason <&>", "outbound", 3, true)
+	f.Fuzz(func(t *testing.T, action, reason, dir string, frame int, last bool) {
+		e := Event{Seq: frame, Family: Family(dir), Direction: dir, Hook: action, Plugin: reason, Action: action, Reason: reason,
+			Status: frame, Mutated: dir, Shadow: last, Error: reason, Phase: action, Last: last, DurationNS: int64(frame)}
+		if last {
+			e.Frame = FrameIndex(frame)
+		}
+		want, err := json.Marshal(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.AppendJSON(nil); string(got) != string(want) {
+			t.Errorf("AppendJSON:\n got %s\nwant %s", got, want)
+		}
+	})
+}

@@ -190,7 +190,11 @@ func (st *state) add(data []byte) {
 	if st.foreign {
 		return
 	}
-	msgs, err := jsonrpc.Parse(data)
+	var msgs []jsonrpc.Message
+	err := jsonrpc.ErrNotJSONRPC // what Parse says, or a decoding error: both mean the same here
+	if jsonrpc.MayHoldMessage(data) {
+		msgs, err = jsonrpc.Parse(data)
+	}
 	if err != nil {
 		if jsonrpc.A2AResult(data) {
 			// The HTTP+JSON binding: a bare StreamResponse or Task.

@@ -306,12 +306,27 @@ func lastRunes(s string, n int) string {
 	if len(s) <= n { // bytes ≥ runes
 		return s
 	}
+	// The common case, ASCII text: the last n bytes are the last n runes
+	// when they and the byte before them are ASCII (that byte then ends a
+	// rune, so the cut splits none).
+	if ascii := s[len(s)-n-1:]; isASCII(ascii) {
+		return s[len(s)-n:]
+	}
 	i := len(s)
 	for k := 0; k < n && i > 0; k++ {
 		_, size := utf8.DecodeLastRuneInString(s[:i])
 		i -= size
 	}
 	return s[i:]
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // textKeys are the JSON keys whose string values are model or tool text in

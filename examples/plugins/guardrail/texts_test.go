@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 // refJSONTexts is the decoding reference jsonTexts must agree with: decode
@@ -78,4 +79,23 @@ func FuzzJSONTexts(f *testing.F) {
 			t.Errorf("jsonTexts(%q, %t) = %q, want %q", in, all, got, want)
 		}
 	})
+}
+
+// TestLastRunes: the ASCII shortcut cuts where the rune walk does.
+func TestLastRunes(t *testing.T) {
+	walk := func(s string, n int) string {
+		i := len(s)
+		for k := 0; k < n && i > 0; k++ {
+			_, size := utf8.DecodeLastRuneInString(s[:i])
+			i -= size
+		}
+		return s[i:]
+	}
+	for _, s := range []string{"", "abc", "abcdef", "héllo world", "ab\xffcdef", "日本語のテキストabc", "abc日本", "x日bcd"} {
+		for n := 0; n <= 8; n++ {
+			if got, want := lastRunes(s, n), walk(s, n); got != want {
+				t.Errorf("lastRunes(%q, %d) = %q, want %q", s, n, got, want)
+			}
+		}
+	}
 }

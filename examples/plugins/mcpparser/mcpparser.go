@@ -167,6 +167,12 @@ func (st *state) Body(body []byte) {
 }
 
 func (st *state) add(data []byte) {
+	if !jsonrpc.MayHoldMessage(data) {
+		// Parse would fail: counted the same, without its JSON check
+		// (every event of an inference stream comes here).
+		st.res.Malformed++
+		return
+	}
 	msgs, err := jsonrpc.Parse(data)
 	if err != nil {
 		// Counted, but only JSON-RPC makes the exchange MCP traffic.

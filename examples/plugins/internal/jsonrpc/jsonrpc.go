@@ -80,6 +80,12 @@ func Parse(data []byte) ([]Message, error) {
 	return out, nil
 }
 
+// MayHoldMessage reports whether data may decode to a JSON-RPC message;
+// when it is false, Parse fails (ErrNotJSONRPC, or a decoding error for
+// invalid JSON). A caller that only needs to know that Parse fails can
+// skip it, and the JSON check it makes, on such data.
+func MayHoldMessage(data []byte) bool { return mayHoldMessage(bytes.TrimSpace(data)) }
+
 // mayHoldMessage reports whether data may decode to a JSON-RPC message.
 // False is certain: data is an object whose text holds no string that
 // matches "method", "result" or "error" the way encoding/json matches
