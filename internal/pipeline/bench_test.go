@@ -87,6 +87,32 @@ func BenchmarkDispatch(b *testing.B) {
 	}
 }
 
+// BenchmarkDispatchReuse is BenchmarkDispatch with the host reusing one
+// exchange (Reset after Finish): allocs/op is the exchange state's, which
+// must be 0 (TestResetAllocs holds it).
+func BenchmarkDispatchReuse(b *testing.B) {
+	for _, n := range []int{1, 6, 24, 96} {
+		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
+			c := benchChain(n, false)
+			up := Upstream{Status: 200, Header: http.Header{}, Body: []byte(`{}`)}
+			ctx := context.Background()
+			x := c.NewExchange(benchReq, ExchangeOptions{})
+			x.Finish()
+			b.ReportAllocs()
+			for b.Loop() {
+				if !x.Reset(benchReq, ExchangeOptions{}) {
+					b.Fatal("Reset refused")
+				}
+				if x.Request(ctx) {
+					x.Respond(ctx, up)
+				}
+				x.Finish()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(2*n), "ns/plugin/hook")
+		})
+	}
+}
+
 // BenchmarkDispatchHooks isolates the per-call cost: it drives only the
 // request stage repeatedly on one exchange, so exchange set-up is excluded.
 func BenchmarkDispatchHooks(b *testing.B) {

@@ -211,7 +211,11 @@ type Exchange struct {
 	result     *Result
 	res        Result // result's storage: one allocation less per exchange
 	finishing  bool
-	spare      *gateway.Exchange
+	// abandoned says a finisher overran its deadline and was left running
+	// (P28, P30): it may still use the plugin-facing exchange, so this
+	// exchange is never reset for reuse.
+	abandoned bool
+	spare     *gateway.Exchange
 	spareCtl   *gateway.Control
 
 	// Streaming state.
@@ -230,15 +234,44 @@ var errStop = errors.New("stop")
 // ownership of req's header and body.
 func (c *Chain) NewExchange(req Request, opts ExchangeOptions) *Exchange {
 	gx, ctl := gateway.NewExchange(c.dir, gateway.Request{Method: req.Method, URL: req.URL, Header: req.Header})
-	e := &Exchange{c: c, gx: gx, ctl: ctl, rec: opts.Trace, client: opts.Client, start: time.Now(), reqBody: req.Body}
-	if c.readsBody { // P11: nil unless some plugin reads bodies
+	e := &Exchange{c: c, gx: gx, ctl: ctl}
+	e.init(req, opts)
+	return e
+}
+
+// init sets up a new exchange of req on e, whose chain and plugin-facing
+// exchange are set.
+func (e *Exchange) init(req Request, opts ExchangeOptions) {
+	e.rec, e.client, e.start, e.reqBody = opts.Trace, opts.Client, time.Now(), req.Body
+	if e.c.readsBody { // P11: nil unless some plugin reads bodies
 		b := req.Body
 		if b == nil {
 			b = []byte{}
 		}
-		ctl.SetRequestBody(b)
+		e.ctl.SetRequestBody(b)
 	}
-	return e
+}
+
+// Reset makes e, a finished exchange, a new exchange of req through the
+// same chain, as NewExchange does but in e's memory and its plugin-facing
+// exchange's, so that a host driving exchanges one after the other
+// allocates nothing for the exchange state. It reports whether it did.
+//
+// It refuses, and e must be dropped, when e is not finished or when one
+// of its finishers was abandoned past its deadline (P28, P30): that call
+// may still be running on the plugin-facing exchange, which so must
+// outlive it; the host starts the next exchange with NewExchange. The
+// Result Finish returned lives in e: read what you need of it first.
+func (e *Exchange) Reset(req Request, opts ExchangeOptions) bool {
+	if e.stage != stFinished || e.abandoned {
+		return false
+	}
+	c, gx, ctl, emitFn := e.c, e.gx, e.ctl, e.emitFn
+	scratch := e.scratch[:0]
+	ctl.Reset(c.dir, gateway.Request{Method: req.Method, URL: req.URL, Header: req.Header})
+	*e = Exchange{c: c, gx: gx, ctl: ctl, emitFn: emitFn, scratch: scratch}
+	e.init(req, opts)
+	return true
 }
 
 // Run drives a whole exchange: Request, then Respond with up if allowed,

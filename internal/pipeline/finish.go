@@ -101,7 +101,9 @@ func (e *Exchange) finishOne(i, left int) {
 	err := runBounded(ctx, e.c.opts.Grace, func(ctx context.Context) error { return fin.OnFinish(ctx, gx) })
 	if errors.Is(err, ErrAbandoned) {
 		// The abandoned call may still be using e.gx: leave it (and its
-		// record of writes) to it, and go on with the spare.
+		// record of writes) to it, and go on with the spare. Reset will
+		// not reuse this exchange.
+		e.abandoned = true
 		if e.spare != nil {
 			e.gx, e.ctl, e.spare, e.spareCtl = e.spare, e.spareCtl, nil, nil
 		}

@@ -254,6 +254,23 @@ func NewExchange(dir Direction, req Request) (*Exchange, *Control) {
 	return ex, &Control{ex: ex}
 }
 
+// Reset makes the exchange a new one of req in direction dir, as
+// NewExchange does, but in the same memory: a host that drives exchanges
+// one after the other can keep one Exchange and Control instead of
+// allocating both for each. The host must be sure that nothing uses the
+// exchange any more: no plugin call still running (an OnFinish abandoned
+// past its deadline may be, P30), nothing the host kept from it. All it
+// held (bodies, extensions, typed state, outcome) is gone; the extension
+// map is dropped rather than cleared, since Extensions handed it out.
+func (c *Control) Reset(dir Direction, req Request) {
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	st := c.ex.state
+	clear(st) // private to the exchange: its buckets are reused
+	*c.ex = Exchange{Direction: dir, Request: req, state: st}
+}
+
 // Exchange returns the exchange this handle drives.
 func (c *Control) Exchange() *Exchange { return c.ex }
 
