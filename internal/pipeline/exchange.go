@@ -216,7 +216,7 @@ type Exchange struct {
 	// exchange is never reset for reuse.
 	abandoned bool
 	spare     *gateway.Exchange
-	spareCtl   *gateway.Control
+	spareCtl  *gateway.Control
 
 	// Streaming state.
 	ctx     context.Context

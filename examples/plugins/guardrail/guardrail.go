@@ -239,7 +239,7 @@ func (p *Guardrail) OnResponseFrame(_ context.Context, ex *gateway.Exchange, fra
 	if st.hit != "" {
 		return gateway.Continue() // already rejected; the host stops the stream
 	}
-	st.reader.Feed(ex.Response.Header.Get("Content-Type"), frame, last, st)
+	st.reader.Feed(bodystream.ContentType(&st.reader, ex), frame, last, st)
 	if st.hit != "" {
 		return gateway.Reject(p.status, fmt.Sprintf("blocked by guardrail rule %s in the response", st.hit))
 	}

@@ -170,7 +170,7 @@ func (f *fastChat) choice(l *lexer) bool {
 			}
 		case "logprobs":
 			bit = 1 << 3
-			ok = l.null() // anything else: the full decoder
+			ok = l.null()         // anything else: the full decoder
 			c.Logprobs = jsonNull // as json.RawMessage decodes null; read only
 		default:
 			return false

@@ -83,6 +83,11 @@ func (r *Reader) Feed(contentType string, frame []byte, last bool, h Handler) {
 	}
 }
 
+// Decided reports whether the Reader knows what the body is (an event
+// stream or not); until it does, Feed needs the content type. A caller
+// may pass "" once it is decided, sparing a header lookup per frame.
+func (r *Reader) Decided() bool { return r.mode != undecided }
+
 // decide picks SSE or body from the content type (only text/event-stream
 // is a stream) or, without one, from the first non-space byte: a JSON body
 // starts with { or [, anything else is taken for a stream.

@@ -73,9 +73,19 @@ func (p *Parser[S, PS]) OnResponseFrame(_ context.Context, ex *gateway.Exchange,
 		gateway.SetState(ex, p.key, st)
 	}
 	s := PS(&st.s)
-	st.reader.Feed(ex.Response.Header.Get("Content-Type"), frame, last, s)
+	st.reader.Feed(ContentType(&st.reader, ex), frame, last, s)
 	if last {
 		s.Done(ex)
 	}
 	return gateway.Continue()
+}
+
+// ContentType is the response's content type for r.Feed, read from the
+// header only while r has not decided what the body is: a header lookup
+// per frame and parser was a measurable share of a replay.
+func ContentType(r *Reader, ex *gateway.Exchange) string {
+	if r.Decided() {
+		return ""
+	}
+	return ex.Response.Header.Get("Content-Type")
 }
