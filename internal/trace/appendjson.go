@@ -66,8 +66,7 @@ func (e *Event) AppendJSON(b []byte) []byte {
 // anything else goes through json.Marshal itself.
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20, c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+		if !plainByte[s[i]] {
 			q, err := json.Marshal(s)
 			if err != nil { // cannot happen for a string; keep the form valid
 				return strconv.AppendQuote(b, s)
@@ -79,3 +78,16 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// plainByte marks the bytes json.Marshal copies into a string as they are:
+// printable ASCII except the quote, the backslash and the HTML characters
+// it escapes.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
+	}
+	for _, c := range `"\<>&` {
+		t[c] = false
+	}
+	return t
+}()
