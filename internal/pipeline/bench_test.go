@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -111,6 +113,50 @@ func BenchmarkDispatchReuse(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(2*n), "ns/plugin/hook")
 		})
 	}
+}
+
+// BenchmarkDispatchReuseInterleaved runs whole one-plugin exchanges in
+// alternating batches of 100, new (NewExchange) and reused (Reset), so that
+// the load of a shared machine falls on both alike. It reports each side's
+// median and best batch in ns per exchange, and the ratio of the medians.
+func BenchmarkDispatchReuseInterleaved(b *testing.B) {
+	const batch = 100
+	c := benchChain(1, false)
+	up := Upstream{Status: 200, Header: http.Header{}, Body: []byte(`{}`)}
+	ctx := context.Background()
+	x := c.NewExchange(benchReq, ExchangeOptions{})
+	x.Finish()
+	var fresh, reused []float64
+	for b.Loop() {
+		t0 := time.Now()
+		for range batch {
+			e := c.NewExchange(benchReq, ExchangeOptions{})
+			if e.Request(ctx) {
+				e.Respond(ctx, up)
+			}
+			e.Finish()
+		}
+		t1 := time.Now()
+		for range batch {
+			if !x.Reset(benchReq, ExchangeOptions{}) {
+				b.Fatal("Reset refused")
+			}
+			if x.Request(ctx) {
+				x.Respond(ctx, up)
+			}
+			x.Finish()
+		}
+		t2 := time.Now()
+		fresh = append(fresh, float64(t1.Sub(t0).Nanoseconds())/batch)
+		reused = append(reused, float64(t2.Sub(t1).Nanoseconds())/batch)
+	}
+	slices.Sort(fresh)
+	slices.Sort(reused)
+	b.ReportMetric(fresh[len(fresh)/2], "new-ns/exchange")
+	b.ReportMetric(reused[len(reused)/2], "reused-ns/exchange")
+	b.ReportMetric(fresh[0], "new-best-ns")
+	b.ReportMetric(reused[0], "reused-best-ns")
+	b.ReportMetric(reused[len(reused)/2]/fresh[len(fresh)/2], "reused/new")
 }
 
 // BenchmarkDispatchHooks isolates the per-call cost: it drives only the

@@ -450,7 +450,7 @@ func RunStream(ctx context.Context, c *pipeline.Chain, s *fixture.Stream, sink f
 	} else {
 		up.Body = f.Response.Body
 	}
-	r, err := runSink(ctx, c, f, up, sink)
+	r, err := runSink(ctx, c, f, up, true, sink)
 	if err == nil && fs != nil && fs.err != nil {
 		err = fs.err
 	}
@@ -458,9 +458,10 @@ func RunStream(ctx context.Context, c *pipeline.Chain, s *fixture.Stream, sink f
 }
 
 // runSink runs f with upstream up, handing each event (redacted, numbered)
-// to sink as the call ends; the report returned has no events. A sink
-// error cancels the run and is returned.
-func runSink(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipeline.Upstream, sink func(*trace.Event) error) (Report, error) {
+// to sink as the call ends; the report returned has no events. Events
+// carry durations only when timed is true. A sink error cancels the run
+// and is returned.
+func runSink(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipeline.Upstream, timed bool, sink func(*trace.Event) error) (Report, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// The recorder serialises sink calls; mu also covers reading sinkErr
@@ -485,6 +486,9 @@ func runSink(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipe
 			cancel(err)
 		}
 	})
+	if !timed {
+		rec.WithoutDurations()
+	}
 	r := run(ctx, c, f, up, rec)
 	mu.Lock()
 	closed = true
@@ -505,8 +509,8 @@ func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, g
 	}
 	m := &matchWriter{want: golden}
 	rw := NewReportWriter(m)
-	r, err := runSink(ctx, c, f, up, func(e *trace.Event) error {
-		e.DurationNS = 0 // goldens hold no durations
+	// Goldens hold no durations: the replay reads no clock.
+	r, err := runSink(ctx, c, f, up, false, func(e *trace.Event) error {
 		if err := rw.Event(e); err != nil {
 			return err
 		}

@@ -105,6 +105,17 @@ func NewStreamRecorder(sink func(Event)) *Recorder {
 	return &Recorder{now: time.Now, sink: sink}
 }
 
+// WithoutDurations makes r read no clock: Now returns the zero time, so
+// runtimes time no call and every event's duration is 0. It is for traces
+// compared without durations (golden files), where the clock reads
+// around every call were a measurable share of a replay. It returns r.
+func (r *Recorder) WithoutDurations() *Recorder {
+	r.now = zeroTime
+	return r
+}
+
+func zeroTime() time.Time { return time.Time{} }
+
 // NewWatchedRecorder returns an empty recorder that also hands each event
 // to onAdd as it is added (with its Seq set, a copy), on the goroutine
 // that added it: a live view shows calls as they happen, not when the
