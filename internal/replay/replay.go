@@ -5,6 +5,7 @@
 package replay
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 
 	"github.com/abkit/abkit/internal/catalog"
@@ -496,18 +498,50 @@ func runSink(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipe
 	return r, sinkErr
 }
 
+// fileMatch compares what is written to it with a file's bytes as it
+// reads them, so that a golden file is never held whole (a 200-frame
+// golden is ~180 KB, most of the memory a replay allocated).
+type fileMatch struct {
+	r    *bufio.Reader
+	diff bool
+}
+
+func (m *fileMatch) Write(p []byte) (int, error) {
+	for q := p; !m.diff && len(q) > 0; {
+		n := min(len(q), m.r.Size())
+		b, _ := m.r.Peek(n)
+		if !bytes.Equal(b, q[:n]) {
+			m.diff = true
+			break
+		}
+		_, _ = m.r.Discard(n)
+		q = q[n:]
+	}
+	return len(p), nil
+}
+
 // matchesGolden replays f as recorded and reports whether its report, in
-// the canonical golden form, is exactly golden. Each event is compared as
-// it happens and dropped, so no trace is kept; only a mismatch needs the
-// whole report (runCase then replays again to explain it).
-func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, golden []byte) bool {
+// the canonical golden form, is exactly the file golden. Each event is
+// compared with the file as it happens and dropped, so neither the trace
+// nor the file is held. A file that cannot be compared so (missing, not
+// a regular file, over the size limit) or a difference is false: runCase
+// then reads it and replays again to report why.
+func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, golden string) bool {
+	fh, err := os.Open(golden)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > fixture.MaxFile() {
+		return false
+	}
 	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
 	if f.Response.Streamed() {
 		up.Stream = &chunkStream{chunks: f.Response.Chunks}
 	} else {
 		up.Body = f.Response.Body
 	}
-	m := &matchWriter{want: golden}
+	m := &fileMatch{r: bufio.NewReaderSize(fh, 16<<10)}
 	rw := NewReportWriter(m)
 	// Goldens hold no durations: the replay reads no clock.
 	r, err := runSink(ctx, c, f, up, false, func(e *trace.Event) error {
@@ -519,7 +553,11 @@ func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, g
 		}
 		return nil
 	})
-	return err == nil && rw.Finish(r.Outcome, r.Warnings) == nil && !m.diff && m.off == len(golden)
+	if err != nil || rw.Finish(r.Outcome, r.Warnings) != nil || m.diff {
+		return false
+	}
+	_, err = m.r.ReadByte()
+	return err == io.EOF // and not a longer file
 }
 
 // errDiffers stops a golden comparison at the first difference.
