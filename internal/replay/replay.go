@@ -439,9 +439,11 @@ func (s *fixtureStream) Next(ctx context.Context) ([]byte, error) {
 // RunStream replays s through c as recorded, reading each chunk as the
 // runtime asks for it and handing each event (redacted, numbered) to sink
 // as the call ends, so that neither the body nor the trace is held: memory
-// does not grow with the fixture. The report returned has no events. If
-// sink fails, the run is cancelled and its error returned; a chunk that
-// cannot be read (the file changed after Open) is returned too.
+// does not grow with the fixture. The event sink gets is valid only during
+// the call (one is reused for every event): copy it to keep it. The
+// report returned has no events. If sink fails, the run is cancelled and
+// its error returned; a chunk that cannot be read (the file changed after
+// Open) is returned too.
 func RunStream(ctx context.Context, c *pipeline.Chain, s *fixture.Stream, sink func(*trace.Event) error) (Report, error) {
 	f := s.Fixture
 	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}

@@ -244,9 +244,8 @@ func (a *aggregator) Event(ev sse.Event) {
 		}
 		return
 	}
-	a.w = wire{}
-	w := &a.w
-	defer a.fast.release()
+	w := &a.w // zero: release clears it after every event
+	defer a.release()
 	if b := bodystream.Bytes(data); !a.fast.decode(b, w) {
 		*w = wire{} // the fast path may have filled part of it
 		if err := json.Unmarshal(b, w); err != nil {
@@ -255,6 +254,13 @@ func (a *aggregator) Event(ev sse.Event) {
 		}
 	}
 	a.event(ev, w)
+}
+
+// release drops what the last event left in the reused wire and the fast
+// path's buffers: views of the host's frame among them (P24).
+func (a *aggregator) release() {
+	a.w = wire{}
+	a.fast.release()
 }
 
 // eventError counts an event whose data is not JSON.
