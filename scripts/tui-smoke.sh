@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tui-smoke.sh: run abctl's TUI under tmux at 80x24 and 200x50, send keys,
+# tui-smoke.sh: run abctl's TUI under tmux at 80x24, 200x50 and 60x20, send keys,
 # capture the pane and fail when expected content is missing. It builds
 # abctl into a temporary directory first. Needs tmux.
 set -euo pipefail
@@ -70,6 +70,26 @@ for size in 80x24 200x50; do
   keys "$s" q
   expect "$s" "q quits" "abctl-exited"
 done
+
+# The smallest size the TUI supports: help opens, scrolls to its end and
+# closes; no help line is cut off (an ellipsis would mean truncation).
+s="s60x20"
+tmux -L "$sock" new-session -d -s "$s" -x 60 -y 20 \
+  "env TERM=xterm-256color NO_COLOR=1 $tmp/abctl; echo abctl-exited; sleep 5"
+expect "$s" "opens on the catalog" "guardrail"
+keys "$s" "?"
+expect "$s" "help screen" "Everywhere"
+# (The status bar, with its │ separators, may shorten the chain's path.)
+if tmux -L "$sock" capture-pane -p -t "$s" | grep -v "│" | grep -q "…"; then
+  echo "FAIL $s: help is truncated:" >&2
+  tmux -L "$sock" capture-pane -p -t "$s" >&2
+  fail=1
+fi
+keys "$s" G
+expect "$s" "help scrolls to the end" "Badges"
+keys "$s" Escape
+keys "$s" q
+expect "$s" "q quits" "abctl-exited"
 
 if [ "$fail" -ne 0 ]; then
   echo "tui-smoke: FAILED" >&2

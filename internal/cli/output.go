@@ -88,23 +88,40 @@ func writeTable(w io.Writer, terminal bool, width int, p painter, header []strin
 		}
 		table = append(table, cells)
 	}
-	var natural, least []int
+	// least is the narrowest each column may be with its identifiers (a
+	// hook, a plugin name) whole; leastSplit with them split at their
+	// hyphens and underscores, for a terminal too narrow for the former.
+	var natural, least, leastSplit []int
 	for n, r := range table {
 		for i, c := range r {
 			if i >= len(natural) {
-				natural, least = append(natural, 0), append(least, 0)
+				natural, least, leastSplit = append(natural, 0), append(least, 0), append(leastSplit, 0)
 			}
 			natural[i] = max(natural[i], ansi.StringWidth(c))
 			if n == 0 && len(header) > 0 {
 				least[i] = max(least[i], ansi.StringWidth(c))
+				leastSplit[i] = least[i]
+				continue
 			}
-			// An identifier (a hook, a plugin name) is not split.
 			for _, word := range strings.FieldsFunc(c, func(r rune) bool { return strings.ContainsRune(wrapAt, r) }) {
 				least[i] = max(least[i], min(ansi.StringWidth(word), maxUnsplit))
 			}
+			for _, word := range strings.FieldsFunc(c, func(r rune) bool { return strings.ContainsRune(wrapAt+splitAt, r) }) {
+				leastSplit[i] = max(leastSplit[i], min(ansi.StringWidth(word), maxUnsplit))
+			}
 		}
 	}
-	widths := fitWidths(natural, least, width)
+	// Two-cell gaps and whole identifiers where they fit; else one-cell
+	// gaps; else identifiers split too. Past that the terminal wraps.
+	gap, breaks := "  ", wrapAt[1:]
+	widths, ok := fitWidths(natural, least, width, len(gap))
+	if !ok {
+		gap = " "
+		if widths, ok = fitWidths(natural, least, width, len(gap)); !ok {
+			widths, _ = fitWidths(natural, leastSplit, width, len(gap))
+			breaks += splitAt
+		}
+	}
 	var b strings.Builder
 	for n, r := range table {
 		// Each cell wrapped to its column; the row takes as many lines as
@@ -114,7 +131,9 @@ func writeTable(w io.Writer, terminal bool, width int, p painter, header []strin
 		for i, c := range r {
 			parts[i] = []string{c}
 			if ansi.StringWidth(c) > widths[i] {
-				parts[i] = strings.Split(ansi.Wrap(c, widths[i], wrapAt[1:]), "\n")
+				// Wordwrap breaks only at spaces and breaks (ansi.Wrap split
+				// "response_frame" mid-word); Hardwrap cuts what is still too long.
+				parts[i] = strings.Split(ansi.Hardwrap(ansi.Wordwrap(c, widths[i], breaks), widths[i], true), "\n")
 			}
 			height = max(height, len(parts[i]))
 		}
@@ -126,7 +145,7 @@ func writeTable(w io.Writer, terminal bool, width int, p painter, header []strin
 					c = strings.TrimRight(parts[i][k], " ")
 				}
 				if i > 0 {
-					line.WriteString("  ")
+					line.WriteString(gap)
 				}
 				line.WriteString(c)
 				if i < len(r)-1 {
@@ -153,16 +172,19 @@ const (
 	// wrapAt are the characters a cell is wrapped after (a space, and
 	// the separators of lists such as "a,b"); a hyphen is one too.
 	wrapAt = " ,;/|"
+	// splitAt are where an identifier is split when nothing else fits.
+	splitAt = "_-."
 )
 
-// fitWidths returns column widths that fit width cells with two-cell gaps:
-// the widest columns are capped at the largest width that fits, the
-// narrow ones keep their natural width, and no column goes below its
-// header and longest word (least) or minColumn. When even that does not fit, the table is
-// wider than width and the terminal wraps it. width <= 0 keeps natural.
-func fitWidths(natural, least []int, width int) []int {
+// fitWidths returns column widths that fit width cells with gaps of gap
+// cells: the widest columns are capped at the largest width that fits,
+// the narrow ones keep their natural width, and no column goes below its
+// header and longest word (least) or minColumn. ok is false when even
+// that does not fit (the table is then wider than width). width <= 0
+// keeps natural.
+func fitWidths(natural, least []int, width, gap int) (widths []int, ok bool) {
 	n := len(natural)
-	avail := width - 2*max(n-1, 0)
+	avail := width - gap*max(n-1, 0)
 	floor := make([]int, n)
 	for i := range natural {
 		floor[i] = min(natural[i], max(least[i], minColumn))
@@ -176,7 +198,10 @@ func fitWidths(natural, least []int, width int) []int {
 		return total, out
 	}
 	if total, _ := capped(1 << 30); width <= 0 || total <= avail {
-		return natural
+		return natural, true
+	}
+	if total, out := capped(0); total > avail {
+		return out, false
 	}
 	// The largest cap that fits: the widths grow with the cap.
 	lo, hi := 0, slices.Max(natural)
@@ -200,7 +225,7 @@ func fitWidths(natural, least []int, width int) []int {
 			total += add
 		}
 	}
-	return out
+	return out, true
 }
 
 // writeJSON prints v as indented JSON. Field order follows the Go structs,

@@ -79,3 +79,43 @@ func TestTableFitsWidth(t *testing.T) {
 		t.Errorf("plain output is not the whole row: %q", plain[0])
 	}
 }
+
+// TestTableNarrowTerminal: a dry-run's seven columns fit 70 cells with
+// one-cell gaps and their identifiers whole, and 56 cells with the hook
+// and plugin names split at their underscores and hyphens; no word of any
+// cell is lost in either.
+func TestTableNarrowTerminal(t *testing.T) {
+	p := painter{}
+	header := []string{"SEQ", "HOOK", "PLUGIN", "FRAME", "ACTION", "DETAIL", "µS"}
+	rows := [][]string{
+		{"1", "on_request", "inference-parser", "-", "continue", "-", "72"},
+		{"4", "on_response_frame", "guardrail", "0 last", "reject", "451 blocked by guardrail rule phrases[0]", "10"},
+	}
+	for _, tc := range []struct {
+		width int
+		whole bool // identifiers kept whole
+	}{{70, true}, {56, false}} {
+		var b bytes.Buffer
+		if err := writeTable(&b, true, tc.width, p, header, rows); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			if w := ansi.StringWidth(l); w > tc.width {
+				t.Errorf("width %d: line of %d cells: %q", tc.width, w, l)
+			}
+		}
+		if got := strings.Contains(out, "on_response_frame") && strings.Contains(out, "inference-parser"); got != tc.whole {
+			t.Errorf("width %d: identifiers whole = %t, want %t:\n%s", tc.width, got, tc.whole, out)
+		}
+		for _, r := range rows {
+			for _, c := range r {
+				for _, w := range strings.FieldsFunc(c, func(r rune) bool { return strings.ContainsRune(" _-", r) }) {
+					if !strings.Contains(out, w) {
+						t.Errorf("width %d: %q of cell %q lost:\n%s", tc.width, w, c, out)
+					}
+				}
+			}
+		}
+	}
+}

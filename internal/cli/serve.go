@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -80,7 +81,7 @@ at once. With --ui the terminal UI opens on its Live tab (as 'abctl ui
 	f.IntVar(&s.ring, "ring", live.DefaultRing, "how many finished exchanges the API keeps")
 	f.IntVar(&s.bodyCap, "body-cap", live.DefaultBodyCap, "bytes of each body the API keeps per exchange; longer bodies are cut and marked truncated")
 	f.DurationVar(&s.grace, "grace", 5*time.Second, "how long exchanges in flight may take to finish after SIGINT or SIGTERM")
-	f.BoolVar(&s.ui, "ui", false, "open the terminal UI on its Live tab, attached to this serve; quitting it stops serve (saves go to --record, else the current directory)")
+	f.BoolVar(&s.ui, "ui", false, "open the terminal UI on its Live tab, attached to this serve; quitting it stops serve (s saves into RECORD/saved with --record, else the current directory)")
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	_ = c.RegisterFlagCompletionFunc("direction", cobra.FixedCompletions([]cobra.Completion{"inbound", "outbound"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -216,9 +217,12 @@ func serveWithUI(ctx context.Context, o *globalOpts, format string, s *serveOpts
 	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(sctx, ln, s.grace) }()
-	saveDir := s.record
-	if saveDir == "" {
-		saveDir = "."
+	// Saved exchanges get a directory of their own: beside --record's
+	// fixtures (which have no goldens) they would not make a suite that
+	// replays clean.
+	saveDir := "."
+	if s.record != "" {
+		saveDir = filepath.Join(s.record, "saved")
 	}
 	uerr := runUI(ctx, o, &uiOpts{chain: s.chain, pluginDir: s.pluginDir, attach: "http://" + ln.Addr().String(), saveDir: saveDir})
 	stop()

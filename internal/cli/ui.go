@@ -52,8 +52,9 @@ With --attach URL (the address of an 'abctl serve'), a fourth tab, Live,
 lists that gateway's exchanges as they finish (status, outcome, the plugin
 that denied, duration, a frame-count bar): / filters, space pauses the
 list while new exchanges are counted, enter opens the exchange in the
-Trace tab's stepper, and s saves it as a fixture into --save-dir, which
-'abctl dryrun' and 'abctl replay' then run (docs/live.md).`,
+Trace tab's stepper, and s saves it as a fixture into --save-dir (with
+--chain, the chain serve runs, also its golden trace under
+--save-dir/golden, so 'abctl replay' runs it as a test; docs/live.md).`,
 		Example: "  abctl ui\n  abctl ui --chain fixtures/inference/chain.yaml --fixtures fixtures/inference\n  abctl ui --attach http://127.0.0.1:8089 --save-dir fixtures/live",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {

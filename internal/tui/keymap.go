@@ -40,7 +40,7 @@ func DefaultKeyMap() KeyMap {
 		Tab3:       b([]string{"3"}, "3", "Trace tab"),
 		Tab4:       b([]string{"4"}, "4", "Live tab (abctl ui --attach URL)"),
 		Pause:      b([]string{"space"}, "space", "pause / resume the list (new exchanges are counted meanwhile)"),
-		Save:       b([]string{"s"}, "s", "save the exchange as a fixture (into --save-dir)"),
+		Save:       b([]string{"s"}, "s", "save the exchange as a fixture, and with a chain its golden (into --save-dir)"),
 		Enter:      b([]string{"enter"}, "enter", "open / drill in / run dry-run"),
 		Back:       b([]string{"esc"}, "esc", "back / clear the filter"),
 		Filter:     b([]string{"/"}, "/", "filter the catalog"),

@@ -50,8 +50,9 @@ type (
 		err error
 	}
 	liveSavedMsg struct {
-		path string
-		err  error
+		path   string // the fixture
+		golden string // its golden trace, when a chain was given
+		err    error
 	}
 )
 
@@ -367,8 +368,11 @@ func outcomeKind(s string) gateway.OutcomeKind {
 }
 
 // saveLive writes one exchange's fixture from serve into dir, never over
-// an existing file.
-func saveLive(base, dir string, s live.Summary) tea.Cmd {
+// an existing file. With chain set (the chain serve runs), it also writes
+// the exchange's golden trace, dir/golden/NAME.json, as replay --update
+// would: serve's live trace with durations zeroed, which a replay of the
+// fixture through that chain reproduces. dir is then a replay suite.
+func saveLive(base, dir, chain string, s live.Summary) tea.Cmd {
 	return func() tea.Msg {
 		data, err := get(context.Background(), fmt.Sprintf("%s%s/%d/fixture", base, live.PathExchanges, s.ID))
 		if err != nil {
@@ -376,6 +380,19 @@ func saveLive(base, dir string, s live.Summary) tea.Cmd {
 		}
 		if _, err := fixture.Parse("exchange "+strconv.FormatUint(s.ID, 10), data); err != nil {
 			return liveSavedMsg{err: err}
+		}
+		var golden []byte
+		if chain != "" {
+			var d liveDetail
+			if err := getJSON(context.Background(), fmt.Sprintf("%s%s/%d", base, live.PathExchanges, s.ID), &d); err != nil {
+				return liveSavedMsg{err: fmt.Errorf("exchange %d: %w", s.ID, err)}
+			}
+			if golden, err = d.Trace.WithoutDurations().MarshalIndent(); err != nil {
+				return liveSavedMsg{err: fmt.Errorf("exchange %d: golden: %w", s.ID, err)}
+			}
+			if err := os.MkdirAll(filepath.Join(dir, "golden"), 0o755); err != nil {
+				return liveSavedMsg{err: err}
+			}
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return liveSavedMsg{err: err}
@@ -385,6 +402,15 @@ func saveLive(base, dir string, s live.Summary) tea.Cmd {
 		if err != nil {
 			return liveSavedMsg{err: err}
 		}
-		return liveSavedMsg{path: filepath.Clean(name)}
+		msg := liveSavedMsg{path: filepath.Clean(name)}
+		if golden != nil {
+			// The fixture's name is new, so no golden of that name exists
+			// (an orphan's aside, which replay reports).
+			msg.golden = replay.GoldenPath(filepath.Join(dir, "golden"), name)
+			if err := fixture.WriteAtomic(msg.golden, golden); err != nil {
+				return liveSavedMsg{path: msg.path, err: fmt.Errorf("saved %s, but not its golden: %w", msg.path, err)}
+			}
+		}
+		return msg
 	}
 }

@@ -43,7 +43,7 @@ const liveChain = `outbound:
 // startLive runs a real abctl serve engine (internal/replay/live) on
 // 127.0.0.1 in front of a real upstream, and returns its base URL and
 // its chain.
-func startLive(t *testing.T) (string, *replay.Chain, *live.Server) {
+func startLive(t *testing.T) (base, chainPath string, ch *replay.Chain, srv *live.Server) {
 	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -67,11 +67,11 @@ func startLive(t *testing.T) (string, *replay.Chain, *live.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := replay.LoadChain(context.Background(), path, gateway.Outbound, testFactories())
+	ch, err = replay.LoadChain(context.Background(), path, gateway.Outbound, testFactories())
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := live.New(live.Options{Upstream: up.URL, Chain: ch, ChainFile: cf, Factories: testFactories()})
+	srv, err = live.New(live.Options{Upstream: up.URL, Chain: ch, ChainFile: cf, Factories: testFactories()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func startLive(t *testing.T) (string, *replay.Chain, *live.Server) {
 		<-done
 		ch.Close(context.Background())
 	})
-	return "http://" + ln.Addr().String(), ch, srv
+	return "http://" + ln.Addr().String(), path, ch, srv
 }
 
 func post(t *testing.T, url, body string) {
@@ -111,15 +111,16 @@ func waitLiveScreen(t *testing.T, tm *teatest.TestModel, s string) {
 // shows what serve kept before it attached and what finishes after,
 // pausing holds new exchanges back with a counter, / filters, s saves the
 // selected exchange as a fixture that replays to the trace serve showed,
-// and enter opens it in the Trace tab's stepper.
+// with its golden (a replay suite that passes), and enter opens it in the
+// Trace tab's stepper.
 func TestLiveTab(t *testing.T) {
-	base, ch, srv := startLive(t)
+	base, chainPath, ch, srv := startLive(t)
 	post(t, base+"/v1/json", `{"q":"hello"}`)
 	srv.Wait() // exchange 1 is in serve's ring before the TUI attaches
 
 	saveDir := t.TempDir()
 	opts := testOptions(t)
-	opts.Attach, opts.SaveDir = base, saveDir
+	opts.Attach, opts.SaveDir, opts.ChainPath = base, saveDir, chainPath
 	m := New(opts)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 30),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
@@ -139,13 +140,7 @@ func TestLiveTab(t *testing.T) {
 	tm.Type("/deny")
 	tm.Send(k("enter"))
 	tm.Send(k("s"))
-	var saved []string
-	for deadline := time.Now().Add(liveHangGuard); len(saved) == 0; time.Sleep(10 * time.Millisecond) {
-		saved, _ = filepath.Glob(filepath.Join(saveDir, "*"+fixture.Ext))
-		if time.Now().After(deadline) {
-			t.Fatal("s saved no fixture")
-		}
-	}
+	waitLiveScreen(t, tm, "saved ") // the status bar, once fixture and golden are written
 	tm.Send(k("enter"))
 	waitLiveScreen(t, tm, "calls") // the Trace tab's stepper
 	tm.Send(k("q"))
@@ -167,7 +162,8 @@ func TestLiveTab(t *testing.T) {
 		t.Fatalf("enter did not open the denied exchange in the Trace tab: tab %v run %+v", fm.tab, r)
 	}
 
-	if saved, _ = filepath.Glob(filepath.Join(saveDir, "*"+fixture.Ext)); len(saved) != 1 {
+	saved, _ := filepath.Glob(filepath.Join(saveDir, "*"+fixture.Ext))
+	if len(saved) != 1 {
 		t.Fatalf("saved fixtures: %v", saved)
 	}
 	f, err := fixture.ReadFile(saved[0])
@@ -180,5 +176,18 @@ func TestLiveTab(t *testing.T) {
 	}
 	if got.Outcome.Kind != "deny" || got.Outcome.DeniedBy != "guardrail" {
 		t.Errorf("replayed outcome %+v", got.Outcome)
+	}
+	// With the chain given, s also wrote the golden: the save directory
+	// is a replay suite that passes as it is.
+	if _, err := os.Stat(replay.GoldenPath(filepath.Join(saveDir, "golden"), saved[0])); err != nil {
+		t.Fatalf("s wrote no golden beside the fixture: %v", err)
+	}
+	res, err := replay.RunSuite(context.Background(), replay.SuiteOptions{Chain: chainPath, Fixtures: saveDir,
+		Golden: filepath.Join(saveDir, "golden"), Factories: testFactories()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Failed() {
+		t.Errorf("replay of the saved suite: %+v", res)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -335,7 +336,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.setErr(msg.err)
 			return m, nil
 		}
-		m.setInfo("saved " + msg.path + "; replay it with abctl dryrun --chain CHAIN " + msg.path)
+		if msg.golden == "" {
+			m.setInfo("saved " + msg.path + "; dry-run it: abctl dryrun --chain CHAIN " + msg.path)
+			return m, nil
+		}
+		// Base names first: the status bar has one line.
+		dir := filepath.Dir(msg.path)
+		m.setInfo(fmt.Sprintf("saved %s + golden in %s; test: abctl replay --chain %s --fixtures %s --golden %s",
+			filepath.Base(msg.path), dir, m.opts.ChainPath, dir, filepath.Dir(msg.golden)))
 		return m, nil
 	case tea.MouseWheelMsg:
 		return m, m.wheel(msg)
@@ -436,7 +444,7 @@ func (m *Model) liveKey(msg tea.KeyPressMsg) tea.Cmd {
 				dir = "."
 			}
 			m.busy = fmt.Sprintf("saving exchange %d", s.ID)
-			return saveLive(m.lv.base, dir, s)
+			return saveLive(m.lv.base, dir, m.opts.ChainPath, s)
 		}
 	default:
 		m.lv.cursor = moveCursor(msg, k, m.lv.cursor, len(m.lv.shown()), m.bodyHeight()-2)
