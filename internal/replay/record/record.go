@@ -106,6 +106,14 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Trans
 // proxy forwards and what a fixture keeps.
 func StripHop(h http.Header) http.Header { return stripHop(h) }
 
+// DelHop removes from h, in place, the headers StripHop leaves out: for a
+// caller that owns h (a server's request, a client's response).
+func DelHop(h http.Header) {
+	for _, k := range hopHeaders {
+		delete(h, k)
+	}
+}
+
 func stripHop(h http.Header) http.Header {
 	h = h.Clone()
 	for _, k := range hopHeaders {
