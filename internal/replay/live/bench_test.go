@@ -43,7 +43,14 @@ func (passThrough) OnResponseFrame(context.Context, *gateway.Exchange, []byte, b
 // benchServe starts serve with a 6-plugin pass-through chain in front of
 // up and returns its base URL.
 func benchServe(b *testing.B, up string) string {
-	b.Helper()
+	_, base := passServe(b, up, Options{})
+	return base
+}
+
+// passServe starts serve with opts and a 6-plugin pass-through chain in
+// front of up, on 127.0.0.1, and stops it when tb ends.
+func passServe(tb testing.TB, up string, opts Options) (*Server, string) {
+	tb.Helper()
 	var yaml strings.Builder
 	yaml.WriteString("outbound:\n")
 	var facs []gateway.Factory
@@ -52,31 +59,32 @@ func benchServe(b *testing.B, up string) string {
 		fmt.Fprintf(&yaml, "  - name: %s\n", name)
 		facs = append(facs, gateway.Factory{Name: name, New: func(json.RawMessage) (gateway.Plugin, error) { return passThrough{name}, nil }})
 	}
-	path := filepath.Join(b.TempDir(), "chain.yaml")
+	path := filepath.Join(tb.TempDir(), "chain.yaml")
 	if err := os.WriteFile(path, []byte(yaml.String()), 0o644); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	cf, err := catalog.ReadChainFile(path)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ch, err := replay.LoadChain(context.Background(), path, gateway.Outbound, facs)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	srv, err := New(Options{Upstream: up, Chain: ch, ChainFile: cf, Factories: facs})
+	opts.Upstream, opts.Chain, opts.ChainFile, opts.Factories = up, ch, cf, facs
+	srv, err := New(opts)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { srv.Serve(ctx, ln, time.Minute); close(done) }()
-	b.Cleanup(func() { cancel(); <-done; ch.Close(context.Background()) })
-	return "http://" + ln.Addr().String()
+	tb.Cleanup(func() { cancel(); <-done; ch.Close(context.Background()) })
+	return srv, "http://" + ln.Addr().String()
 }
 
 func benchUpstream(b *testing.B) *httptest.Server {
