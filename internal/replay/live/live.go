@@ -84,8 +84,12 @@ type Server struct {
 	transport *http.Transport
 	// source is the fixtures' source line, redacted once.
 	source string
-	log    *slog.Logger
-	now    func() time.Time
+	// traceRoom is about how many trace events an exchange records
+	// (request, response and finish calls of each plugin), so its trace
+	// grows once.
+	traceRoom int
+	log       *slog.Logger
+	now       func() time.Time
 
 	ids     atomic.Uint64 // exchange ids, from 1
 	fileSeq atomic.Int64
@@ -135,7 +139,7 @@ func New(opts Options) (*Server, error) {
 	tr.MaxIdleConnsPerHost = 256
 	s := &Server{opts: opts, chain: opts.Chain.Chain, upstream: u, log: log, now: time.Now,
 		ring: newRing(opts.Ring), events: newBroker(), transport: tr,
-		source: "abctl serve --upstream " + redact.URL(u.String())}
+		source: "abctl serve --upstream " + redact.URL(u.String()), traceRoom: 3 * len(opts.Chain.Chain.Names())}
 	s.cutCtx, s.cut = context.WithCancelCause(context.Background())
 	return s, nil
 }
@@ -306,6 +310,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 			s.events.publish("trace", traceEvent{Exchange: id, Event: e})
 		}
 	})
+	rec.Grow(s.traceRoom)
 	limit := s.opts.BodyCap
 	if s.opts.RecordDir != "" {
 		limit = fixture.MaxBody()
