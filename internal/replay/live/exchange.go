@@ -3,7 +3,10 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/pipeline"
@@ -167,18 +170,23 @@ func (s *Server) finish(ctx context.Context, r *http.Request, id uint64, started
 	s.ring.add(ex)
 	if ex.noFixture == "" && s.opts.RecordDir != "" {
 		s.inflight.Add(1)
-		go s.write(ex.ID, raw, whole, r)
+		// Named now: the sequence follows the order exchanges finished.
+		go s.write(ex.ID, raw, whole, record.FileName(s.now(), s.fileSeq.Add(1), r))
 	}
 	if s.events.active() {
 		s.events.publish("exchange_finished", sum)
 	}
 }
 
-// write records one exchange's fixture to the record directory. It runs
-// after the client's response ended, as record does; f is the redacted
-// fixture when finish made it already.
-func (s *Server) write(id uint64, raw *rawExchange, f *fixture.Fixture, r *http.Request) {
+// write records one exchange's fixture to the record directory, named
+// by name. It runs after the client's response ended, as record does; f
+// is the redacted fixture when finish made it already.
+func (s *Server) write(id uint64, raw *rawExchange, f *fixture.Fixture, name func(string) string) {
 	defer s.inflight.Done()
+	s.writers <- struct{}{}
+	var once sync.Once
+	release := func() { once.Do(func() { <-s.writers }) }
+	defer release()
 	if f == nil {
 		f = raw.fixture()
 	}
@@ -187,16 +195,30 @@ func (s *Server) write(id uint64, raw *rawExchange, f *fixture.Fixture, r *http.
 		s.log.Error("exchange not recorded", "id", id, "err", err)
 		return
 	}
-	name, err := fixture.CreateUnique(s.opts.RecordDir, record.FileName(s.now(), s.fileSeq.Add(1), r), data)
+	dir := s.opts.RecordDir
+	tmp, err := fixture.WriteTemp(dir, data, record.SyncEach())
+	if err != nil {
+		s.log.Error("exchange not recorded", "id", id, "err", err)
+		return
+	}
+	// The CPU-heavy part is done: let the next writer in while this one
+	// waits for its file to be on disk.
+	release()
+	if err := s.durable.Wait(dir); err != nil {
+		os.Remove(tmp)
+		s.log.Error("exchange not recorded", "id", id, "err", fmt.Errorf("sync %s: %w", dir, err))
+		return
+	}
+	file, err := fixture.LinkUnique(dir, tmp, name)
 	if err != nil {
 		s.log.Error("exchange not recorded", "id", id, "err", err)
 		return
 	}
 	s.recorded.Add(1)
 	s.mu.Lock()
-	s.written = append(s.written, name)
+	s.written = append(s.written, file)
 	s.mu.Unlock()
-	s.ring.setFixture(id, name)
+	s.ring.setFixture(id, file)
 }
 
 // capped returns a copy of f with each body cut at limit bytes, and

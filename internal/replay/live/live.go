@@ -102,6 +102,13 @@ type Server struct {
 	cutCtx context.Context
 	cut    context.CancelCauseFunc
 
+	// writers bounds the fixtures written at once (record.Writers): the
+	// rest wait, parked, after their clients have their answers, so
+	// writing does not take the CPU of the exchanges in flight. durable
+	// syncs their files in groups, as abctl record does.
+	writers chan struct{}
+	durable record.Durable
+
 	served   atomic.Int64
 	cutN     atomic.Int64
 	recorded atomic.Int64
@@ -138,7 +145,7 @@ func New(opts Options) (*Server, error) {
 	tr.DisableCompression = true
 	tr.MaxIdleConnsPerHost = 256
 	s := &Server{opts: opts, chain: opts.Chain.Chain, upstream: u, log: log, now: time.Now,
-		ring: newRing(opts.Ring), events: newBroker(), transport: tr,
+		ring: newRing(opts.Ring), events: newBroker(), transport: tr, writers: make(chan struct{}, record.Writers),
 		source: "abctl serve --upstream " + redact.URL(u.String()), traceRoom: 3 * len(opts.Chain.Chain.Names())}
 	s.cutCtx, s.cut = context.WithCancelCause(context.Background())
 	return s, nil

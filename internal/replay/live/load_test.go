@@ -99,10 +99,10 @@ func loadExchange(c *http.Client, base, id string, i int) (time.Duration, error)
 }
 
 // runLoad has clients clients, each with its own connections, send n
-// exchanges each to base, all at once; ids are PREFIX-CLIENT-SEQ. It
-// returns each exchange's time and the wall time; a failed exchange is
-// reported on tb.
-func runLoad(tb testing.TB, base, prefix string, clients, n int) ([]time.Duration, time.Duration) {
+// exchanges each to base, all at once; ids are PREFIX-CLIENT-SEQ with SEQ
+// from first. It returns each exchange's time and the wall time; a failed
+// exchange is reported on tb.
+func runLoad(tb testing.TB, base, prefix string, clients, first, n int) ([]time.Duration, time.Duration) {
 	var mu sync.Mutex
 	var all []time.Duration
 	var failed atomic.Int64
@@ -113,7 +113,7 @@ func runLoad(tb testing.TB, base, prefix string, clients, n int) ([]time.Duratio
 			hc := &http.Client{Timeout: hangGuard, Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}
 			defer hc.CloseIdleConnections()
 			mine := make([]time.Duration, 0, n)
-			for i := range n {
+			for i := first; i < first+n; i++ {
 				d, err := loadExchange(hc, base, fmt.Sprintf("%s-%d-%d", prefix, c, i), i)
 				if err != nil {
 					if failed.Add(1) <= 5 {
@@ -238,7 +238,7 @@ func TestServeLoadNothingLost(t *testing.T) {
 	up := loadUpstream(t)
 	dir := t.TempDir()
 	s := startServe(t, up, testChain, Options{Ring: ringSize, RecordDir: dir}, hangGuard)
-	runLoad(t, s.base, "load", clients, n)
+	runLoad(t, s.base, "load", clients, 0, n)
 	s.Wait()
 	a := audit(t, s.Server, s.base, dir, "load", clients, n)
 	if a.served != clients*n || a.lost != 0 || a.dup != 0 || a.badIDs != 0 || a.secrets != 0 {
@@ -275,11 +275,14 @@ func memNow() (heap, rss float64) {
 // BenchmarkServeLoad: 50 clients at once, b.N exchanges each (JSON and
 // streams alternating), through serve with the 6-plugin pass-through
 // chain and the default ring (500), without and with --record. The ring
-// is filled first (1,000 exchanges); the heap and RSS are measured then
-// and after the run, so "memory flat once the ring is full" is the
-// difference. It reports exchanges/s, CPU per exchange, p50/p99, and the
-// lost, duplicated and leaked counts (lost and dup only with --record,
-// where each id's fixture is counted). The load is
+// is filled first (1,000 exchanges); the heap (live, after a collection)
+// and RSS are measured then, half-way (before the fixtures still queued
+// are written) and at the end, so "memory flat once the ring is full" is
+// the difference. With --record, names-MiB is the list of fixture files
+// written, which serve keeps to print when it stops (it grows by one name
+// per fixture). It reports exchanges/s, CPU per exchange, p50/p99, and
+// the unserved, leaked, and (with --record, where each id's fixture is
+// counted) lost and duplicated counts. The load is
 // -benchtime 1000x (50 × 1,000 exchanges); see docs/perf.md.
 func BenchmarkServeLoad(b *testing.B) {
 	const clients = 50
@@ -291,16 +294,23 @@ func BenchmarkServeLoad(b *testing.B) {
 				opts.RecordDir = b.TempDir()
 			}
 			s, base := passServe(b, up, opts)
-			runLoad(b, base, "warm", clients, 2*DefaultRing/clients)
+			warm := 2 * DefaultRing / clients
+			runLoad(b, base, "warm", clients, 0, warm)
 			s.Wait()
 			heapFull, rssFull := memNow()
+			half := b.N / 2
 			b.ResetTimer()
 			cpu0 := cpuTime()
-			lat, wall := runLoad(b, base, "load", clients, b.N)
+			lat, wall := runLoad(b, base, "load", clients, 0, half)
+			b.StopTimer()
+			heapMid, rssMid := memNow()
+			b.StartTimer()
+			lat2, wall2 := runLoad(b, base, "load", clients, half, b.N-half)
 			s.Wait() // the fixtures' CPU counts too
 			cpu := cpuTime() - cpu0
 			b.StopTimer()
 			heapEnd, rssEnd := memNow()
+			lat, wall = append(lat, lat2...), wall+wall2
 			slices.Sort(lat)
 			q := func(f float64) float64 {
 				if len(lat) == 0 {
@@ -313,17 +323,24 @@ func BenchmarkServeLoad(b *testing.B) {
 			b.ReportMetric(q(0.5), "p50-ms")
 			b.ReportMetric(q(0.99), "p99-ms")
 			b.ReportMetric(heapFull, "heap-MiB-full")
+			b.ReportMetric(heapMid, "heap-MiB-mid")
 			b.ReportMetric(heapEnd, "heap-MiB-end")
 			b.ReportMetric(rssFull, "rss-MiB-full")
+			b.ReportMetric(rssMid, "rss-MiB-mid")
 			b.ReportMetric(rssEnd, "rss-MiB-end")
 			a := audit(b, s, base, opts.RecordDir, "load", clients, b.N)
-			want := clients * (b.N + 2*DefaultRing/clients)
+			want := clients * (b.N + warm)
 			b.ReportMetric(float64(want-a.served), "unserved")
+			b.ReportMetric(float64(a.secrets), "secrets")
 			if opts.RecordDir != "" {
 				b.ReportMetric(float64(a.lost), "lost")
 				b.ReportMetric(float64(a.dup), "dup")
+				names := 0
+				for _, w := range s.Written() {
+					names += len(w) + 16 + 16 // the string, its header, its slot
+				}
+				b.ReportMetric(float64(names)/(1<<20), "names-MiB")
 			}
-			b.ReportMetric(float64(a.secrets), "secrets")
 			if a.served != want || a.listed > a.ring || a.badIDs != 0 || a.secrets != 0 || a.lost > 0 || a.dup > 0 {
 				b.Errorf("%+v; want %d served", a, want)
 			}

@@ -406,6 +406,20 @@ func FileName(now time.Time, n int64, r *http.Request) func(string) string {
 	}
 }
 
+// Durable makes fixtures' temporary files durable in groups, for another
+// writer of fixtures (abctl serve) that writes as the recorder does:
+// fixture.WriteTemp with SyncEach(), then Wait, then fixture.LinkUnique.
+// The zero Durable is ready to use.
+type Durable struct{ g groupSyncer }
+
+// Wait returns once a sync of dir's file system that started after the
+// call has finished, with its error.
+func (d *Durable) Wait(dir string) error { return d.g.wait(dir) }
+
+// SyncEach reports whether each temporary file must be synced as it is
+// written, where the file system cannot be synced as a whole.
+func SyncEach() bool { return !groupSync }
+
 // groupSyncer is a group commit: every writer whose temporary file is
 // written waits for a sync of the file system that starts after it
 // asked, and one sync serves every writer waiting for it. Fifty fixtures
