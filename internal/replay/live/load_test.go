@@ -331,6 +331,7 @@ func BenchmarkServeLoad(b *testing.B) {
 			a := audit(b, s, base, opts.RecordDir, "load", clients, b.N)
 			want := clients * (b.N + warm)
 			b.ReportMetric(float64(want-a.served), "unserved")
+			b.ReportMetric(float64(a.listed), "listed")
 			b.ReportMetric(float64(a.secrets), "secrets")
 			if opts.RecordDir != "" {
 				b.ReportMetric(float64(a.lost), "lost")
