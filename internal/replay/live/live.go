@@ -102,6 +102,11 @@ type Server struct {
 	cutCtx context.Context
 	cut    context.CancelCauseFunc
 
+	// streams holds upstream readers with their 32 KiB read buffers: the
+	// runtime is done with a chunk when Respond returns (the capture keeps
+	// copies), so one reader serves exchange after exchange.
+	streams sync.Pool
+
 	// writers bounds the fixtures written at once (record.Writers): the
 	// rest wait, parked, after their clients have their answers, so
 	// writing does not take the CPU of the exchanges in flight. durable
@@ -147,6 +152,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, chain: opts.Chain.Chain, upstream: u, log: log, now: time.Now,
 		ring: newRing(opts.Ring), events: newBroker(), transport: tr, writers: make(chan struct{}, record.Writers),
 		source: "abctl serve --upstream " + redact.URL(u.String()), traceRoom: 3 * len(opts.Chain.Chain.Names())}
+	s.streams.New = func() any { return &upstreamStream{buf: make([]byte, 32<<10)} }
 	s.cutCtx, s.cut = context.WithCancelCause(context.Background())
 	return s, nil
 }
@@ -233,11 +239,6 @@ func (c *capture) add(at time.Duration, b []byte) {
 	}
 	c.chunks = append(c.chunks, fixture.Chunk{At: at, Data: bytes.Clone(b)})
 }
-
-// streamPool holds the upstream readers with their 32 KiB read buffers:
-// the runtime is done with a chunk when Respond returns (the capture
-// keeps copies), so one reader serves exchange after exchange.
-var streamPool = sync.Pool{New: func() any { return &upstreamStream{buf: make([]byte, 32<<10)} }}
 
 // upstreamStream hands the runtime each read of the upstream body as one
 // chunk, as it arrives, and keeps a copy for the record.
@@ -373,11 +374,11 @@ func (s *Server) forward(ctx context.Context, x *pipeline.Exchange, method strin
 	defer resp.Body.Close()
 	header := resp.Header // ours: stripped in place, a copy for the chain
 	record.DelHop(header)
-	st := streamPool.Get().(*upstreamStream)
+	st := s.streams.Get().(*upstreamStream)
 	st.body, st.t0, st.now, st.keep, st.eof = resp.Body, s.now(), s.now, keep, false
 	x.Respond(ctx, pipeline.Upstream{Status: resp.StatusCode, Header: header.Clone(), Stream: st})
 	eof := st.eof
 	st.body, st.keep = nil, nil
-	streamPool.Put(st)
+	s.streams.Put(st)
 	return resp.StatusCode, header, eof
 }
