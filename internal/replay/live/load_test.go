@@ -303,6 +303,8 @@ func BenchmarkServeLoad(b *testing.B) {
 			cpu0 := cpuTime()
 			lat, wall := runLoad(b, base, "load", clients, 0, half)
 			b.StopTimer()
+			// Fixtures still queued to be written show as goroutines.
+			goMid := runtime.NumGoroutine()
 			heapMid, rssMid := memNow()
 			b.StartTimer()
 			lat2, wall2 := runLoad(b, base, "load", clients, half, b.N-half)
@@ -328,6 +330,7 @@ func BenchmarkServeLoad(b *testing.B) {
 			b.ReportMetric(rssFull, "rss-MiB-full")
 			b.ReportMetric(rssMid, "rss-MiB-mid")
 			b.ReportMetric(rssEnd, "rss-MiB-end")
+			b.ReportMetric(float64(goMid), "goroutines-mid")
 			a := audit(b, s, base, opts.RecordDir, "load", clients, b.N)
 			want := clients * (b.N + warm)
 			b.ReportMetric(float64(want-a.served), "unserved")
