@@ -168,13 +168,19 @@ func (s *Server) finish(ctx context.Context, r *http.Request, id uint64, started
 	sum := ex.Summary
 	s.served.Add(1)
 	s.ring.add(ex)
-	if ex.noFixture == "" && s.opts.RecordDir != "" {
-		s.inflight.Add(1)
-		// Named now: the sequence follows the order exchanges finished.
-		go s.write(ex.ID, raw, whole, record.FileName(s.now(), s.fileSeq.Add(1), r))
-	}
 	if s.events.active() {
 		s.events.publish("exchange_finished", sum)
+	}
+	if ex.noFixture == "" && s.opts.RecordDir != "" {
+		s.inflight.Add(1)
+		select {
+		case s.queued <- struct{}{}:
+		default:
+			s.queueFull.Add(1)
+			s.queued <- struct{}{}
+		}
+		// Named now: the sequence follows the order exchanges finished.
+		go s.write(ex.ID, raw, whole, record.FileName(s.now(), s.fileSeq.Add(1), r))
 	}
 }
 
@@ -183,6 +189,10 @@ func (s *Server) finish(ctx context.Context, r *http.Request, id uint64, started
 // is the redacted fixture when finish made it already.
 func (s *Server) write(id uint64, raw *rawExchange, f *fixture.Fixture, name func(string) string) {
 	defer s.inflight.Done()
+	defer func() { <-s.queued }()
+	if s.opts.writeGate != nil {
+		s.opts.writeGate()
+	}
 	s.writers <- struct{}{}
 	var once sync.Once
 	release := func() { once.Do(func() { <-s.writers }) }

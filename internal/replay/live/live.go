@@ -72,7 +72,18 @@ type Options struct {
 	BodyCap int
 	// Log receives warnings; nil discards them.
 	Log *slog.Logger
+
+	// queue replaces MaxQueued and writeGate runs before each fixture is
+	// written: tests hold the writer.
+	queue     int
+	writeGate func()
 }
+
+// MaxQueued is how many fixtures may wait to be written with --record.
+// Past it an exchange waits for a place before its handler returns: a
+// disk slower than the traffic slows the clients (their connections'
+// next requests, a stream's last chunk) instead of filling memory.
+const MaxQueued = 256
 
 // Server is an http.Handler: the API under APIPrefix, the proxy elsewhere.
 type Server struct {
@@ -113,6 +124,11 @@ type Server struct {
 	// syncs their files in groups, as abctl record does.
 	writers chan struct{}
 	durable record.Durable
+	// queued holds a place for each fixture waiting to be written or
+	// being written (MaxQueued); queueFull counts the exchanges that
+	// found it full and waited.
+	queued    chan struct{}
+	queueFull atomic.Int64
 
 	served   atomic.Int64
 	cutN     atomic.Int64
@@ -152,6 +168,10 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, chain: opts.Chain.Chain, upstream: u, log: log, now: time.Now,
 		ring: newRing(opts.Ring), events: newBroker(), transport: tr, writers: make(chan struct{}, record.Writers),
 		source: "abctl serve --upstream " + redact.URL(u.String()), traceRoom: 3 * len(opts.Chain.Chain.Names())}
+	if opts.queue <= 0 {
+		opts.queue = MaxQueued
+	}
+	s.queued = make(chan struct{}, opts.queue)
 	s.streams.New = func() any { return &upstreamStream{buf: make([]byte, 32<<10)} }
 	s.cutCtx, s.cut = context.WithCancelCause(context.Background())
 	return s, nil
