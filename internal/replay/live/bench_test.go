@@ -105,9 +105,11 @@ func benchUpstream(b *testing.B) *httptest.Server {
 }
 
 // BenchmarkExchange is one small JSON exchange (POST, 11-byte answer) over
-// keep-alive loopback HTTP, straight to the upstream and through serve
-// with a 6-plugin chain, tracing and the ring on; one client at a time
-// (latency) and parallel clients (throughput, exchanges/s).
+// keep-alive loopback HTTP, straight to the upstream, through a bare
+// net/http proxy (the floor of a second hop) and through serve with a
+// 6-plugin chain, tracing and the ring on; one client at a time (latency)
+// and 16 parallel clients (throughput in exchanges/s, and CPU per
+// exchange). docs/perf.md has the figures.
 func BenchmarkExchange(b *testing.B) {
 	up := benchUpstream(b)
 	base := benchServe(b, up.URL)
