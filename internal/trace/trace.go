@@ -9,6 +9,7 @@ package trace
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 )
@@ -123,6 +124,18 @@ func zeroTime() time.Time { return time.Time{} }
 // produced the event.
 func NewWatchedRecorder(onAdd func(Event)) *Recorder {
 	return &Recorder{now: time.Now, onAdd: onAdd}
+}
+
+// Grow makes room for n more events: a caller that knows about how many
+// calls it will record (a live exchange through a known chain) keeps
+// them in one allocation instead of a growing slice.
+func (r *Recorder) Grow(n int) {
+	if r == nil || r.sink != nil || n <= 0 {
+		return
+	}
+	r.mu.Lock()
+	r.events = slices.Grow(r.events, n)
+	r.mu.Unlock()
 }
 
 // Enabled reports whether r records; callers skip timing when it does not.

@@ -283,3 +283,33 @@ func TestRecorderWithoutDurations(t *testing.T) {
 		t.Errorf("Since = %d, want 0", d)
 	}
 }
+
+// TestGrow: after Grow(n), n events are kept without the slice growing
+// again (appending 12 events one by one grows it five times: 1, 2, 4, 8,
+// 16), numbered and returned as added.
+func TestGrow(t *testing.T) {
+	const n = 12
+	record := func(grow bool) float64 {
+		return testing.AllocsPerRun(50, func() {
+			r := NewRecorder()
+			if grow {
+				r.Grow(n)
+			}
+			for range n {
+				r.Add(Event{Hook: HookOnRequest})
+			}
+		})
+	}
+	if with, without := record(true), record(false); without-with < 3 {
+		t.Errorf("%v allocations with Grow, %v without; want the regrowths gone", with, without)
+	}
+	r := NewRecorder()
+	r.Add(Event{Plugin: "a"})
+	r.Grow(n)
+	r.Add(Event{Plugin: "b"})
+	if ev := r.Events(); len(ev) != 2 || ev[0].Plugin != "a" || ev[1].Plugin != "b" || ev[1].Seq != 2 {
+		t.Errorf("events after Grow: %+v", ev)
+	}
+	var nilRec *Recorder
+	nilRec.Grow(n) // a nil recorder records nothing, and does not panic
+}

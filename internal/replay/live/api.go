@@ -253,10 +253,11 @@ func (s *Server) exchange(w http.ResponseWriter, rest string) {
 	writeJSON(w, s.detail(ex))
 }
 
+// detail is the exchange as …/exchanges/{id} shows it, redacted.
 func (s *Server) detail(ex Exchange) exchangeDetail {
-	f := ex.Fixture
+	f, _, why := ex.view(s.opts.BodyCap)
 	d := exchangeDetail{Exchange: ex.Summary, Trace: ex.Report, BodyCap: s.opts.BodyCap,
-		Fixture: ex.NoFixture == "" || ex.Summary.Fixture != "", NoFixture: ex.NoFixture}
+		Fixture: why == "" || ex.Summary.Fixture != "", NoFixture: why}
 	if d.Fixture {
 		d.NoFixture = ""
 	}
@@ -288,14 +289,15 @@ func (s *Server) detail(ex Exchange) exchangeDetail {
 func (s *Server) fixture(w http.ResponseWriter, ex Exchange) {
 	var data []byte
 	var err error
-	switch {
-	case ex.Summary.Fixture != "":
+	if ex.Summary.Fixture != "" {
 		data, err = os.ReadFile(ex.Summary.Fixture)
-	case ex.NoFixture != "":
-		apiError(w, http.StatusConflict, fmt.Sprintf("exchange %d cannot be saved as a fixture: %s", ex.ID, ex.NoFixture))
-		return
-	default:
-		data, err = fixture.Marshal(ex.Fixture)
+	} else {
+		f, _, why := ex.view(s.opts.BodyCap)
+		if why != "" {
+			apiError(w, http.StatusConflict, fmt.Sprintf("exchange %d cannot be saved as a fixture: %s", ex.ID, why))
+			return
+		}
+		data, err = fixture.Marshal(f)
 	}
 	if err != nil {
 		apiError(w, http.StatusInternalServerError, fmt.Sprintf("exchange %d: %v", ex.ID, err))

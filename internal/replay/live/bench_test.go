@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,7 +43,14 @@ func (passThrough) OnResponseFrame(context.Context, *gateway.Exchange, []byte, b
 // benchServe starts serve with a 6-plugin pass-through chain in front of
 // up and returns its base URL.
 func benchServe(b *testing.B, up string) string {
-	b.Helper()
+	_, base := passServe(b, up, Options{})
+	return base
+}
+
+// passServe starts serve with opts and a 6-plugin pass-through chain in
+// front of up, on 127.0.0.1, and stops it when tb ends.
+func passServe(tb testing.TB, up string, opts Options) (*Server, string) {
+	tb.Helper()
 	var yaml strings.Builder
 	yaml.WriteString("outbound:\n")
 	var facs []gateway.Factory
@@ -50,31 +59,32 @@ func benchServe(b *testing.B, up string) string {
 		fmt.Fprintf(&yaml, "  - name: %s\n", name)
 		facs = append(facs, gateway.Factory{Name: name, New: func(json.RawMessage) (gateway.Plugin, error) { return passThrough{name}, nil }})
 	}
-	path := filepath.Join(b.TempDir(), "chain.yaml")
+	path := filepath.Join(tb.TempDir(), "chain.yaml")
 	if err := os.WriteFile(path, []byte(yaml.String()), 0o644); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	cf, err := catalog.ReadChainFile(path)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ch, err := replay.LoadChain(context.Background(), path, gateway.Outbound, facs)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	srv, err := New(Options{Upstream: up, Chain: ch, ChainFile: cf, Factories: facs})
+	opts.Upstream, opts.Chain, opts.ChainFile, opts.Factories = up, ch, cf, facs
+	srv, err := New(opts)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { srv.Serve(ctx, ln, time.Minute); close(done) }()
-	b.Cleanup(func() { cancel(); <-done; ch.Close(context.Background()) })
-	return "http://" + ln.Addr().String()
+	tb.Cleanup(func() { cancel(); <-done; ch.Close(context.Background()) })
+	return srv, "http://" + ln.Addr().String()
 }
 
 func benchUpstream(b *testing.B) *httptest.Server {
@@ -95,9 +105,11 @@ func benchUpstream(b *testing.B) *httptest.Server {
 }
 
 // BenchmarkExchange is one small JSON exchange (POST, 11-byte answer) over
-// keep-alive loopback HTTP, straight to the upstream and through serve
-// with a 6-plugin chain, tracing and the ring on; one client at a time
-// (latency) and parallel clients (throughput, exchanges/s).
+// keep-alive loopback HTTP, straight to the upstream, through a bare
+// net/http proxy (the floor of a second hop) and through serve with a
+// 6-plugin chain, tracing and the ring on; one client at a time (latency)
+// and 16 parallel clients (throughput in exchanges/s, and CPU per
+// exchange). docs/perf.md has the figures.
 func BenchmarkExchange(b *testing.B) {
 	up := benchUpstream(b)
 	base := benchServe(b, up.URL)
@@ -113,7 +125,8 @@ func BenchmarkExchange(b *testing.B) {
 			b.Fatalf("status %d", resp.StatusCode)
 		}
 	}
-	for _, t := range []struct{ name, url string }{{"direct", up.URL + "/json"}, {"serve", base + "/json"}} {
+	bare := bareProxy(b, up.URL)
+	for _, t := range []struct{ name, url string }{{"direct", up.URL + "/json"}, {"bareproxy", bare + "/json"}, {"serve", base + "/json"}} {
 		b.Run(t.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -122,14 +135,66 @@ func BenchmarkExchange(b *testing.B) {
 		})
 		b.Run(t.name+"/parallel", func(b *testing.B) {
 			b.SetParallelism(8)
+			cpu0 := cpuTime()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					do(b, t.url)
 				}
 			})
+			cpu := cpuTime() - cpu0
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "exchanges/s")
+			// The harness (clients, serve, upstream) is one process: CPU
+			// per exchange does not depend on what else the machine runs,
+			// and 2 CPU-seconds over it is what 2 idle cores would serve.
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/exch")
 		})
 	}
+}
+
+// bareProxy is the floor serve is measured against: a net/http server
+// that forwards each request with a Transport and copies the answer back,
+// with no chain, trace, ring or redaction. It shows what the second
+// loopback hop itself costs.
+func bareProxy(b *testing.B, up string) string {
+	b.Helper()
+	tr := &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}
+	target, err := url.Parse(up)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out := r.Clone(r.Context())
+		out.RequestURI = ""
+		out.URL.Scheme, out.URL.Host = target.Scheme, target.Host
+		resp, err := tr.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close(); tr.CloseIdleConnections() })
+	return "http://" + ln.Addr().String()
+}
+
+// cpuTime is the CPU this process used so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkFirstStreamedByte is the time from sending a streamed request

@@ -3,7 +3,10 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/pipeline"
@@ -39,20 +42,76 @@ type Summary struct {
 }
 
 // Exchange is one finished exchange as the ring keeps it.
+//
+// The ring is memory only and is never served as it is: every API read
+// goes through view, which redacts. An exchange whose bodies fit the body
+// cap is kept as it arrived and redacted when it is read, so serving it
+// costs no redaction (most exchanges are never looked at). One with a
+// larger body is redacted whole at once and cut to the cap, since a
+// credential across the cut would not be recognised in the cut part.
 type Exchange struct {
 	Summary
 	Report replay.Report
-	// Fixture is the redacted exchange with bodies cut at the body cap;
-	// Truncated says whether a cut happened.
-	Fixture   *fixture.Fixture
-	Truncated bool
-	// NoFixture, when set, says why the exchange cannot be saved as a
-	// fixture that replays it.
-	NoFixture string
 	// called: the upstream was called; sizes are the whole bodies'
 	// lengths (request, upstream response) before the cap.
 	called bool
 	sizes  struct{ request, response int }
+	// noFixture, when set, says why the exchange cannot be saved as a
+	// fixture that replays it (besides a body over the cap, which view
+	// finds).
+	noFixture string
+	// Exactly one of raw and redacted is set; truncated says whether
+	// redacted was cut at the cap.
+	raw       *rawExchange
+	redacted  *fixture.Fixture
+	truncated bool
+}
+
+// rawExchange is an exchange as it arrived, not redacted: what
+// record.NewFixture turns into a (redacted) fixture.
+type rawExchange struct {
+	started     time.Time
+	method, url string
+	reqHeader   http.Header
+	reqBody     []byte
+	status      int
+	respHeader  http.Header
+	chunks      []fixture.Chunk
+	placeholder bool // the chain denied before the upstream was called
+	noResponse  bool // the upstream did not answer: no response to show
+	inbound     bool
+	source      string
+}
+
+// fixture returns the exchange as a fixture, redacted by
+// record.NewFixture.
+func (x *rawExchange) fixture() *fixture.Fixture {
+	f := record.NewFixture(x.source, x.started, x.method, x.url, x.reqHeader, x.reqBody, x.status, x.respHeader, x.chunks)
+	if x.placeholder {
+		f.Notes = append(f.Notes, "the chain denied the request before the upstream was called; the response is a placeholder a replay never reaches")
+	}
+	if x.inbound {
+		f.Direction = "inbound"
+	}
+	if x.noResponse {
+		f.Response = fixture.Response{}
+	}
+	return f
+}
+
+// view returns the exchange as the API shows it: redacted, each body cut
+// at limit, whether a cut happened, and why it cannot be saved as a
+// fixture ("" when it can).
+func (ex *Exchange) view(limit int) (*fixture.Fixture, bool, string) {
+	f, cut := ex.redacted, ex.truncated
+	if ex.raw != nil {
+		f, cut = capped(ex.raw.fixture(), limit)
+	}
+	why := ex.noFixture
+	if why == "" && cut {
+		why = "a body is larger than --body-cap; raise it or serve with --record to keep whole fixtures"
+	}
+	return f, cut, why
 }
 
 // finish reports, keeps and records one finished exchange.
@@ -74,73 +133,102 @@ func (s *Server) finish(ctx context.Context, r *http.Request, id uint64, started
 	// upstream's answer as read. It exists when the chain denied before
 	// the upstream was called, or the upstream's body was read to its end
 	// (or as far as the chain read it: a rejected frame ends a stream).
-	var f *fixture.Fixture
+	// Otherwise the API still shows what was seen.
+	raw := &rawExchange{started: started, method: r.Method, url: target, reqHeader: reqHeader, reqBody: reqBody,
+		status: upStatus, respHeader: upHeader, chunks: keep.chunks, inbound: s.chain.Direction() == gateway.Inbound, source: s.source}
 	switch {
 	case cause != nil:
-		ex.NoFixture = "the exchange did not finish: " + redact.String(cause.Error())
+		ex.noFixture = "the exchange did not finish: " + redact.String(cause.Error())
 	case !called:
-		f = record.NewFixture(s.source(), started, r.Method, target, reqHeader, reqBody, http.StatusBadGateway, http.Header{}, nil)
-		f.Notes = append(f.Notes, "the chain denied the request before the upstream was called; the response is a placeholder a replay never reaches")
+		raw.status, raw.respHeader, raw.placeholder = http.StatusBadGateway, http.Header{}, true
 	case upStatus == 0:
-		ex.NoFixture = "the upstream did not answer; a fixture cannot hold a network failure"
+		ex.noFixture = "the upstream did not answer; a fixture cannot hold a network failure"
 	case !upComplete && res.Outcome.Kind != gateway.OutcomeDeny:
-		ex.NoFixture = "the upstream's body was not read to its end: " + rep.Outcome.Reason
+		ex.noFixture = "the upstream's body was not read to its end: " + rep.Outcome.Reason
 	case keep.over:
-		ex.NoFixture = "the response body is larger than the fixture limit"
+		ex.noFixture = "the response body is larger than the fixture limit"
 		if s.opts.RecordDir == "" {
-			ex.NoFixture = "the response body is larger than --body-cap; raise it or serve with --record"
+			ex.noFixture = "the response body is larger than --body-cap; raise it or serve with --record"
 		}
-	default:
-		f = record.NewFixture(s.source(), started, r.Method, target, reqHeader, reqBody, upStatus, upHeader, keep.chunks)
 	}
-	if f != nil {
-		if s.chain.Direction() == gateway.Inbound {
-			f.Direction = "inbound"
-		}
-		ex.Fixture, ex.Truncated = capped(f, s.opts.BodyCap)
-		if ex.Truncated {
-			ex.NoFixture = "a body is larger than --body-cap; raise it or serve with --record to keep whole fixtures"
-		}
+	if ex.noFixture != "" {
+		// Shown, not replayed: a status a fixture can hold.
+		raw.status = max(upStatus, 100)
+		raw.noResponse = upStatus == 0
+	}
+	var whole *fixture.Fixture // the redacted fixture, when made here
+	if len(reqBody) <= s.opts.BodyCap && keep.size <= s.opts.BodyCap && !keep.over {
+		ex.raw = raw
 	} else {
-		// Still show what was seen, redacted and capped.
-		g := record.NewFixture(s.source(), started, r.Method, target, reqHeader, reqBody, max(upStatus, 100), upHeader, keep.chunks)
-		ex.Fixture, ex.Truncated = capped(g, s.opts.BodyCap)
-		if upStatus == 0 {
-			ex.Fixture.Response = fixture.Response{}
-		}
+		whole = raw.fixture()
+		ex.redacted, ex.truncated = capped(whole, s.opts.BodyCap)
 	}
+	// The summary as it finished: once the exchange is in the ring, the
+	// fixture writer may name its file there.
+	sum := ex.Summary
 	s.served.Add(1)
 	s.ring.add(ex)
-	if f != nil && s.opts.RecordDir != "" {
-		s.inflight.Add(1)
-		go s.write(ex.ID, f, r)
-	}
 	if s.events.active() {
-		s.events.publish("exchange_finished", ex.Summary)
+		s.events.publish("exchange_finished", sum)
+	}
+	if ex.noFixture == "" && s.opts.RecordDir != "" {
+		s.inflight.Add(1)
+		select {
+		case s.queued <- struct{}{}:
+		default:
+			s.queueFull.Add(1)
+			s.queued <- struct{}{}
+		}
+		// Named now: the sequence follows the order exchanges finished.
+		go s.write(ex.ID, raw, whole, record.FileName(s.now(), s.fileSeq.Add(1), r))
 	}
 }
 
-func (s *Server) source() string { return "abctl serve --upstream " + redact.URL(s.upstream.String()) }
-
-// write records one exchange's fixture to the record directory. It runs
-// after the client's response ended, as record does.
-func (s *Server) write(id uint64, f *fixture.Fixture, r *http.Request) {
+// write records one exchange's fixture to the record directory, named
+// by name. It runs after the client's response ended, as record does; f
+// is the redacted fixture when finish made it already.
+func (s *Server) write(id uint64, raw *rawExchange, f *fixture.Fixture, name func(string) string) {
 	defer s.inflight.Done()
+	defer func() { <-s.queued }()
+	if s.opts.writeGate != nil {
+		s.opts.writeGate()
+	}
+	s.writers <- struct{}{}
+	var once sync.Once
+	release := func() { once.Do(func() { <-s.writers }) }
+	defer release()
+	if f == nil {
+		f = raw.fixture()
+	}
 	data, err := fixture.Marshal(f)
 	if err != nil {
 		s.log.Error("exchange not recorded", "id", id, "err", err)
 		return
 	}
-	name, err := fixture.CreateUnique(s.opts.RecordDir, record.FileName(s.now(), s.fileSeq.Add(1), r), data)
+	dir := s.opts.RecordDir
+	tmp, err := fixture.WriteTemp(dir, data, record.SyncEach())
+	if err != nil {
+		s.log.Error("exchange not recorded", "id", id, "err", err)
+		return
+	}
+	// The CPU-heavy part is done: let the next writer in while this one
+	// waits for its file to be on disk.
+	release()
+	if err := s.durable.Wait(dir); err != nil {
+		os.Remove(tmp)
+		s.log.Error("exchange not recorded", "id", id, "err", fmt.Errorf("sync %s: %w", dir, err))
+		return
+	}
+	file, err := fixture.LinkUnique(dir, tmp, name)
 	if err != nil {
 		s.log.Error("exchange not recorded", "id", id, "err", err)
 		return
 	}
 	s.recorded.Add(1)
 	s.mu.Lock()
-	s.written = append(s.written, name)
+	s.written = append(s.written, file)
 	s.mu.Unlock()
-	s.ring.setFixture(id, name)
+	s.ring.setFixture(id, file)
 }
 
 // capped returns a copy of f with each body cut at limit bytes, and

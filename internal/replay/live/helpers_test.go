@@ -50,6 +50,7 @@ func frame(text string) string {
 // upstream is a real HTTP server on 127.0.0.1:
 //   - /json answers a JSON body; with ?secret, one holding an api_key;
 //   - /stream answers n SSE frames (?n=, default 3), flushed one by one;
+//     with ?secret, the first frame holds an api_key;
 //   - /gated sends frame 0, then one more frame each time the test
 //     releases gate, up to 3, then ends; it reports each request on
 //     arrived.
@@ -58,6 +59,10 @@ type upstream struct {
 	gate    chan struct{}
 	arrived chan struct{}
 }
+
+// secretMark is part of every credential the tests send or the upstream
+// answers: it must never appear in anything serve serves, logs or writes.
+const secretMark = "SECRETSECRET"
 
 func newUpstream(t *testing.T) *upstream {
 	t.Helper()
@@ -68,7 +73,7 @@ func newUpstream(t *testing.T) *upstream {
 		case "/v1/json":
 			w.Header().Set("Content-Type", "application/json")
 			if r.URL.Query().Has("secret") {
-				fmt.Fprintf(w, `{"ok":true,"api_key":"sk-live-abcdefghijklmnopqrstuvwx","echo_bytes":%d}`, len(body))
+				fmt.Fprintf(w, `{"ok":true,"api_key":"sk-live-`+secretMark+`abcdefghijkl","echo_bytes":%d}`, len(body))
 				return
 			}
 			fmt.Fprintf(w, `{"ok":true,"echo_bytes":%d}`, len(body))
@@ -76,6 +81,10 @@ func newUpstream(t *testing.T) *upstream {
 			n := 3
 			fmt.Sscan(r.URL.Query().Get("n"), &n)
 			w.Header().Set("Content-Type", "text/event-stream")
+			if r.URL.Query().Has("secret") {
+				io.WriteString(w, `data: {"api_key":"sk-live-`+secretMark+`streamedkey"}`+"\n\n")
+				w.(http.Flusher).Flush()
+			}
 			for i := range n {
 				io.WriteString(w, frame(fmt.Sprintf("part %d", i)))
 				w.(http.Flusher).Flush()

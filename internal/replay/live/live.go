@@ -72,16 +72,35 @@ type Options struct {
 	BodyCap int
 	// Log receives warnings; nil discards them.
 	Log *slog.Logger
+
+	// queue replaces MaxQueued and writeGate runs before each fixture is
+	// written: tests hold the writer.
+	queue     int
+	writeGate func()
 }
+
+// MaxQueued is how many fixtures may wait to be written with --record.
+// Past it an exchange waits for a place before its handler returns: a
+// disk slower than the traffic slows the clients (their connections'
+// next requests, a stream's last chunk) instead of filling memory.
+const MaxQueued = 256
 
 // Server is an http.Handler: the API under APIPrefix, the proxy elsewhere.
 type Server struct {
 	opts     Options
 	chain    *pipeline.Chain
 	upstream *url.URL
-	client   *http.Client
-	log      *slog.Logger
-	now      func() time.Time
+	// transport sends requests upstream; a Client's redirect and header
+	// bookkeeping is not needed, serve relays a redirect as it came.
+	transport *http.Transport
+	// source is the fixtures' source line, redacted once.
+	source string
+	// traceRoom is about how many trace events an exchange records
+	// (request, response and finish calls of each plugin), so its trace
+	// grows once.
+	traceRoom int
+	log       *slog.Logger
+	now       func() time.Time
 
 	ids     atomic.Uint64 // exchange ids, from 1
 	fileSeq atomic.Int64
@@ -93,6 +112,23 @@ type Server struct {
 	// exchanges still in flight when the shutdown grace period is over.
 	cutCtx context.Context
 	cut    context.CancelCauseFunc
+
+	// streams holds upstream readers with their 32 KiB read buffers: the
+	// runtime is done with a chunk when Respond returns (the capture keeps
+	// copies), so one reader serves exchange after exchange.
+	streams sync.Pool
+
+	// writers bounds the fixtures written at once (record.Writers): the
+	// rest wait, parked, after their clients have their answers, so
+	// writing does not take the CPU of the exchanges in flight. durable
+	// syncs their files in groups, as abctl record does.
+	writers chan struct{}
+	durable record.Durable
+	// queued holds a place for each fixture waiting to be written or
+	// being written (MaxQueued); queueFull counts the exchanges that
+	// found it full and waited.
+	queued    chan struct{}
+	queueFull atomic.Int64
 
 	served   atomic.Int64
 	cutN     atomic.Int64
@@ -130,8 +166,13 @@ func New(opts Options) (*Server, error) {
 	tr.DisableCompression = true
 	tr.MaxIdleConnsPerHost = 256
 	s := &Server{opts: opts, chain: opts.Chain.Chain, upstream: u, log: log, now: time.Now,
-		ring: newRing(opts.Ring), events: newBroker(),
-		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+		ring: newRing(opts.Ring), events: newBroker(), transport: tr, writers: make(chan struct{}, record.Writers),
+		source: "abctl serve --upstream " + redact.URL(u.String()), traceRoom: 3 * len(opts.Chain.Chain.Names())}
+	if opts.queue <= 0 {
+		opts.queue = MaxQueued
+	}
+	s.queued = make(chan struct{}, opts.queue)
+	s.streams.New = func() any { return &upstreamStream{buf: make([]byte, 32<<10)} }
 	s.cutCtx, s.cut = context.WithCancelCause(context.Background())
 	return s, nil
 }
@@ -219,10 +260,6 @@ func (c *capture) add(at time.Duration, b []byte) {
 	c.chunks = append(c.chunks, fixture.Chunk{At: at, Data: bytes.Clone(b)})
 }
 
-// bufPool holds the read buffers of upstream bodies: the runtime is done
-// with a chunk when Respond returns (the capture keeps copies).
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
 // upstreamStream hands the runtime each read of the upstream body as one
 // chunk, as it arrives, and keeps a copy for the record.
 type upstreamStream struct {
@@ -251,9 +288,25 @@ func (u *upstreamStream) Next(ctx context.Context) ([]byte, error) {
 	return u.buf[:n], err
 }
 
+// readBody reads a request body whole, at most limit+1 bytes: into one
+// slice of the announced length when there is one.
+func readBody(r *http.Request, limit int) ([]byte, error) {
+	switch n := r.ContentLength; {
+	case n == 0:
+		return nil, nil
+	case n > 0 && n <= int64(limit):
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+}
+
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	reqBody, err := io.ReadAll(io.LimitReader(r.Body, int64(fixture.MaxBody())+1))
+	reqBody, err := readBody(r, fixture.MaxBody())
 	if err != nil {
 		http.Error(w, "abctl serve: reading request body: "+err.Error(), http.StatusBadRequest)
 		return
@@ -273,22 +326,26 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	if s.events.active() {
 		s.events.publish("exchange_started", startedEvent{ID: id, Started: started.UTC(), Method: r.Method, Path: path})
 	}
-	reqHeader := record.StripHop(r.Header)
-	// The fixture keeps the request as the client sent it; the chain may
-	// change the header map it is handed.
-	sent := reqHeader.Clone()
+	// The fixture keeps the request as the client sent it; the chain gets
+	// a copy, since it may change the header map it is handed. net/http
+	// lets a handler change its request's header: the server read what it
+	// needs from it before.
+	record.DelHop(r.Header)
+	sent := r.Header
 	var rec *trace.Recorder
 	rec = trace.NewWatchedRecorder(func(e trace.Event) {
 		if s.events.active() {
 			s.events.publish("trace", traceEvent{Exchange: id, Event: e})
 		}
 	})
+	rec.Grow(s.traceRoom)
 	limit := s.opts.BodyCap
 	if s.opts.RecordDir != "" {
 		limit = fixture.MaxBody()
 	}
 	keep := &capture{limit: limit}
-	x := s.chain.NewExchange(pipeline.Request{Method: r.Method, URL: target.String(), Header: reqHeader, Body: reqBody},
+	targetURL := target.String()
+	x := s.chain.NewExchange(pipeline.Request{Method: r.Method, URL: targetURL, Header: sent.Clone(), Body: reqBody},
 		pipeline.ExchangeOptions{Trace: rec, Client: pipeline.HTTPClient{W: w}})
 	var (
 		upStatus   int
@@ -298,26 +355,36 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	)
 	if x.Request(ctx) {
 		called = true
-		upStatus, upHeader, upComplete = s.forward(ctx, x, r.Method, keep)
+		upStatus, upHeader, upComplete = s.forward(ctx, x, r.Method, target, targetURL, keep)
 	}
 	res := x.Finish()
-	s.finish(ctx, r, id, started, path, target.String(), sent, reqBody, called, upStatus, upHeader, upComplete, keep, rec, res)
+	s.finish(ctx, r, id, started, path, targetURL, sent, reqBody, called, upStatus, upHeader, upComplete, keep, rec, res)
 }
 
 // forward sends the chain's request upstream and runs the response side
 // on its answer. It returns the upstream's status and headers and whether
 // its body was read to the end.
-func (s *Server) forward(ctx context.Context, x *pipeline.Exchange, method string, keep *capture) (int, http.Header, bool) {
+func (s *Server) forward(ctx context.Context, x *pipeline.Exchange, method string, target *url.URL, targetURL string, keep *capture) (int, http.Header, bool) {
 	gx := x.Gateway()
-	out, err := http.NewRequestWithContext(ctx, method, gx.Request.URL, bytes.NewReader(x.RequestBody()))
-	if err != nil {
-		x.Fail(err)
-		return 0, nil, false
+	u := target
+	if gx.Request.URL != targetURL {
+		var err error
+		if u, err = url.Parse(gx.Request.URL); err != nil {
+			x.Fail(fmt.Errorf("the chain set the request URL to %q: %w", redact.URL(gx.Request.URL), err))
+			return 0, nil, false
+		}
 	}
-	out.Header = record.StripHop(gx.Request.Header)
-	out.Host = s.upstream.Host
-	resp, err := s.client.Do(out)
+	out := (&http.Request{Method: method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: record.StripHop(gx.Request.Header), Host: s.upstream.Host}).WithContext(ctx)
+	if body := x.RequestBody(); len(body) > 0 {
+		out.ContentLength = int64(len(body))
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	resp, err := s.transport.RoundTrip(out)
 	if err != nil {
+		// The wording http.Client gives: method, URL, cause.
+		err = &url.Error{Op: method[:1] + strings.ToLower(method[1:]), URL: u.String(), Err: err}
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", context.Cause(ctx), err)
 		}
@@ -325,10 +392,13 @@ func (s *Server) forward(ctx context.Context, x *pipeline.Exchange, method strin
 		return 0, nil, false
 	}
 	defer resp.Body.Close()
-	header := record.StripHop(resp.Header)
-	buf := bufPool.Get().(*[]byte)
-	defer bufPool.Put(buf)
-	st := &upstreamStream{body: resp.Body, buf: *buf, t0: s.now(), now: s.now, keep: keep}
+	header := resp.Header // ours: stripped in place, a copy for the chain
+	record.DelHop(header)
+	st := s.streams.Get().(*upstreamStream)
+	st.body, st.t0, st.now, st.keep, st.eof = resp.Body, s.now(), s.now, keep, false
 	x.Respond(ctx, pipeline.Upstream{Status: resp.StatusCode, Header: header.Clone(), Stream: st})
-	return resp.StatusCode, header, st.eof
+	eof := st.eof
+	st.body, st.keep = nil, nil
+	s.streams.Put(st)
+	return resp.StatusCode, header, eof
 }

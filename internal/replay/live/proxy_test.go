@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
@@ -248,7 +249,7 @@ func TestShutdownCutsAfterGrace(t *testing.T) {
 	if !ex.Cut || ex.Outcome != "error" || !strings.Contains(ex.Reason, "shutdown grace period") {
 		t.Errorf("cut exchange: cut=%t outcome=%s reason=%q", ex.Cut, ex.Outcome, ex.Reason)
 	}
-	if ex.NoFixture == "" {
+	if _, _, why := ex.view(DefaultBodyCap); why == "" {
 		t.Error("a cut exchange is offered as a fixture")
 	}
 	if st := s.Stats(); st.Cut != 1 || st.Recorded != 0 {
@@ -286,5 +287,60 @@ func TestUpstreamDown(t *testing.T) {
 	}
 	if code := get(t, s.base+PathExchanges+"/1/fixture", nil); code != http.StatusConflict {
 		t.Errorf("fixture of a failed exchange: %d, want 409", code)
+	}
+}
+
+// TestRecordQueueBounded: with --record, at most the queue's size of
+// fixtures wait to be written; the next exchange waits for a place before
+// its handler returns (its stream does not end), and goes on, recorded,
+// once the writer moves.
+func TestRecordQueueBounded(t *testing.T) {
+	up := newUpstream(t)
+	dir := t.TempDir()
+	gate := make(chan struct{})
+	s := startServe(t, up.URL, testChain, Options{RecordDir: dir, queue: 1, writeGate: func() { <-gate }}, hangGuard)
+	var release sync.Once
+	open := func() { release.Do(func() { close(gate) }) }
+	t.Cleanup(open) // before serve stops: a failed test must not leave the writer held
+	resp, err := client.Post(s.base+"/v1/json", "application/json", strings.NewReader(`{"q":"first"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	done := make(chan error, 1)
+	go func() {
+		resp, err := client.Post(s.base+"/v1/stream?n=1", "application/json", strings.NewReader(`{"q":"second"}`))
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	for deadline := time.Now().Add(hangGuard); s.queueFull.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second exchange never found the queue full")
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the stream ended (%v) while its fixture had no place in the queue", err)
+	default:
+	}
+	if st := s.Stats(); st.Served != 2 || st.Recorded != 0 {
+		t.Errorf("stats while the writer is held: %+v, want 2 served, none recorded", st)
+	}
+	open()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the stream did not end after the writer moved")
+	}
+	s.Wait()
+	if st := s.Stats(); st.Recorded != 2 || len(s.Written()) != 2 {
+		t.Errorf("stats %+v, written %v; want 2 recorded", st, s.Written())
 	}
 }

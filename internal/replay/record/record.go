@@ -106,6 +106,14 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Trans
 // proxy forwards and what a fixture keeps.
 func StripHop(h http.Header) http.Header { return stripHop(h) }
 
+// DelHop removes from h, in place, the headers StripHop leaves out: for a
+// caller that owns h (a server's request, a client's response).
+func DelHop(h http.Header) {
+	for _, k := range hopHeaders {
+		delete(h, k)
+	}
+}
+
 func stripHop(h http.Header) http.Header {
 	h = h.Clone()
 	for _, k := range hopHeaders {
@@ -397,6 +405,20 @@ func FileName(now time.Time, n int64, r *http.Request) func(string) string {
 		return fmt.Sprintf("%s-%04d-%s-%s-%s%s", stamp, n, suffix, method, slug, fixture.Ext)
 	}
 }
+
+// Durable makes fixtures' temporary files durable in groups, for another
+// writer of fixtures (abctl serve) that writes as the recorder does:
+// fixture.WriteTemp with SyncEach(), then Wait, then fixture.LinkUnique.
+// The zero Durable is ready to use.
+type Durable struct{ g groupSyncer }
+
+// Wait returns once a sync of dir's file system that started after the
+// call has finished, with its error.
+func (d *Durable) Wait(dir string) error { return d.g.wait(dir) }
+
+// SyncEach reports whether each temporary file must be synced as it is
+// written, where the file system cannot be synced as a whole.
+func SyncEach() bool { return !groupSync }
 
 // groupSyncer is a group commit: every writer whose temporary file is
 // written waits for a sync of the file system that starts after it
