@@ -167,7 +167,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 		close(serving)
 		if ctx.Err() != nil { // a signal raced the listen
 			ln.Close()
-			return printServeStats(o, format, srv)
+			return printServeStats(o, format, s.record, srv)
 		}
 		addr := ln.Addr().String()
 		if s.ui {
@@ -178,7 +178,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 		if err := srv.Serve(ctx, ln, s.grace); err != nil {
 			return readErr(err)
 		}
-		return printServeStats(o, format, srv)
+		return printServeStats(o, format, s.record, srv)
 	})
 	if err == nil {
 		return nil
@@ -229,31 +229,30 @@ func serveWithUI(ctx context.Context, o *globalOpts, format string, s *serveOpts
 	if err := <-errc; err != nil {
 		return readErr(err)
 	}
-	if err := printServeStats(o, format, srv); err != nil {
+	if err := printServeStats(o, format, s.record, srv); err != nil {
 		return err
 	}
 	return uerr
 }
 
-// printServeStats reports a stopped serve as record does: the counts on
-// stderr and, on stdout, the fixtures written (with --record) one per
-// line, or with -o json/yaml one object with the counts and the files.
-func printServeStats(o *globalOpts, format string, srv *live.Server) error {
+// printServeStats reports a stopped serve: the counts on stderr and, with
+// -o json/yaml, one object on stdout with the counts and the --record
+// directory. serve keeps no list of the fixtures it wrote (it may run for
+// days); the directory holds them.
+func printServeStats(o *globalOpts, format, recordDir string, srv *live.Server) error {
 	st := srv.Stats()
-	fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) served, %d cut, %d recorded\n", st.Served, st.Cut, st.Recorded)
-	written := nonNil(srv.Written())
-	if format != "table" {
-		return writeOut(writeData(o.app.Out, format, struct {
-			Served   int64    `json:"served"`
-			Cut      int64    `json:"cut"`
-			Recorded int64    `json:"recorded"`
-			Written  []string `json:"written"`
-		}{st.Served, st.Cut, st.Recorded, written}))
+	msg := fmt.Sprintf("stopped: %d exchange(s) served, %d cut, %d recorded", st.Served, st.Cut, st.Recorded)
+	if recordDir != "" {
+		msg += " in " + recordDir
 	}
-	for _, p := range written {
-		if _, err := fmt.Fprintln(o.app.Out, p); err != nil {
-			return writeOut(err)
-		}
+	fmt.Fprintln(o.app.Err, msg)
+	if format == "table" {
+		return nil
 	}
-	return nil
+	return writeOut(writeData(o.app.Out, format, struct {
+		Served    int64  `json:"served"`
+		Cut       int64  `json:"cut"`
+		Recorded  int64  `json:"recorded"`
+		RecordDir string `json:"record_dir,omitempty"`
+	}{st.Served, st.Cut, st.Recorded, recordDir}))
 }

@@ -133,8 +133,6 @@ type Server struct {
 	served   atomic.Int64
 	cutN     atomic.Int64
 	recorded atomic.Int64
-	mu       sync.Mutex
-	written  []string
 }
 
 // ErrCut is the cause of an exchange ended because the server stopped
@@ -189,12 +187,6 @@ func (s *Server) Stats() Stats {
 	return Stats{Served: s.served.Load(), Cut: s.cutN.Load(), Recorded: s.recorded.Load()}
 }
 
-// Written returns the fixture files written so far.
-func (s *Server) Written() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.written...)
-}
 
 // Serve serves on ln until ctx ends, then stops: the event streams end,
 // no new connection is accepted, exchanges in flight get grace to finish

@@ -161,7 +161,7 @@ func TestSavedFixtureReplaysSameTrace(t *testing.T) {
 		}
 	}
 	s.stop() // waits for the fixture writes
-	files := s.Written()
+	files := fixturesIn(t, dir)
 	if len(files) != len(cases) {
 		t.Fatalf("--record wrote %d files, want %d", len(files), len(cases))
 	}
@@ -340,7 +340,7 @@ func TestRecordQueueBounded(t *testing.T) {
 		t.Fatal("the stream did not end after the writer moved")
 	}
 	s.Wait()
-	if st := s.Stats(); st.Recorded != 2 || len(s.Written()) != 2 {
-		t.Errorf("stats %+v, written %v; want 2 recorded", st, s.Written())
+	if st := s.Stats(); st.Recorded != 2 || len(fixturesIn(t, dir)) != 2 {
+		t.Errorf("stats %+v, files %v; want 2 recorded", st, fixturesIn(t, dir))
 	}
 }

@@ -99,7 +99,7 @@ func TestNoSecretServed(t *testing.T) {
 				t.Error("no exchange was served as a fixture: the fixture path was not checked")
 			}
 			if opts.RecordDir != "" {
-				if got := len(s.Written()); got != len(secretTraffic) {
+				if got := len(fixturesIn(t, opts.RecordDir)); got != len(secretTraffic) {
 					t.Errorf("%d fixtures recorded, want %d", got, len(secretTraffic))
 				}
 				ents, _ := os.ReadDir(opts.RecordDir)
