@@ -187,7 +187,6 @@ func (s *Server) Stats() Stats {
 	return Stats{Served: s.served.Load(), Cut: s.cutN.Load(), Recorded: s.recorded.Load()}
 }
 
-
 // Serve serves on ln until ctx ends, then stops: the event streams end,
 // no new connection is accepted, exchanges in flight get grace to finish
 // and are then cut (their context ends with ErrCut, which their trace and
