@@ -1,12 +1,14 @@
 package record
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -358,50 +360,89 @@ func TestRecordBoundedMemoryRequests(t *testing.T) {
 	}
 }
 
-// TestGroupSync: writers waiting at once share sync rounds, and none is
-// released by a round that started before it asked (its file might not
-// be in it).
-func TestGroupSync(t *testing.T) {
-	var mu sync.Mutex
-	var rounds []time.Time // when each round started
-	release := make(chan struct{})
-	g := &groupSyncer{sync: func(string) error {
-		mu.Lock()
-		rounds = append(rounds, time.Now())
-		first := len(rounds) == 1
-		mu.Unlock()
-		if first {
-			<-release // hold the first round until every writer waits
+// TestRecordBatchSync: fixtures written while a sync runs share the next
+// one (one sync for the batch, not one each), no fixture is named before
+// a sync that started after its file was written, and a failed sync
+// names nothing and says so.
+func TestRecordBatchSync(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer up.Close()
+	get := func(base string, i int) {
+		t.Helper()
+		resp, err := http.Get(base + "/v1/x?n=" + strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}}
-	const writers = 20
-	asked := make([]time.Time, writers)
-	var wg sync.WaitGroup
-	var waiting sync.WaitGroup
-	waiting.Add(writers)
-	for i := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			asked[i] = time.Now()
-			waiting.Done()
-			if err := g.wait(t.TempDir()); err != nil {
-				t.Error(err)
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	t.Run("batched", func(t *testing.T) {
+		dir := t.TempDir()
+		p, err := New(up.URL, dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rounds atomic.Int64
+		started, release := make(chan struct{}), make(chan struct{})
+		p.syncDir = func(string) error {
+			if rounds.Add(1) == 1 {
+				close(started)
+				<-release // hold the first round
 			}
-		}()
-	}
-	waiting.Wait()
-	time.Sleep(10 * time.Millisecond) // let them reach the wait; not a timing assertion
-	close(release)
-	wg.Wait()
-	if len(rounds) >= writers {
-		t.Errorf("%d sync rounds for %d writers: no grouping", len(rounds), writers)
-	}
-	last := rounds[len(rounds)-1]
-	for i, a := range asked {
-		if !last.After(a) {
-			t.Errorf("writer %d asked at %v, after the last round started (%v)", i, a, last)
+			return nil
 		}
-	}
+		s := httptest.NewServer(p)
+		defer s.Close()
+		get(s.URL, 0)
+		<-started
+		const more = 20
+		for i := range more {
+			get(s.URL, i+1) // answered while the sync is held
+		}
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) { // hang guard
+			p.qmu.Lock()
+			n := len(p.linkq)
+			p.qmu.Unlock()
+			if n == more {
+				break
+			}
+			if time.Now().After(deadline) {
+				close(release)
+				t.Fatalf("%d of %d fixtures written while the sync was held", n, more)
+			}
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, "*.fixture")); len(m) != 0 {
+			t.Errorf("named before their sync finished: %v", m)
+		}
+		close(release)
+		p.Wait()
+		if m, _ := filepath.Glob(filepath.Join(dir, "*.fixture")); len(m) != more+1 {
+			t.Errorf("%d fixtures, want %d", len(m), more+1)
+		}
+		if n := rounds.Load(); n != 2 {
+			t.Errorf("%d sync rounds, want 2 (the first exchange's, then one for the %d written meanwhile)", n, more)
+		}
+	})
+	t.Run("failed", func(t *testing.T) {
+		dir := t.TempDir()
+		logs := &lockedBuffer{}
+		p, err := New(up.URL, dir, slog.New(slog.NewTextHandler(logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.syncDir = func(string) error { return errors.New("disk on fire") }
+		s := httptest.NewServer(p)
+		defer s.Close()
+		get(s.URL, 0)
+		p.Wait()
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 || len(p.Written()) != 0 {
+			t.Errorf("after a failed sync: %d entries, %d written; want none", len(ents), len(p.Written()))
+		}
+		if !strings.Contains(logs.String(), "exchange not recorded") || !strings.Contains(logs.String(), "disk on fire") {
+			t.Errorf("the failed sync is not reported: %q", logs.String())
+		}
+	})
 }

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,18 +50,32 @@ type Proxy struct {
 	maxHeld  atomic.Int64
 	spilled  atomic.Int64
 	bigWrite chan struct{}
-	// writers bounds the fixtures written at once. Writing (redact,
-	// encode, create, fsync, link) costs about as much CPU as relaying the
-	// exchange; fifty writers at once took that CPU from the exchanges in
-	// flight. The rest wait their turn, parked, after their client has
-	// its response; their bodies stay within the memory budget.
-	writers chan struct{}
-	// durable makes written temporary files durable in groups.
-	durable groupSyncer
+	// The fixture queue (queue.go): finished exchanges wait in queue for
+	// one of at most Writers encoders; encoded fixtures wait in linkq for
+	// the linker, which makes each batch durable with one sync and names
+	// its files. Both are guarded by qmu; qroom signals room in queue.
+	qmu      sync.Mutex
+	qroom    *sync.Cond
+	queue    []*job
+	encoders int
+	linkq    []*encoded
+	linking  bool
+	// syncDir makes the files written in dir durable (nil: syncFS);
+	// tests count and fail rounds with it.
+	syncDir func(dir string) error
 }
 
-// Writers is how many fixtures a proxy writes at once.
+// Writers is how many fixtures a proxy encodes at once. Encoding (redact,
+// marshal, write) costs about as much CPU as relaying the exchange; fifty
+// encoders at once took that CPU from the exchanges in flight.
 const Writers = 2
+
+// QueueLen is how many finished exchanges wait for their fixture at most.
+// Past it, the handler of the next one waits for room before it returns:
+// its response is relayed and flushed, but a stream's final chunk and the
+// connection's next request wait (the recorder slows down rather than
+// drop an exchange or hold unbounded memory).
+const QueueLen = 1024
 
 // New returns a proxy to upstream that writes fixtures into dir. A nil
 // logger discards messages.
@@ -82,8 +95,10 @@ func New(upstream, dir string, log *slog.Logger) (*Proxy, error) {
 	// most exchanges at 50-way concurrency (BenchmarkRecordLoad).
 	tr.MaxIdleConns = 1024
 	tr.MaxIdleConnsPerHost = 1024
-	return &Proxy{upstream: u, out: dir, log: log, now: time.Now, memory: DefaultMemory, bigWrite: make(chan struct{}, 1), writers: make(chan struct{}, Writers),
-		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
+	p := &Proxy{upstream: u, out: dir, log: log, now: time.Now, memory: DefaultMemory, bigWrite: make(chan struct{}, 1),
+		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	p.qroom = sync.NewCond(&p.qmu)
+	return p, nil
 }
 
 // Written returns the fixture files written so far.
@@ -248,35 +263,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The fixture is written after the handler returns, so the client's
 	// response ends when the upstream's does, not after the fsync.
-	p.inflight.Add(1)
 	keep = true
-	go func() {
-		defer p.inflight.Done()
-		defer sp.close()
-		defer rq.close()
-		p.writers <- struct{}{}
-		var once sync.Once
-		release := func() { once.Do(func() { <-p.writers }) }
-		defer release()
-		if rq.file != nil || sp.file != nil || rq.n+sp.n > bigExchange {
-			// A spilled or large body comes back into memory to be
-			// encoded (which costs a few times its size): one at a time,
-			// so large exchanges cost one encoding, not all.
-			p.bigWrite <- struct{}{}
-			defer func() { <-p.bigWrite }()
-		}
-		chunks, err := sp.fixtureChunks()
-		if err != nil {
-			p.log.Error("exchange not recorded", "err", err)
-			return
-		}
-		reqBody, err := rq.bytes()
-		if err != nil {
-			p.log.Error("exchange not recorded", "err", err)
-			return
-		}
-		p.write(release, r, name, target, reqBody, resp.StatusCode, respHeader, chunks, started, size)
-	}()
+	p.enqueue(&job{r: r, name: name, target: target, rq: rq, sp: sp, status: resp.StatusCode, respHeader: respHeader, started: started, size: size})
 }
 
 // NewFixture builds the redacted fixture of one finished exchange as a
@@ -305,47 +293,6 @@ func NewFixture(source string, started time.Time, method, targetURL string, reqH
 	}
 	fixture.Redact(f)
 	return f
-}
-
-// write records one finished exchange.
-//
-// It is called holding a writer slot and calls release once the fixture's
-// temporary file is written; the sync and the link come after. The
-// temporary file is on disk before it gets its name, so a crash never
-// leaves a fixture with missing data.
-func (p *Proxy) write(release func(), r *http.Request, name func(string) string, target *url.URL, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk, started time.Time, size int) {
-	defer release()
-	if p.writeGate != nil {
-		p.writeGate()
-	}
-	f := NewFixture("abctl record --upstream "+redact.URL(p.upstream.String()), started, r.Method, target.String(), stripHop(r.Header), reqBody, status, respHeader, chunks)
-	data, err := fixture.Marshal(f)
-	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
-		return
-	}
-	tmp, err := fixture.WriteTemp(p.out, data, !groupSync)
-	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
-		return
-	}
-	// The CPU-heavy part is done: let the next exchange in while this
-	// one waits for its data to be on disk.
-	release()
-	if err := p.durable.wait(p.out); err != nil {
-		os.Remove(tmp)
-		p.log.Error("exchange not recorded", "err", fmt.Errorf("sync %s: %w", p.out, err))
-		return
-	}
-	file, err := fixture.LinkUnique(p.out, tmp, name)
-	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
-		return
-	}
-	p.mu.Lock()
-	p.written = append(p.written, file)
-	p.mu.Unlock()
-	p.log.Info("recorded", "file", file, "status", status, "bytes", size)
 }
 
 // target is the upstream URL of r: the upstream's base path joined with
@@ -396,54 +343,4 @@ func FileName(now time.Time, n int64, r *http.Request) func(string) string {
 	return func(suffix string) string {
 		return fmt.Sprintf("%s-%04d-%s-%s-%s%s", stamp, n, suffix, method, slug, fixture.Ext)
 	}
-}
-
-// groupSyncer is a group commit: every writer whose temporary file is
-// written waits for a sync of the file system that starts after it
-// asked, and one sync serves every writer waiting for it. Fifty fixtures
-// finishing together cost one or two syncs rather than fifty fsyncs,
-// which took more CPU than relaying the exchanges (BenchmarkRecordLoad).
-type groupSyncer struct {
-	mu       sync.Mutex
-	cond     *sync.Cond
-	running  bool
-	started  uint64 // rounds started
-	finished uint64 // rounds finished
-	err      error  // of the last round
-	// sync syncs dir's file system; nil means syncFS (tests count rounds).
-	sync func(dir string) error
-}
-
-// wait returns once a sync of dir's file system that started after the
-// call has finished, with its error.
-func (g *groupSyncer) wait(dir string) error {
-	if !groupSync && g.sync == nil {
-		return nil // each temporary file was synced as written
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.cond == nil {
-		g.cond = sync.NewCond(&g.mu)
-	}
-	need := g.started + 1
-	for g.finished < need {
-		if g.running {
-			g.cond.Wait()
-			continue
-		}
-		g.running = true
-		g.started++
-		round := g.started
-		g.mu.Unlock()
-		fn := g.sync
-		if fn == nil {
-			fn = syncFS
-		}
-		err := fn(dir)
-		g.mu.Lock()
-		g.running = false
-		g.finished, g.err = round, err
-		g.cond.Broadcast()
-	}
-	return g.err
 }
