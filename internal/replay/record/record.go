@@ -335,12 +335,18 @@ func (p *Proxy) fileName(r *http.Request, at time.Time) func(string) string {
 // FileName is the name maker of the fixture of exchange n of r, which
 // arrived at now, as [Proxy] names its files.
 func FileName(now time.Time, n int64, r *http.Request) func(string) string {
-	stamp := now.UTC().Format("20060102T150405")
-	method := strings.ToLower(fixture.NamePart(r.Method, "request"))
-	// The path as sent, with token-shaped segments redacted (a bot token
-	// in the path must not reach a file name).
-	slug := fixture.NamePart(strings.Trim(redact.URL(r.URL.EscapedPath()), "/"), "root")
+	// Only the strings are taken here, at arrival; the name is built (and
+	// the path redacted) when the fixture is named, off the relay's path.
+	method, path := r.Method, r.URL.EscapedPath()
+	var prefix, rest string
 	return func(suffix string) string {
-		return fmt.Sprintf("%s-%04d-%s-%s-%s%s", stamp, n, suffix, method, slug, fixture.Ext)
+		if prefix == "" {
+			prefix = fmt.Sprintf("%s-%04d-", now.UTC().Format("20060102T150405"), n)
+			// The path as sent, with token-shaped segments redacted (a
+			// bot token in the path must not reach a file name).
+			slug := fixture.NamePart(strings.Trim(redact.URL(path), "/"), "root")
+			rest = "-" + strings.ToLower(fixture.NamePart(method, "request")) + "-" + slug + fixture.Ext
+		}
+		return prefix + suffix + rest
 	}
 }
