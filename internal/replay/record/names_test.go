@@ -446,3 +446,68 @@ func TestRecordBatchSync(t *testing.T) {
 		}
 	})
 }
+
+// TestRecordQueueFull: exchanges that finish while the fixture queue is
+// full wait for room and are all recorded; clients of responses of known
+// length have them whole meanwhile.
+func TestRecordQueueFull(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"n":"` + r.URL.Query().Get("n") + `"}`))
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p, err := New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.queueLen = 2
+	release := make(chan struct{})
+	p.writeGate = func() { <-release }
+	s := httptest.NewServer(p)
+	defer s.Close()
+	const n = 12 // Writers held in the gate, 2 queued, the rest waiting for room
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &http.Client{Transport: &http.Transport{}} // a connection each
+			resp, err := c.Get(s.URL + "/v1/x?n=" + strconv.Itoa(i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(b), `"`+strconv.Itoa(i)+`"`) {
+				t.Errorf("exchange %d: body %q", i, b)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second): // hang guard
+		close(release)
+		t.Fatal("clients did not get their responses while the queue was full")
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) { // hang guard
+		p.qmu.Lock()
+		queued := len(p.queue)
+		p.qmu.Unlock()
+		if queued == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatalf("%d exchanges queued, want the queue full (2)", queued)
+		}
+	}
+	close(release)
+	p.Wait()
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.fixture")); len(m) != n {
+		t.Errorf("%d fixtures, want %d", len(m), n)
+	}
+}

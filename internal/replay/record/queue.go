@@ -12,11 +12,13 @@ import (
 )
 
 // The fixture pipeline. A finished exchange is queued by its handler
-// (enqueue); at most Writers encoders take exchanges off the queue, redact
-// and marshal each and write it to an unnamed file in the output
-// directory (encode); the linker takes every file written so far, makes
-// them durable with one sync of the file system and then names each
-// (link). Encoders and linker are goroutines started when there is work
+// (enqueue); at most Writers encoders take exchanges off the queue and
+// redact and marshal each (encode); the linker takes every fixture
+// encoded so far, writes each to an unnamed file in the output directory,
+// makes them durable with one sync of the file system and then names each
+// (link). All file-system work is the linker's, one operation at a time:
+// two encoders creating files at once in one directory spent more CPU in
+// the kernel than either alone. Encoders and linker are goroutines started when there is work
 // and ending when there is none, so an idle proxy runs none and Wait
 // covers them.
 //
@@ -37,9 +39,9 @@ type job struct {
 	size       int
 }
 
-// encoded is a fixture written to its unnamed file, waiting for its sync
-// and its name.
+// encoded is a fixture waiting for its file, its sync and its name.
 type encoded struct {
+	data   []byte
 	tmp    *fixture.Temp
 	name   func(string) string
 	status int
@@ -51,7 +53,7 @@ type encoded struct {
 func (p *Proxy) enqueue(j *job) {
 	p.inflight.Add(1)
 	p.qmu.Lock()
-	for len(p.queue) >= QueueLen {
+	for len(p.queue) >= p.queueLen {
 		p.qroom.Wait()
 	}
 	p.queue = append(p.queue, j)
@@ -88,8 +90,8 @@ func (p *Proxy) encodeLoop() {
 	}
 }
 
-// encode builds, redacts and marshals j's fixture and writes it to an
-// unnamed file; nil when the exchange cannot be recorded (logged).
+// encode builds, redacts and marshals j's fixture; nil when the exchange
+// cannot be recorded (logged).
 func (p *Proxy) encode(j *job) *encoded {
 	defer j.sp.close()
 	defer j.rq.close()
@@ -119,19 +121,20 @@ func (p *Proxy) encode(j *job) *encoded {
 		p.log.Error("exchange not recorded", "err", err)
 		return nil
 	}
-	// Unsynced where the linker syncs the file system for a whole batch;
-	// elsewhere each file is synced as it is written.
-	tmp, err := fixture.NewTemp(p.out, data, !groupSync)
-	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
-		return nil
-	}
-	return &encoded{tmp: tmp, name: j.name, status: j.status, size: j.size}
+	return &encoded{data: data, name: j.name, status: j.status, size: j.size}
 }
 
-// link hands a written file to the linker.
+// maxBatch bounds the files one sync covers, and so the files open at
+// once.
+const maxBatch = 256
+
+// link hands an encoded fixture to the linker. It waits while QueueLen
+// fixtures wait for it.
 func (p *Proxy) link(e *encoded) {
 	p.qmu.Lock()
+	for len(p.linkq) >= p.queueLen {
+		p.lroom.Wait()
+	}
 	p.linkq = append(p.linkq, e)
 	if !p.linking {
 		p.linking = true
@@ -140,22 +143,37 @@ func (p *Proxy) link(e *encoded) {
 	p.qmu.Unlock()
 }
 
-// linkLoop makes each batch of written files durable with one sync and
-// names them, until none is waiting. Fifty fixtures finishing together
+// linkLoop writes each batch of encoded fixtures to unnamed files, makes
+// them durable with one sync and names them, until none is waiting. Fifty fixtures finishing together
 // cost one or two syncs rather than fifty fsyncs, which took more CPU
 // than relaying the exchanges (BenchmarkRecordLoad).
 func (p *Proxy) linkLoop() {
 	for {
 		p.qmu.Lock()
-		batch := p.linkq
-		p.linkq = nil
-		if len(batch) == 0 {
+		if len(p.linkq) == 0 {
 			p.linking = false
 			p.qmu.Unlock()
 			return
 		}
+		batch := append([]*encoded(nil), p.linkq[:min(len(p.linkq), maxBatch)]...)
+		p.linkq = append(p.linkq[:0], p.linkq[len(batch):]...)
+		p.lroom.Broadcast()
 		p.qmu.Unlock()
-		// Every file in batch was written before this sync starts.
+		written := batch[:0]
+		for _, e := range batch {
+			// Unsynced where the sync below covers the whole batch;
+			// elsewhere each file is synced as it is written.
+			tmp, err := fixture.NewTemp(p.out, e.data, !groupSync)
+			e.data = nil
+			if err != nil {
+				p.log.Error("exchange not recorded", "err", err)
+				p.inflight.Done()
+				continue
+			}
+			e.tmp = tmp
+			written = append(written, e)
+		}
+		// Every file in written was written before this sync starts.
 		var err error
 		if groupSync || p.syncDir != nil {
 			sync := p.syncDir
@@ -166,7 +184,7 @@ func (p *Proxy) linkLoop() {
 				err = fmt.Errorf("sync %s: %w", p.out, err)
 			}
 		}
-		for _, e := range batch {
+		for _, e := range written {
 			p.name(e, err)
 			p.inflight.Done()
 		}

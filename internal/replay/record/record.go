@@ -53,9 +53,12 @@ type Proxy struct {
 	// The fixture queue (queue.go): finished exchanges wait in queue for
 	// one of at most Writers encoders; encoded fixtures wait in linkq for
 	// the linker, which makes each batch durable with one sync and names
-	// its files. Both are guarded by qmu; qroom signals room in queue.
+	// its files. Both are guarded by qmu; qroom signals room in queue,
+	// lroom in linkq.
 	qmu      sync.Mutex
 	qroom    *sync.Cond
+	lroom    *sync.Cond
+	queueLen int // QueueLen; tests shorten it
 	queue    []*job
 	encoders int
 	linkq    []*encoded
@@ -95,9 +98,10 @@ func New(upstream, dir string, log *slog.Logger) (*Proxy, error) {
 	// most exchanges at 50-way concurrency (BenchmarkRecordLoad).
 	tr.MaxIdleConns = 1024
 	tr.MaxIdleConnsPerHost = 1024
-	p := &Proxy{upstream: u, out: dir, log: log, now: time.Now, memory: DefaultMemory, bigWrite: make(chan struct{}, 1),
+	p := &Proxy{upstream: u, out: dir, log: log, now: time.Now, memory: DefaultMemory, bigWrite: make(chan struct{}, 1), queueLen: QueueLen,
 		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	p.qroom = sync.NewCond(&p.qmu)
+	p.lroom = sync.NewCond(&p.qmu)
 	return p, nil
 }
 
