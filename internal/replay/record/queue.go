@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/replay/fixture"
 )
 
@@ -115,7 +114,7 @@ func (p *Proxy) encode(j *job) *encoded {
 		p.log.Error("exchange not recorded", "err", err)
 		return nil
 	}
-	f := NewFixture("abctl record --upstream "+redact.URL(p.upstream.String()), j.started, j.r.Method, j.target.String(), stripHop(j.r.Header), reqBody, j.status, j.respHeader, chunks)
+	f := NewFixture(p.source, j.started, j.r.Method, j.target.String(), stripHop(j.r.Header), reqBody, j.status, j.respHeader, chunks)
 	data, err := fixture.Marshal(f)
 	if err != nil {
 		p.log.Error("exchange not recorded", "err", err)

@@ -26,6 +26,7 @@ import (
 // Proxy is an http.Handler that records exchanges.
 type Proxy struct {
 	upstream *url.URL
+	source   string // the fixtures' source line, redacted once
 	out      string
 	client   *http.Client
 	log      *slog.Logger
@@ -102,6 +103,7 @@ func New(upstream, dir string, log *slog.Logger) (*Proxy, error) {
 	tr.MaxIdleConnsPerHost = 1024
 	p := &Proxy{upstream: u, out: dir, log: log, now: time.Now, memory: DefaultMemory, bigWrite: make(chan struct{}, 1), queueLen: QueueLen,
 		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	p.source = "abctl record --upstream " + redact.URL(u.String())
 	p.qroom = sync.NewCond(&p.qmu)
 	p.lroom = sync.NewCond(&p.qmu)
 	return p, nil
