@@ -53,9 +53,9 @@ type Proxy struct {
 	bigWrite chan struct{}
 	// The fixture queue (queue.go): finished exchanges wait in queue for
 	// one of at most Writers encoders; encoded fixtures wait in linkq for
-	// the linker, which makes each batch durable with one sync and names
-	// its files. Both are guarded by qmu; qroom signals room in queue,
-	// lroom in linkq.
+	// the linker, which writes a batch to unnamed files, makes it durable
+	// with one sync and names the files. Both are guarded by qmu; qroom
+	// signals room in queue, lroom in linkq.
 	qmu      sync.Mutex
 	qroom    *sync.Cond
 	lroom    *sync.Cond
