@@ -21,7 +21,11 @@ type shape struct {
 	// runs (lower case and matched ASCII case-insensitively when fold).
 	triggers []string
 	fold     bool
-	re       *regexp.Regexp
+	// needs, when set, is a byte every match contains: without it in the
+	// text the regexp cannot match and does not run (every URL has the
+	// "://" trigger, few have user-info).
+	needs byte
+	re    *regexp.Regexp
 	// group selects the submatch that is the credential; 0 is the whole
 	// match.
 	group int
@@ -72,9 +76,9 @@ var shapes = []shape{
 		re: regexp.MustCompile(`/api/webhooks/\d+/([A-Za-z0-9_\-]{20,})`), group: 1},
 	// URL user-info: the password of user:password@, and a token used as
 	// the user name (https://TOKEN@host).
-	{kind: "password", triggers: []string{"://"},
+	{kind: "password", triggers: []string{"://"}, needs: '@',
 		re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@"'\\]*:([^/\s@"'\\]+)@`), group: 1},
-	{kind: "userinfo", triggers: []string{"://"},
+	{kind: "userinfo", triggers: []string{"://"}, needs: '@',
 		re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://([^/\s:@"'<>\\]{16,})@`), group: 1,
 		keep: func(m []byte) bool { return !secretShaped(m) }},
 }
@@ -152,7 +156,7 @@ func dropMarkers(b []byte, es []Edit) []Edit {
 }
 
 func (r *shape) find(b []byte, es []Edit) []Edit {
-	if !triggeredBytes(b, r.triggers, r.fold) {
+	if !triggeredBytes(b, r.triggers, r.fold) || (r.needs != 0 && bytes.IndexByte(b, r.needs) < 0) {
 		return es
 	}
 	for _, m := range r.re.FindAllSubmatchIndex(b, -1) {

@@ -38,7 +38,7 @@ func BenchmarkRecordBigBodies(b *testing.B) {
 	for _, mode := range []string{"response", "both"} {
 		b.Run(mode, func(b *testing.B) {
 			for range b.N {
-				p, dir, base := recordingProxy(b, up)
+				p, dir, base := recordingProxy(b, up, "")
 				runtime.GC()
 				resetPeakRSS(b)
 				var wg sync.WaitGroup

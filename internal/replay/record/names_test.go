@@ -1,12 +1,14 @@
 package record
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -358,50 +360,154 @@ func TestRecordBoundedMemoryRequests(t *testing.T) {
 	}
 }
 
-// TestGroupSync: writers waiting at once share sync rounds, and none is
-// released by a round that started before it asked (its file might not
-// be in it).
-func TestGroupSync(t *testing.T) {
-	var mu sync.Mutex
-	var rounds []time.Time // when each round started
-	release := make(chan struct{})
-	g := &groupSyncer{sync: func(string) error {
-		mu.Lock()
-		rounds = append(rounds, time.Now())
-		first := len(rounds) == 1
-		mu.Unlock()
-		if first {
-			<-release // hold the first round until every writer waits
+// TestRecordBatchSync: fixtures written while a sync runs share the next
+// one (one sync for the batch, not one each), no fixture is named before
+// a sync that started after its file was written, and a failed sync
+// names nothing and says so.
+func TestRecordBatchSync(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer up.Close()
+	get := func(base string, i int) {
+		t.Helper()
+		resp, err := http.Get(base + "/v1/x?n=" + strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}}
-	const writers = 20
-	asked := make([]time.Time, writers)
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	t.Run("batched", func(t *testing.T) {
+		dir := t.TempDir()
+		p, err := New(up.URL, dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rounds atomic.Int64
+		started, release := make(chan struct{}), make(chan struct{})
+		p.syncDir = func(string) error {
+			if rounds.Add(1) == 1 {
+				close(started)
+				<-release // hold the first round
+			}
+			return nil
+		}
+		s := httptest.NewServer(p)
+		defer s.Close()
+		get(s.URL, 0)
+		<-started
+		const more = 20
+		for i := range more {
+			get(s.URL, i+1) // answered while the sync is held
+		}
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) { // hang guard
+			p.qmu.Lock()
+			n := len(p.linkq)
+			p.qmu.Unlock()
+			if n == more {
+				break
+			}
+			if time.Now().After(deadline) {
+				close(release)
+				t.Fatalf("%d of %d fixtures written while the sync was held", n, more)
+			}
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, "*.fixture")); len(m) != 0 {
+			t.Errorf("named before their sync finished: %v", m)
+		}
+		close(release)
+		p.Wait()
+		if m, _ := filepath.Glob(filepath.Join(dir, "*.fixture")); len(m) != more+1 {
+			t.Errorf("%d fixtures, want %d", len(m), more+1)
+		}
+		if n := rounds.Load(); n != 2 {
+			t.Errorf("%d sync rounds, want 2 (the first exchange's, then one for the %d written meanwhile)", n, more)
+		}
+	})
+	t.Run("failed", func(t *testing.T) {
+		dir := t.TempDir()
+		logs := &lockedBuffer{}
+		p, err := New(up.URL, dir, slog.New(slog.NewTextHandler(logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.syncDir = func(string) error { return errors.New("disk on fire") }
+		s := httptest.NewServer(p)
+		defer s.Close()
+		get(s.URL, 0)
+		p.Wait()
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 || len(p.Written()) != 0 {
+			t.Errorf("after a failed sync: %d entries, %d written; want none", len(ents), len(p.Written()))
+		}
+		if !strings.Contains(logs.String(), "exchange not recorded") || !strings.Contains(logs.String(), "disk on fire") {
+			t.Errorf("the failed sync is not reported: %q", logs.String())
+		}
+	})
+}
+
+// TestRecordQueueFull: exchanges that finish while the fixture queue is
+// full wait for room and are all recorded; clients of responses of known
+// length have them whole meanwhile.
+func TestRecordQueueFull(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"n":"` + r.URL.Query().Get("n") + `"}`))
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p, err := New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.queueLen = 2
+	release := make(chan struct{})
+	p.writeGate = func() { <-release }
+	s := httptest.NewServer(p)
+	defer s.Close()
+	const n = 12 // Writers held in the gate, 2 queued, the rest waiting for room
 	var wg sync.WaitGroup
-	var waiting sync.WaitGroup
-	waiting.Add(writers)
-	for i := range writers {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			asked[i] = time.Now()
-			waiting.Done()
-			if err := g.wait(t.TempDir()); err != nil {
+			c := &http.Client{Transport: &http.Transport{}} // a connection each
+			resp, err := c.Get(s.URL + "/v1/x?n=" + strconv.Itoa(i))
+			if err != nil {
 				t.Error(err)
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(b), `"`+strconv.Itoa(i)+`"`) {
+				t.Errorf("exchange %d: body %q", i, b)
 			}
 		}()
 	}
-	waiting.Wait()
-	time.Sleep(10 * time.Millisecond) // let them reach the wait; not a timing assertion
-	close(release)
-	wg.Wait()
-	if len(rounds) >= writers {
-		t.Errorf("%d sync rounds for %d writers: no grouping", len(rounds), writers)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second): // hang guard
+		close(release)
+		t.Fatal("clients did not get their responses while the queue was full")
 	}
-	last := rounds[len(rounds)-1]
-	for i, a := range asked {
-		if !last.After(a) {
-			t.Errorf("writer %d asked at %v, after the last round started (%v)", i, a, last)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) { // hang guard
+		p.qmu.Lock()
+		queued := len(p.queue)
+		p.qmu.Unlock()
+		if queued == 2 {
+			break
 		}
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatalf("%d exchanges queued, want the queue full (2)", queued)
+		}
+	}
+	close(release)
+	p.Wait()
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.fixture")); len(m) != n {
+		t.Errorf("%d fixtures, want %d", len(m), n)
 	}
 }

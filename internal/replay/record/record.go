@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ import (
 // Proxy is an http.Handler that records exchanges.
 type Proxy struct {
 	upstream *url.URL
+	source   string // the fixtures' source line, redacted once
 	out      string
 	client   *http.Client
 	log      *slog.Logger
@@ -51,18 +51,37 @@ type Proxy struct {
 	maxHeld  atomic.Int64
 	spilled  atomic.Int64
 	bigWrite chan struct{}
-	// writers bounds the fixtures written at once. Writing (redact,
-	// encode, create, fsync, link) costs about as much CPU as relaying the
-	// exchange; fifty writers at once took that CPU from the exchanges in
-	// flight. The rest wait their turn, parked, after their client has
-	// its response; their bodies stay within the memory budget.
-	writers chan struct{}
-	// durable makes written temporary files durable in groups.
-	durable groupSyncer
+	// The fixture queue (queue.go): finished exchanges wait in queue for
+	// one of at most Writers encoders; encoded fixtures wait in linkq for
+	// the linker, which writes a batch to unnamed files, makes it durable
+	// with one sync and names the files. Both are guarded by qmu; qroom
+	// signals room in queue, lroom in linkq.
+	qmu      sync.Mutex
+	qroom    *sync.Cond
+	lroom    *sync.Cond
+	queueLen int // QueueLen; tests shorten it
+	queue    []*job
+	encoders int
+	linkq    []*encoded
+	linking  bool
+	// syncDir makes the files written in dir durable (nil: syncFS);
+	// tests count and fail rounds with it.
+	syncDir func(dir string) error
 }
 
-// Writers is how many fixtures a proxy writes at once.
-const Writers = 2
+// Writers is how many fixtures a proxy encodes at once. Encoding (redact,
+// marshal) costs about half as much CPU as relaying the exchange (50 µs
+// for a small one, BenchmarkRecordLoad's profile); one encoder leaves the
+// other processors to the exchanges in flight (fifty encoders at once
+// took their CPU).
+const Writers = 1
+
+// QueueLen is how many finished exchanges wait for their fixture at most.
+// Past it, the handler of the next one waits for room before it returns:
+// its response is relayed and flushed, but a stream's final chunk and the
+// connection's next request wait (the recorder slows down rather than
+// drop an exchange or hold unbounded memory).
+const QueueLen = 1024
 
 // New returns a proxy to upstream that writes fixtures into dir. A nil
 // logger discards messages.
@@ -82,8 +101,12 @@ func New(upstream, dir string, log *slog.Logger) (*Proxy, error) {
 	// most exchanges at 50-way concurrency (BenchmarkRecordLoad).
 	tr.MaxIdleConns = 1024
 	tr.MaxIdleConnsPerHost = 1024
-	return &Proxy{upstream: u, out: dir, log: log, now: time.Now, memory: DefaultMemory, bigWrite: make(chan struct{}, 1), writers: make(chan struct{}, Writers),
-		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
+	p := &Proxy{upstream: u, out: dir, log: log, now: time.Now, memory: DefaultMemory, bigWrite: make(chan struct{}, 1), queueLen: QueueLen,
+		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	p.source = "abctl record --upstream " + redact.URL(u.String())
+	p.qroom = sync.NewCond(&p.qmu)
+	p.lroom = sync.NewCond(&p.qmu)
+	return p, nil
 }
 
 // Written returns the fixture files written so far.
@@ -256,35 +279,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The fixture is written after the handler returns, so the client's
 	// response ends when the upstream's does, not after the fsync.
-	p.inflight.Add(1)
 	keep = true
-	go func() {
-		defer p.inflight.Done()
-		defer sp.close()
-		defer rq.close()
-		p.writers <- struct{}{}
-		var once sync.Once
-		release := func() { once.Do(func() { <-p.writers }) }
-		defer release()
-		if rq.file != nil || sp.file != nil || rq.n+sp.n > bigExchange {
-			// A spilled or large body comes back into memory to be
-			// encoded (which costs a few times its size): one at a time,
-			// so large exchanges cost one encoding, not all.
-			p.bigWrite <- struct{}{}
-			defer func() { <-p.bigWrite }()
-		}
-		chunks, err := sp.fixtureChunks()
-		if err != nil {
-			p.log.Error("exchange not recorded", "err", err)
-			return
-		}
-		reqBody, err := rq.bytes()
-		if err != nil {
-			p.log.Error("exchange not recorded", "err", err)
-			return
-		}
-		p.write(release, r, name, target, reqBody, resp.StatusCode, respHeader, chunks, started, size)
-	}()
+	p.enqueue(&job{r: r, name: name, target: target, rq: rq, sp: sp, status: resp.StatusCode, respHeader: respHeader, started: started, size: size})
 }
 
 // NewFixture builds the redacted fixture of one finished exchange as a
@@ -313,47 +309,6 @@ func NewFixture(source string, started time.Time, method, targetURL string, reqH
 	}
 	fixture.Redact(f)
 	return f
-}
-
-// write records one finished exchange.
-//
-// It is called holding a writer slot and calls release once the fixture's
-// temporary file is written; the sync and the link come after. The
-// temporary file is on disk before it gets its name, so a crash never
-// leaves a fixture with missing data.
-func (p *Proxy) write(release func(), r *http.Request, name func(string) string, target *url.URL, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk, started time.Time, size int) {
-	defer release()
-	if p.writeGate != nil {
-		p.writeGate()
-	}
-	f := NewFixture("abctl record --upstream "+redact.URL(p.upstream.String()), started, r.Method, target.String(), stripHop(r.Header), reqBody, status, respHeader, chunks)
-	data, err := fixture.Marshal(f)
-	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
-		return
-	}
-	tmp, err := fixture.WriteTemp(p.out, data, !groupSync)
-	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
-		return
-	}
-	// The CPU-heavy part is done: let the next exchange in while this
-	// one waits for its data to be on disk.
-	release()
-	if err := p.durable.wait(p.out); err != nil {
-		os.Remove(tmp)
-		p.log.Error("exchange not recorded", "err", fmt.Errorf("sync %s: %w", p.out, err))
-		return
-	}
-	file, err := fixture.LinkUnique(p.out, tmp, name)
-	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
-		return
-	}
-	p.mu.Lock()
-	p.written = append(p.written, file)
-	p.mu.Unlock()
-	p.log.Info("recorded", "file", file, "status", status, "bytes", size)
 }
 
 // target is the upstream URL of r: the upstream's base path joined with
@@ -396,13 +351,19 @@ func (p *Proxy) fileName(r *http.Request, at time.Time) func(string) string {
 // FileName is the name maker of the fixture of exchange n of r, which
 // arrived at now, as [Proxy] names its files.
 func FileName(now time.Time, n int64, r *http.Request) func(string) string {
-	stamp := now.UTC().Format("20060102T150405")
-	method := strings.ToLower(fixture.NamePart(r.Method, "request"))
-	// The path as sent, with token-shaped segments redacted (a bot token
-	// in the path must not reach a file name).
-	slug := fixture.NamePart(strings.Trim(redact.URL(r.URL.EscapedPath()), "/"), "root")
+	// Only the strings are taken here, at arrival; the name is built (and
+	// the path redacted) when the fixture is named, off the relay's path.
+	method, path := r.Method, r.URL.EscapedPath()
+	var prefix, rest string
 	return func(suffix string) string {
-		return fmt.Sprintf("%s-%04d-%s-%s-%s%s", stamp, n, suffix, method, slug, fixture.Ext)
+		if prefix == "" {
+			prefix = fmt.Sprintf("%s-%04d-", now.UTC().Format("20060102T150405"), n)
+			// The path as sent, with token-shaped segments redacted (a
+			// bot token in the path must not reach a file name).
+			slug := fixture.NamePart(strings.Trim(redact.URL(path), "/"), "root")
+			rest = "-" + strings.ToLower(fixture.NamePart(method, "request")) + "-" + slug + fixture.Ext
+		}
+		return prefix + suffix + rest
 	}
 }
 

@@ -1,0 +1,210 @@
+package record
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"runtime"
+	"time"
+
+	"github.com/abkit/abkit/internal/replay/fixture"
+)
+
+// The fixture pipeline. A finished exchange is queued by its handler
+// (enqueue); at most Writers encoders take exchanges off the queue and
+// redact and marshal each (encode); the linker takes every fixture
+// encoded so far, writes each to an unnamed file in the output directory,
+// makes them durable with one sync of the file system and then names each
+// (link). All file-system work is the linker's, one operation at a time:
+// two encoders creating files at once in one directory spent more CPU in
+// the kernel than either alone. Encoders and linker are goroutines started when there is work
+// and ending when there is none, so an idle proxy runs none and Wait
+// covers them.
+//
+// Nothing is lost: an exchange counts in Wait from its queueing to its
+// link, so a SIGINT that stops the server drains the queue before abctl
+// exits. Durability: a file is linked only after a sync that started
+// after it was written, so no name ever points at missing data.
+
+// job is a finished exchange waiting for its fixture.
+type job struct {
+	r          *http.Request
+	name       func(string) string
+	target     *url.URL
+	rq, sp     *spool
+	status     int
+	respHeader http.Header
+	started    time.Time
+	size       int
+}
+
+// encoded is a fixture waiting for its file, its sync and its name.
+type encoded struct {
+	data   []byte
+	tmp    *fixture.Temp
+	name   func(string) string
+	status int
+	size   int
+}
+
+// enqueue hands a finished exchange to the pipeline. It waits while the
+// queue is full (QueueLen).
+func (p *Proxy) enqueue(j *job) {
+	p.inflight.Add(1)
+	p.qmu.Lock()
+	for len(p.queue) >= p.queueLen {
+		p.qroom.Wait()
+	}
+	p.queue = append(p.queue, j)
+	if p.encoders < Writers {
+		p.encoders++
+		go p.encodeLoop()
+	}
+	p.qmu.Unlock()
+}
+
+// encodeLoop encodes queued exchanges until the queue is empty.
+func (p *Proxy) encodeLoop() {
+	for {
+		p.qmu.Lock()
+		if len(p.queue) == 0 {
+			p.encoders--
+			p.qmu.Unlock()
+			return
+		}
+		j := p.queue[0]
+		p.queue[0] = nil
+		p.queue = p.queue[1:]
+		p.qroom.Signal()
+		p.qmu.Unlock()
+		if e := p.encode(j); e != nil {
+			p.link(e)
+		} else {
+			p.inflight.Done()
+		}
+		// Relays first: an encoder that goes on at once takes a
+		// processor from the exchanges in flight for the next fixture
+		// too; yielding puts it behind the goroutines ready to run.
+		runtime.Gosched()
+	}
+}
+
+// encode builds, redacts and marshals j's fixture; nil when the exchange
+// cannot be recorded (logged).
+func (p *Proxy) encode(j *job) *encoded {
+	defer j.sp.close()
+	defer j.rq.close()
+	if j.rq.file != nil || j.sp.file != nil || j.rq.n+j.sp.n > bigExchange {
+		// A spilled or large body comes back into memory to be encoded
+		// (which costs a few times its size): one at a time, so large
+		// exchanges cost one encoding, not all.
+		p.bigWrite <- struct{}{}
+		defer func() { <-p.bigWrite }()
+	}
+	if p.writeGate != nil {
+		p.writeGate()
+	}
+	chunks, err := j.sp.fixtureChunks()
+	if err != nil {
+		p.log.Error("exchange not recorded", "err", err)
+		return nil
+	}
+	reqBody, err := j.rq.bytes()
+	if err != nil {
+		p.log.Error("exchange not recorded", "err", err)
+		return nil
+	}
+	f := NewFixture(p.source, j.started, j.r.Method, j.target.String(), stripHop(j.r.Header), reqBody, j.status, j.respHeader, chunks)
+	data, err := fixture.Marshal(f)
+	if err != nil {
+		p.log.Error("exchange not recorded", "err", err)
+		return nil
+	}
+	return &encoded{data: data, name: j.name, status: j.status, size: j.size}
+}
+
+// maxBatch bounds the files one sync covers, and so the files open at
+// once.
+const maxBatch = 256
+
+// link hands an encoded fixture to the linker. It waits while QueueLen
+// fixtures wait for it.
+func (p *Proxy) link(e *encoded) {
+	p.qmu.Lock()
+	for len(p.linkq) >= p.queueLen {
+		p.lroom.Wait()
+	}
+	p.linkq = append(p.linkq, e)
+	if !p.linking {
+		p.linking = true
+		go p.linkLoop()
+	}
+	p.qmu.Unlock()
+}
+
+// linkLoop writes each batch of encoded fixtures to unnamed files, makes
+// them durable with one sync and names them, until none is waiting. Fifty fixtures finishing together
+// cost one or two syncs rather than fifty fsyncs, which took more CPU
+// than relaying the exchanges (BenchmarkRecordLoad).
+func (p *Proxy) linkLoop() {
+	for {
+		p.qmu.Lock()
+		if len(p.linkq) == 0 {
+			p.linking = false
+			p.qmu.Unlock()
+			return
+		}
+		batch := append([]*encoded(nil), p.linkq[:min(len(p.linkq), maxBatch)]...)
+		p.linkq = append(p.linkq[:0], p.linkq[len(batch):]...)
+		p.lroom.Broadcast()
+		p.qmu.Unlock()
+		written := batch[:0]
+		for _, e := range batch {
+			// Unsynced where the sync below covers the whole batch;
+			// elsewhere each file is synced as it is written.
+			tmp, err := fixture.NewTemp(p.out, e.data, !groupSync)
+			e.data = nil
+			if err != nil {
+				p.log.Error("exchange not recorded", "err", err)
+				p.inflight.Done()
+				continue
+			}
+			e.tmp = tmp
+			written = append(written, e)
+		}
+		// Every file in written was written before this sync starts.
+		var err error
+		if groupSync || p.syncDir != nil {
+			sync := p.syncDir
+			if sync == nil {
+				sync = syncFS
+			}
+			if err = sync(p.out); err != nil {
+				err = fmt.Errorf("sync %s: %w", p.out, err)
+			}
+		}
+		for _, e := range written {
+			p.name(e, err)
+			p.inflight.Done()
+		}
+	}
+}
+
+// name links one durable file under its fixture name, or drops it when
+// its sync failed.
+func (p *Proxy) name(e *encoded, syncErr error) {
+	if syncErr != nil {
+		e.tmp.Discard()
+		p.log.Error("exchange not recorded", "err", syncErr)
+		return
+	}
+	file, err := e.tmp.Link(e.name)
+	if err != nil {
+		p.log.Error("exchange not recorded", "err", err)
+		return
+	}
+	p.mu.Lock()
+	p.written = append(p.written, file)
+	p.mu.Unlock()
+	p.log.Info("recorded", "file", file, "status", e.status, "bytes", e.size)
+}
