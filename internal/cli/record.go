@@ -27,7 +27,10 @@ upstream exactly as sent (%2F stays escaped). Each finished exchange is
 written to --out as a redacted fixture (docs/fixtures.md), atomically,
 after the client's response has ended, as
 TIME-SEQ-RANDOM-METHOD-PATH.fixture: never over an existing file, so
-several recorders may share --out.
+several recorders may share --out. At most 1,024 finished exchanges wait
+for their fixture; past that the recorder slows down (the next response's
+end waits for room) rather than drop an exchange or grow without bound
+(docs/limits.md).
 
 Stop with Ctrl-C (SIGINT) or SIGTERM: every finished exchange is kept; exchanges in
 flight get up to 2 s to finish and are otherwise dropped, and no partial
