@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -286,7 +288,8 @@ func TestRecordLoadNothingLost(t *testing.T) {
 }
 
 // BenchmarkRecordLoad: 50 clients at once, b.N exchanges each, directly to
-// the upstream and through the recorder; JSON (answered at once, and
+// the upstream, through a bare reverse proxy (the floor of a second hop)
+// and through the recorder; JSON (answered at once, and
 // after 20 ms) and event streams (sent at once, and as a model sends
 // them). It
 // reports the median and 99th percentile of the exchange time (JSON) and
@@ -304,11 +307,14 @@ func BenchmarkRecordLoad(b *testing.B) {
 	up := loadUpstream(b)
 	root := b.TempDir()
 	for _, kind := range []struct{ name, path string }{{"json", "/v1/chat"}, {"jsonslow", "/v1/chat-20ms"}, {"sse", "/v1/stream"}, {"sseslow", "/v1/stream-20ms"}} {
-		for _, via := range []string{"direct", "record"} {
+		for _, via := range []string{"direct", "proxy", "record"} {
 			b.Run(kind.name+"/"+via, func(b *testing.B) {
 				base, p, dir := up, (*Proxy)(nil), ""
-				if via == "record" {
+				switch via {
+				case "record":
 					p, dir, base = recordingProxy(b, up, root)
+				case "proxy":
+					base = bareProxy(b, up)
 				}
 				runLoad(b, base, kind.path, "warm", clients, 2)
 				if p != nil {
@@ -345,6 +351,20 @@ func BenchmarkRecordLoad(b *testing.B) {
 			})
 		}
 	}
+}
+
+// bareProxy serves a net/http reverse proxy to up that records nothing:
+// the floor of any recorder built on net/http (a second loopback hop, a
+// server and a client more), against which the recorder's own cost shows.
+func bareProxy(tb testing.TB, up string) string {
+	u, err := url.Parse(up)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1 // every write flushed, as the recorder relays
+	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
+	return serveLoopback(tb, rp)
 }
 
 // cpuTime is the CPU this process used so far, user and system: the
