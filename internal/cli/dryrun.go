@@ -192,10 +192,7 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 	if err != nil {
 		return readErr(err)
 	}
-	var names []string
-	for _, e := range cf.Direction(dir) {
-		names = append(names, e.Name)
-	}
+	names := entryNames(cf, dir)
 	if len(names) == 0 {
 		// The file is fine; the direction asked of it is not (exit 2).
 		other := gateway.Outbound
@@ -534,6 +531,16 @@ func joinNonEmpty(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// entryNames lists the plugins of cf's dir chain, in order: what
+// withPlugins loads.
+func entryNames(cf *catalog.ChainFile, dir gateway.Direction) []string {
+	var names []string
+	for _, e := range cf.Direction(dir) {
+		names = append(names, e.Name)
+	}
+	return names
 }
 
 // withPlugins calls run with the app's in-process pipeline plugins plus,

@@ -109,10 +109,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 	if err != nil {
 		return readErr(err)
 	}
-	var names []string
-	for _, e := range cf.Direction(dir) {
-		names = append(names, e.Name)
-	}
+	names := entryNames(cf, dir)
 	if len(names) == 0 {
 		return usageErr(fmt.Errorf("%s has no %s entries; add an %q list to it or pick the other --direction", s.chain, dir, dir.String()))
 	}
