@@ -49,8 +49,10 @@ func newURLSource(spec, raw string, opts Options) (*urlSource, error) {
 
 func (s *urlSource) Spec() string { return s.spec }
 
-// wirePlugin is one plugin of a gateway's plugin list endpoint.
-type wirePlugin struct {
+// WirePlugin is one plugin of a gateway's plugin list endpoint
+// ({"plugins": [...]}), the shape url: sources read and abctl serve
+// writes (docs/catalog.md).
+type WirePlugin struct {
 	Name               string          `json:"name"`
 	Description        string          `json:"description"`
 	ReadsBody          bool            `json:"readsBody"`
@@ -59,11 +61,13 @@ type wirePlugin struct {
 	Requires           []string        `json:"requires"`
 	RequiresAny        []string        `json:"requiresAny"`
 	Fields             []gateway.Field `json:"fields"`
-	Version            string          `json:"version"`
+	Version            string          `json:"version,omitempty"`
 }
 
-// wireLive is one entry of a gateway's live-chain endpoint.
-type wireLive struct {
+// WireLive is one entry of a gateway's live-chain endpoint
+// ({"inbound": [...], "outbound": [...]}), read by url: sources and
+// written by abctl serve.
+type WireLive struct {
 	Name        string         `json:"name"`
 	Position    int            `json:"position"`
 	Description string         `json:"description"`
@@ -72,9 +76,9 @@ type wireLive struct {
 
 // wireDoc is either endpoint's document; which keys are present says which.
 type wireDoc struct {
-	Plugins  *[]wirePlugin `json:"plugins"`
-	Inbound  *[]wireLive   `json:"inbound"`
-	Outbound *[]wireLive   `json:"outbound"`
+	Plugins  *[]WirePlugin `json:"plugins"`
+	Inbound  *[]WireLive   `json:"inbound"`
+	Outbound *[]WireLive   `json:"outbound"`
 }
 
 func (s *urlSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
@@ -128,7 +132,7 @@ func (s *urlSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
 func liveDescriptors(doc wireDoc, origin Origin) []Descriptor {
 	byName := map[string]int{}
 	var out []Descriptor
-	add := func(dir string, entries *[]wireLive) {
+	add := func(dir string, entries *[]WireLive) {
 		if entries == nil {
 			return
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
@@ -64,28 +65,8 @@ func apiError(w http.ResponseWriter, status int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// wirePlugin is one plugin in the shape catalog url: sources read
-// (docs/catalog.md).
-type wirePlugin struct {
-	Name               string          `json:"name"`
-	Description        string          `json:"description"`
-	ReadsBody          bool            `json:"readsBody"`
-	WritesRequestBody  bool            `json:"writesRequestBody"`
-	WritesResponseBody bool            `json:"writesResponseBody"`
-	Requires           []string        `json:"requires"`
-	RequiresAny        []string        `json:"requiresAny"`
-	Fields             []gateway.Field `json:"fields"`
-}
-
-type wireLive struct {
-	Name        string         `json:"name"`
-	Position    int            `json:"position"`
-	Description string         `json:"description"`
-	Config      map[string]any `json:"config"`
-}
-
 // plugins lists the plugins of the running chain, each once.
-func (s *Server) plugins() map[string][]wirePlugin {
+func (s *Server) plugins() map[string][]catalog.WirePlugin {
 	schemas := map[string][]gateway.Field{}
 	for _, f := range s.opts.Factories {
 		if f.Config != nil {
@@ -94,7 +75,7 @@ func (s *Server) plugins() map[string][]wirePlugin {
 			}
 		}
 	}
-	out := []wirePlugin{}
+	out := []catalog.WirePlugin{}
 	seen := map[string]bool{}
 	for _, name := range s.chain.Names() {
 		if seen[name] {
@@ -102,11 +83,11 @@ func (s *Server) plugins() map[string][]wirePlugin {
 		}
 		seen[name] = true
 		c, _ := s.chain.Capabilities(name)
-		out = append(out, wirePlugin{Name: name, Description: c.Description, ReadsBody: c.ReadsBody,
+		out = append(out, catalog.WirePlugin{Name: name, Description: c.Description, ReadsBody: c.ReadsBody,
 			WritesRequestBody: c.WritesRequestBody, WritesResponseBody: c.WritesResponseBody,
 			Requires: nonNil(c.Requires), RequiresAny: nonNil(c.RequiresAny), Fields: fieldsOrEmpty(schemas[name])})
 	}
-	return map[string][]wirePlugin{"plugins": out}
+	return map[string][]catalog.WirePlugin{"plugins": out}
 }
 
 func nonNil(s []string) []string {
@@ -119,26 +100,26 @@ func nonNil(s []string) []string {
 // pipeline is the running chain: the served direction's active entries in
 // order (positions from 1), configs redacted; the other direction is
 // empty, since serve runs one.
-func (s *Server) pipeline() map[string][]wireLive {
-	out := map[string][]wireLive{"inbound": {}, "outbound": {}}
+func (s *Server) pipeline() map[string][]catalog.WireLive {
+	out := map[string][]catalog.WireLive{"inbound": {}, "outbound": {}}
 	dir := s.chain.Direction()
-	var list []wireLive
+	var list []catalog.WireLive
 	if cf := s.opts.ChainFile; cf != nil {
 		for _, e := range cf.Direction(dir) {
 			if e.OnError == "off" {
 				continue
 			}
 			c, _ := s.chain.Capabilities(e.Name)
-			list = append(list, wireLive{Name: e.Name, Position: len(list) + 1, Description: c.Description, Config: redactConfig(e.Config)})
+			list = append(list, catalog.WireLive{Name: e.Name, Position: len(list) + 1, Description: c.Description, Config: redactConfig(e.Config)})
 		}
 	} else {
 		for _, name := range s.chain.Names() {
 			c, _ := s.chain.Capabilities(name)
-			list = append(list, wireLive{Name: name, Position: len(list) + 1, Description: c.Description})
+			list = append(list, catalog.WireLive{Name: name, Position: len(list) + 1, Description: c.Description})
 		}
 	}
 	if list == nil {
-		list = []wireLive{}
+		list = []catalog.WireLive{}
 	}
 	out[dir.String()] = list
 	return out
