@@ -34,62 +34,37 @@ type fastChat struct {
 // When it cannot, w may be partly filled; the caller zeroes it again.
 func (f *fastChat) decode(data []byte, w *wire) bool {
 	l := lexer{b: data}
-	if !l.eat('{') {
+	ok := l.members(func(key string) (uint16, bool) {
+		switch key {
+		case "id":
+			s, ok := l.strInto(true)
+			w.ID = s
+			return 1 << 0, ok
+		case "object":
+			s, ok := l.strInto(true)
+			w.Object = s
+			return 1 << 1, ok
+		case "model":
+			s, ok := l.strInto(true)
+			w.Model = s
+			return 1 << 2, ok
+		case "created":
+			return 1 << 3, l.integer()
+		case "system_fingerprint": // not read: any string or null
+			return 1 << 4, l.null() || l.skipStr()
+		case "service_tier":
+			return 1 << 5, l.null() || l.skipStr()
+		case "obfuscation":
+			return 1 << 6, l.null() || l.skipStr()
+		case "usage":
+			return 1 << 7, l.null() // a usage object: the full decoder
+		case "choices":
+			return 1 << 8, f.choicesInto(&l, w)
+		}
+		return 0, false
+	})
+	if !ok {
 		return false
-	}
-	var seen uint16
-	once := func(bit uint16) bool {
-		if seen&bit != 0 {
-			return false // a repeated member: encoding/json's rules differ by type
-		}
-		seen |= bit
-		return true
-	}
-	if !l.eat('}') {
-		for {
-			key, ok := l.key()
-			if !ok || !l.eat(':') {
-				return false
-			}
-			switch key {
-			case "id":
-				ok = once(1 << 0)
-				w.ID, ok = l.strInto(ok)
-			case "object":
-				ok = once(1 << 1)
-				w.Object, ok = l.strInto(ok)
-			case "model":
-				ok = once(1 << 2)
-				w.Model, ok = l.strInto(ok)
-			case "created":
-				ok = once(1<<3) && l.integer()
-			case "system_fingerprint", "service_tier", "obfuscation":
-				// Not read: any string or null.
-				bit := uint16(1 << 4)
-				switch key {
-				case "service_tier":
-					bit = 1 << 5
-				case "obfuscation":
-					bit = 1 << 6
-				}
-				ok = once(bit) && (l.null() || l.skipStr())
-			case "usage":
-				ok = once(1<<7) && l.null() // a usage object: the full decoder
-			case "choices":
-				ok = once(1<<8) && f.choicesInto(&l, w)
-			default:
-				return false
-			}
-			if !ok {
-				return false
-			}
-			if l.eat('}') {
-				break
-			}
-			if !l.eat(',') {
-				return false
-			}
-		}
 	}
 	l.ws()
 	return l.i == len(l.b) // trailing data: not one JSON value
@@ -134,110 +109,68 @@ func (f *fastChat) choicesInto(l *lexer, w *wire) bool {
 // choice reads one element of choices; a non-nil Delta or FinishReason
 // marks that the element has one (choicesInto points them).
 func (f *fastChat) choice(l *lexer) bool {
-	if !l.eat('{') {
-		return false
-	}
 	f.choices = append(f.choices, wireChoice{})
 	f.msgs = append(f.msgs, chatMsg{})
 	f.finish = append(f.finish, "")
 	i := len(f.choices) - 1
 	c, m := &f.choices[i], &f.msgs[i]
-	var seen uint8
-	if l.eat('}') {
-		return true
-	}
-	for {
-		key, ok := l.key()
-		if !ok || !l.eat(':') {
-			return false
-		}
-		var bit uint8
+	return l.members(func(key string) (uint16, bool) {
 		switch key {
 		case "index":
-			bit = 1 << 0
-			c.Index, ok = l.int()
+			n, ok := l.int()
+			c.Index = n
+			return 1 << 0, ok
 		case "delta":
-			bit = 1 << 1
-			if !l.null() {
-				ok = f.delta(l, m)
-				c.Delta = m // a marker: choicesInto points it at its element
+			if l.null() {
+				return 1 << 1, true
 			}
+			c.Delta = m // a marker: choicesInto points it at its element
+			return 1 << 1, f.delta(l, m)
 		case "finish_reason":
-			bit = 1 << 2
-			if !l.null() {
-				f.finish[i], ok = l.strInto(true)
-				c.FinishReason = &f.finish[i]
+			if l.null() {
+				return 1 << 2, true
 			}
+			s, ok := l.strInto(true)
+			f.finish[i], c.FinishReason = s, &f.finish[i]
+			return 1 << 2, ok
 		case "logprobs":
-			bit = 1 << 3
-			ok = l.null()         // anything else: the full decoder
-			c.Logprobs = jsonNull // as json.RawMessage decodes null; read only
-		default:
-			return false
+			c.Logprobs = jsonNull   // as json.RawMessage decodes null; read only
+			return 1 << 3, l.null() // anything else: the full decoder
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if l.eat('}') {
-			return true
-		}
-		if !l.eat(',') {
-			return false
-		}
-	}
+		return 0, false
+	})
 }
 
 // delta reads a choice's delta object.
 func (f *fastChat) delta(l *lexer, m *chatMsg) bool {
-	if !l.eat('{') {
-		return false
-	}
-	var seen uint8
-	if l.eat('}') {
-		return true
-	}
-	for {
-		key, ok := l.key()
-		if !ok || !l.eat(':') {
-			return false
-		}
-		var bit uint8
+	return l.members(func(key string) (uint16, bool) {
 		switch key {
 		case "role":
-			bit = 1 << 0
-			ok = l.null() || l.skipStr() // not read
+			return 1 << 0, l.null() || l.skipStr() // not read
 		case "content":
-			bit = 1 << 1
-			if !l.null() { // null leaves the content empty, as text does
-				var s string
-				s, ok = l.strInto(true)
-				m.Content = text(s)
+			if l.null() { // null leaves the content empty, as text does
+				return 1 << 1, true
 			}
+			s, ok := l.strInto(true)
+			m.Content = text(s)
+			return 1 << 1, ok
 		case "refusal":
-			bit = 1 << 2
-			if !l.null() {
-				m.Refusal, ok = l.strInto(true)
+			if l.null() {
+				return 1 << 2, true
 			}
+			s, ok := l.strInto(true)
+			m.Refusal = s
+			return 1 << 2, ok
 		case "reasoning_content":
-			bit = 1 << 3
-			if !l.null() {
-				m.ReasoningContent, ok = l.strInto(true)
+			if l.null() {
+				return 1 << 3, true
 			}
-		default:
-			return false // tool calls and anything else: the full decoder
+			s, ok := l.strInto(true)
+			m.ReasoningContent = s
+			return 1 << 3, ok
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if l.eat('}') {
-			return true
-		}
-		if !l.eat(',') {
-			return false
-		}
-	}
+		return 0, false // tool calls and anything else: the full decoder
+	})
 }
 
 // jsonNull is what a json.RawMessage holds after decoding null.
@@ -255,6 +188,38 @@ func (f *fastChat) release() {
 type lexer struct {
 	b []byte
 	i int
+}
+
+// members reads a JSON object: for each member, member is called with the
+// key and the lexer at the value, reads the value and returns the key's
+// bit and whether it could. An unknown key (bit 0), a value member cannot
+// read, or a key seen twice (encoding/json's rules for a repeated member
+// differ by type) declines: the caller falls back to encoding/json.
+func (l *lexer) members(member func(key string) (bit uint16, ok bool)) bool {
+	if !l.eat('{') {
+		return false
+	}
+	if l.eat('}') {
+		return true
+	}
+	var seen uint16
+	for {
+		key, ok := l.key()
+		if !ok || !l.eat(':') {
+			return false
+		}
+		bit, ok := member(key)
+		if !ok || bit == 0 || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if l.eat('}') {
+			return true
+		}
+		if !l.eat(',') {
+			return false
+		}
+	}
 }
 
 func (l *lexer) ws() {
