@@ -89,6 +89,12 @@ type Plugin struct {
 	Extension *Extension
 	// Hooks are the family H hooks.
 	Hooks *HookSet
+
+	// Alternatives declare the behaviours the plugin takes where the
+	// contracts allow several: choice point ID to alternative name, as
+	// `conformance list --rules` lists them. The conformance suite checks
+	// a declared alternative as a rule and reports the others apart.
+	Alternatives map[string]string
 }
 
 // Extension is a family D extension: its manifest and a constructor.

@@ -268,8 +268,9 @@ func (s *Server) describe() *abkitv1.DescribeResponse {
 		Name:        s.p.Name,
 		Description: s.p.Description,
 		Version:     s.p.Version,
-		Families:    s.p.Families(),
-		Sdk:         SDKVersion,
+		Families:     s.p.Families(),
+		Sdk:          SDKVersion,
+		Alternatives: s.p.Alternatives,
 	}
 	if f := s.p.Pipeline; f != nil {
 		info := &abkitv1.PipelineInfo{}

@@ -40,6 +40,11 @@ type Case struct {
 	// (T.Launch); it is skipped when the launcher has only one process
 	// (SingleProcess, --reattach).
 	FreshProcess bool `json:"fresh_process,omitempty"`
+	// Choice, set on a check of a choice point (ChoicePoints), makes the
+	// case a choice: it checks one allowed behaviour, Alternative (empty:
+	// the reference's), and Judge decides whether its failure counts.
+	Choice      string `json:"choice,omitempty"`
+	Alternative string `json:"alternative,omitempty"`
 }
 
 // Failure is one thing a case found wrong.
@@ -54,10 +59,18 @@ type Failure struct {
 	Message string `json:"message"`
 	// Diff is a go-cmp diff (-want +got), when the failure compares values.
 	Diff string `json:"diff,omitempty"`
+	// Choice is set when the failed check is of a choice point's
+	// alternative within a rule case (T.ChoiceErrorf): it counts only
+	// when the implementation declared that alternative or the run is
+	// strict.
+	Choice string `json:"choice,omitempty"`
 }
 
 func (f Failure) String() string {
 	s := f.Rule + ": "
+	if f.Choice != "" {
+		s = f.Rule + " [choice " + f.Choice + "]: "
+	}
 	if f.At != "" {
 		s += f.At + ": "
 	}
@@ -76,6 +89,7 @@ type T struct {
 	launcher Launcher
 	rec      *trace.Recorder
 	poison   bool
+	strict   bool
 
 	mu       sync.Mutex
 	failures []Failure
@@ -111,6 +125,42 @@ func (t *T) Launch() (Subject, error) {
 	t.extra = append(t.extra, s)
 	t.mu.Unlock()
 	return s, nil
+}
+
+// Alternative is the alternative of choice point id that the case's
+// expectations follow: the one the implementation declares, or abkit's
+// when it declares none or the run is strict.
+func (t *T) Alternative(id string) string {
+	cp, ok := ChoicePointByID(id)
+	if !ok {
+		panic("conformance: unknown choice point " + id)
+	}
+	if d, ok := t.Describe().Alternatives[id]; ok && !t.strict && cp.Has(d) {
+		return d
+	}
+	return cp.Reference
+}
+
+// ChoiceErrorf records a failure of rule found by a check that follows
+// choice point id (see Alternative): a fault when the implementation
+// declared the alternative checked or the run is strict, else a
+// difference from abkit's choice.
+func (t *T) ChoiceErrorf(id, rule, format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failures = append(t.failures, Failure{Rule: rule, Choice: id, Message: fmt.Sprintf(format, args...)})
+}
+
+// ChoiceDiff is Diff for a comparison that follows choice point id.
+func (t *T) ChoiceDiff(id, rule, what string, want, got any, opts ...cmp.Option) bool {
+	d := cmp.Diff(want, got, opts...)
+	if d == "" {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failures = append(t.failures, Failure{Rule: rule, Choice: id, Message: what + " (-want +got)", Diff: strings.TrimRight(d, "\n")})
+	return false
 }
 
 // Errorf records a failure of rule and lets the case go on.
@@ -191,6 +241,13 @@ func (r *Registry) Add(cs ...*Case) {
 			panic(fmt.Sprintf("conformance: case %q is incomplete: it needs an ID, rules, a summary, an explanation and Run", c.ID))
 		case r.byID[c.ID] != nil:
 			panic(fmt.Sprintf("conformance: case %q registered twice", c.ID))
+		case c.Choice == "" && c.Alternative != "":
+			panic(fmt.Sprintf("conformance: case %q names an alternative but no choice", c.ID))
+		case c.Choice != "":
+			cp, ok := ChoicePointByID(c.Choice)
+			if !ok || (c.Alternative != "" && !cp.Has(c.Alternative)) {
+				panic(fmt.Sprintf("conformance: case %q checks an unknown choice %q or alternative %q", c.ID, c.Choice, c.Alternative))
+			}
 		}
 		r.byID[c.ID] = c
 		r.cases = append(r.cases, c)

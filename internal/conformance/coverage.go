@@ -8,6 +8,17 @@ type RuleCoverage struct {
 	Rule   string   `json:"rule"`
 	Cases  []string `json:"cases,omitempty"`
 	Reason string   `json:"reason,omitempty"`
+	// Choices are the rule's choice points, each alternative with the
+	// cases that check it.
+	Choices []ChoiceCoverage `json:"choices,omitempty"`
+}
+
+// ChoiceCoverage is one choice point of a rule in the coverage table.
+type ChoiceCoverage struct {
+	ChoicePoint
+	// Cases maps an alternative to the cases that check it; an
+	// alternative without cases is skipped by the suite when declared.
+	Cases map[string][]string `json:"cases,omitempty"`
 }
 
 // uncheckable says, for every rule no plugin-suite case checks, why it
@@ -71,14 +82,28 @@ func Coverage(reg *Registry) []RuleCoverage { return CoverageWith(reg, uncheckab
 // suite, so it states its own).
 func CoverageWith(reg *Registry, reasons map[string]string) []RuleCoverage {
 	by := map[string][]string{}
+	byChoice := map[string]map[string][]string{}
 	for _, c := range reg.Cases() {
 		for _, r := range c.Rules {
 			by[r] = append(by[r], c.ID)
 		}
+		if c.Choice != "" {
+			cp, _ := ChoicePointByID(c.Choice)
+			if byChoice[c.Choice] == nil {
+				byChoice[c.Choice] = map[string][]string{}
+			}
+			byChoice[c.Choice][c.checks(cp)] = append(byChoice[c.Choice][c.checks(cp)], c.ID)
+		}
+	}
+	choices := map[string][]ChoiceCoverage{}
+	for _, cp := range ChoicePoints() {
+		if byChoice[cp.ID] != nil {
+			choices[cp.Rule] = append(choices[cp.Rule], ChoiceCoverage{ChoicePoint: cp, Cases: byChoice[cp.ID]})
+		}
 	}
 	var out []RuleCoverage
 	for _, r := range allRules() {
-		rc := RuleCoverage{Rule: r, Cases: by[r]}
+		rc := RuleCoverage{Rule: r, Cases: by[r], Choices: choices[r]}
 		if len(rc.Cases) == 0 {
 			rc.Reason = reasons[r]
 			if rc.Reason == "" {

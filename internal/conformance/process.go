@@ -142,7 +142,7 @@ func (s *procSubject) Close() error {
 // describeProto converts the protocol's Describe answer, as reported.
 func describeProto(r *abkitv1.DescribeResponse) *Descriptor {
 	d := &Descriptor{Name: r.GetName(), Description: r.GetDescription(), Version: r.GetVersion(),
-		Families: append([]string(nil), r.GetFamilies()...)}
+		Families: append([]string(nil), r.GetFamilies()...), Alternatives: r.GetAlternatives()}
 	if pi := r.GetPipeline(); pi != nil {
 		info := &PipelineInfo{ProbeError: pi.GetProbeError()}
 		if c := pi.GetCapabilities(); c != nil {

@@ -28,6 +28,9 @@ func WriteText(w io.Writer, rep *Report, verbose, withTrace bool) error {
 			continue
 		}
 		line := fmt.Sprintf("%-13s %s", strings.ToUpper(string(r.Status)), r.ID)
+		if r.Kind == KindChoice {
+			line += "  [choice " + r.Choice + "]"
+		}
 		switch {
 		case r.Status == StatusSkip:
 			line += "  (" + r.Reason + ")"
@@ -37,6 +40,11 @@ func WriteText(w io.Writer, rep *Report, verbose, withTrace bool) error {
 			line += fmt.Sprintf("  (%v)", r.Duration.Round(time.Millisecond))
 		}
 		fmt.Fprintln(ew, line)
+		if r.Status == StatusDiffers || (r.Kind == KindChoice && r.Status.Bad()) {
+			if n := choiceNote(r); n != "" {
+				fmt.Fprintf(ew, "    %s\n", n)
+			}
+		}
 		for _, g := range GroupFailures(r.Failures) {
 			fmt.Fprintf(ew, "    %s\n", indent(g.String(), "      "))
 		}
@@ -57,6 +65,9 @@ func WriteText(w io.Writer, rep *Report, verbose, withTrace bool) error {
 	}
 	c := rep.Counts()
 	fmt.Fprintf(ew, "\n%d cases: %d passed, %d failed, %d skipped", len(rep.Results), c[StatusPass], c[StatusFail], c[StatusSkip])
+	if n := c[StatusDiffers]; n > 0 {
+		fmt.Fprintf(ew, ", %d differ from abkit's choices (not faults; --strict counts them)", n)
+	}
 	if n := c[StatusKnownFailing]; n > 0 {
 		fmt.Fprintf(ew, ", %d known-failing", n)
 	}
@@ -71,6 +82,46 @@ func WriteText(w io.Writer, rep *Report, verbose, withTrace bool) error {
 		fmt.Fprintln(ew, "interrupted: the results above are partial")
 	}
 	return ew.err
+}
+
+// choiceNote says, for a failed check of a choice, which behaviour abkit
+// takes, which others the contract allows, and what to do. A rule case
+// whose only findings follow choices names each of them.
+func choiceNote(r CaseResult) string {
+	if r.Choice == "" {
+		var notes []string
+		seen := map[string]bool{}
+		for _, f := range r.Failures {
+			if f.Choice != "" && !seen[f.Choice] {
+				seen[f.Choice] = true
+				cp, _ := ChoicePointByID(f.Choice)
+				notes = append(notes, noteFor(cp, cp.Reference, r.Status, ""))
+			}
+		}
+		return strings.Join(notes, "\n    ")
+	}
+	cp, _ := ChoicePointByID(r.Choice)
+	return noteFor(cp, r.Alternative, r.Status, r.Declared)
+}
+
+func noteFor(cp ChoicePoint, checked string, st Status, declared string) string {
+	var others []string
+	summary := checked
+	for _, a := range cp.Alternatives {
+		if a.Name == checked {
+			summary += " (" + a.Summary + ")"
+		} else {
+			others = append(others, a.Name+" ("+a.Summary+")")
+		}
+	}
+	switch {
+	case st == StatusDiffers:
+		return fmt.Sprintf("choice %s, %s: this checks %s; the contract also allows %s. Not a fault if you take another: declare it (docs/conformance.md, \"Declared alternatives\") and the suite checks that one.",
+			cp.ID, cp.Summary, summary, strings.Join(others, "; "))
+	case declared != "":
+		return fmt.Sprintf("choice %s: you declare %s, and this checks it: a fault", cp.ID, summary)
+	}
+	return fmt.Sprintf("choice %s, judged strict: this checks abkit's %s", cp.ID, summary)
 }
 
 // FailureGroup is one finding and every place it was made: a case that
@@ -89,14 +140,14 @@ type FailureGroup struct {
 // the order each was first found.
 func GroupFailures(fs []Failure) []FailureGroup {
 	var out []FailureGroup
-	idx := map[[3]string]int{}
+	idx := map[[4]string]int{}
 	for _, f := range fs {
-		k := [3]string{f.Rule, f.Message, f.Diff}
+		k := [4]string{f.Rule, f.Message, f.Diff, f.Choice}
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, FailureGroup{Failure: Failure{Rule: f.Rule, Message: f.Message, Diff: f.Diff}})
+			out = append(out, FailureGroup{Failure: Failure{Rule: f.Rule, Message: f.Message, Diff: f.Diff, Choice: f.Choice}})
 		}
 		g := &out[i]
 		g.Count++
@@ -115,13 +166,17 @@ const maxPlaces = 6
 // "RULE (N times): MESSAGE" and the places, one a line; then the diff.
 func (g FailureGroup) String() string {
 	var b strings.Builder
+	rule := g.Rule
+	if g.Choice != "" {
+		rule += " [choice " + g.Choice + "]"
+	}
 	switch {
 	case g.Count == 1 && len(g.At) == 1:
-		b.WriteString(g.Rule + ": " + g.At[0] + ": " + g.Message)
+		b.WriteString(rule + ": " + g.At[0] + ": " + g.Message)
 	case g.Count == 1:
-		b.WriteString(g.Rule + ": " + g.Message)
+		b.WriteString(rule + ": " + g.Message)
 	default:
-		fmt.Fprintf(&b, "%s (%d times): %s", g.Rule, g.Count, g.Message)
+		fmt.Fprintf(&b, "%s (%d times): %s", rule, g.Count, g.Message)
 		for i, at := range g.At {
 			if i == maxPlaces {
 				fmt.Fprintf(&b, "\n  … and %d more", len(g.At)-maxPlaces)
@@ -140,7 +195,7 @@ type ruleRow struct{ rule, text string }
 
 // ruleSummary tallies results per rule, families in P, D, H order.
 func ruleSummary(rep *Report) []ruleRow {
-	type tally struct{ pass, fail, skip, other int }
+	type tally struct{ pass, fail, skip, differ, other int }
 	m := map[string]*tally{}
 	for _, r := range rep.Results {
 		for _, id := range r.Rules {
@@ -156,6 +211,8 @@ func ruleSummary(rep *Report) []ruleRow {
 				t.fail++
 			case r.Status == StatusSkip:
 				t.skip++
+			case r.Status == StatusDiffers:
+				t.differ++
 			default:
 				t.other++
 			}
@@ -173,12 +230,18 @@ func ruleSummary(rep *Report) []ruleRow {
 		switch {
 		case t.fail > 0:
 			verdict = "FAIL"
+		case t.differ > 0:
+			verdict = "differs (choice)"
 		case t.pass == 0 && t.other == 0:
 			verdict = "not applicable"
 		case t.other > 0:
 			verdict = "known-failing"
 		}
-		rows = append(rows, ruleRow{id, fmt.Sprintf("%-15s %d passed, %d failed, %d skipped", verdict, t.pass, t.fail, t.skip)})
+		text := fmt.Sprintf("%-16s %d passed, %d failed, %d skipped", verdict, t.pass, t.fail, t.skip)
+		if t.differ > 0 {
+			text += fmt.Sprintf(", %d differ", t.differ)
+		}
+		rows = append(rows, ruleRow{id, text})
 	}
 	return rows
 }
@@ -296,8 +359,21 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 			for _, g := range GroupFailures(r.Failures) {
 				b.WriteString(g.String() + "\n")
 			}
-			jc.Failure = &junitFailure{Message: firstLine(r.Failures), Type: strings.Join(r.Rules, ","), Body: b.String()}
+			typ := strings.Join(r.Rules, ",")
+			if r.Kind == KindChoice {
+				typ = "choice " + r.Choice + ": " + typ
+				b.WriteString(choiceNote(r) + "\n")
+			}
+			jc.Failure = &junitFailure{Message: firstLine(r.Failures), Type: typ, Body: b.String()}
 			s.Fails++
+		case StatusDiffers:
+			// Not a fault: reported beside the passes, never as a failure.
+			var b strings.Builder
+			b.WriteString("differs from abkit's choice: " + choiceNote(r) + "\n")
+			for _, g := range GroupFailures(r.Failures) {
+				b.WriteString(g.String() + "\n")
+			}
+			jc.SystemOut = b.String()
 		case StatusSkip:
 			jc.Skipped = &junitSkipped{Message: r.Reason}
 			s.Skipped++

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"runtime"
 	"strings"
 	"sync"
@@ -45,6 +46,11 @@ const (
 	// StatusFlaky: the case is listed as known-flaky, failed, and passed on
 	// a retry.
 	StatusFlaky Status = "flaky"
+	// StatusDiffers: a check of a choice failed on an implementation that
+	// did not declare abkit's alternative: it takes another allowed
+	// behaviour, or is wrong in a way only it can tell. It does not fail
+	// the run unless --strict.
+	StatusDiffers Status = "differs"
 )
 
 // Bad reports whether s fails the run.
@@ -73,6 +79,10 @@ type Options struct {
 	// Host configures the processes a self-test launches itself (the
 	// plugin binaries and runtimes it judges); zero means the defaults.
 	Host pluginhost.Options
+	// Strict judges every choice as abkit's reference takes it, whatever
+	// the implementation declares: a check of abkit's alternative counts
+	// as a rule (conformance run --strict).
+	Strict bool
 	// DebugLog keeps the debug and trace lines go-plugin and hclog write
 	// to a plugin's stderr (its handshake chatter) in results, reports and
 	// load errors; without it they are dropped (conformance run -v keeps
@@ -93,17 +103,23 @@ const FlakyAttempts = 3
 
 // CaseResult is how one case went.
 type CaseResult struct {
-	ID       string        `json:"id"`
-	Rules    []string      `json:"rules"`
-	Summary  string        `json:"summary"`
-	Status   Status        `json:"status"`
-	Reason   string        `json:"reason,omitempty"` // why it was skipped
-	Failures []Failure     `json:"failures,omitempty"`
-	Duration time.Duration `json:"duration_ns"`
-	Attempts int           `json:"attempts,omitempty"`
-	Trace    []trace.Event `json:"trace,omitempty"`
-	Log      []string      `json:"log,omitempty"`
-	Stderr   string        `json:"stderr,omitempty"`
+	ID      string   `json:"id"`
+	Rules   []string `json:"rules"`
+	Summary string   `json:"summary"`
+	// Kind is rule or choice; a choice result names the choice point,
+	// the alternative the case checks and the one declared, if any.
+	Kind        Kind          `json:"kind"`
+	Choice      string        `json:"choice,omitempty"`
+	Alternative string        `json:"alternative,omitempty"`
+	Declared    string        `json:"declared,omitempty"`
+	Status      Status        `json:"status"`
+	Reason      string        `json:"reason,omitempty"` // why it was skipped
+	Failures    []Failure     `json:"failures,omitempty"`
+	Duration    time.Duration `json:"duration_ns"`
+	Attempts    int           `json:"attempts,omitempty"`
+	Trace       []trace.Event `json:"trace,omitempty"`
+	Log         []string      `json:"log,omitempty"`
+	Stderr      string        `json:"stderr,omitempty"`
 }
 
 // Report is a whole run.
@@ -116,6 +132,8 @@ type Report struct {
 	Parallel    int           `json:"parallel"`
 	Duration    time.Duration `json:"duration_ns"`
 	Interrupted bool          `json:"interrupted,omitempty"`
+	// Strict is set when choices were judged as rules (Options.Strict).
+	Strict bool `json:"strict,omitempty"`
 	// Notes say how the run differed from what was asked (for example the
 	// isolation forced by --reattach).
 	Notes   []string     `json:"notes,omitempty"`
@@ -241,7 +259,11 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 		return nil, le
 	}
 	desc := first.Describe()
-	rep := &Report{Kind: KindOf(l), Target: l.Target(), Plugin: desc, Isolation: opts.Isolation, Parallel: opts.Parallel, Notes: notes}
+	notes = append(notes, CheckAlternatives(desc.Alternatives)...)
+	if opts.Strict {
+		notes = append(notes, "strict: every choice is judged as abkit's reference takes it")
+	}
+	rep := &Report{Kind: KindOf(l), Target: l.Target(), Plugin: desc, Isolation: opts.Isolation, Parallel: opts.Parallel, Strict: opts.Strict, Notes: notes}
 
 	r := &runner{l: l, opts: opts, kind: KindOf(l)}
 	if opts.Isolation == IsolationSuite {
@@ -258,12 +280,16 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
 	for i, c := range cases {
+		j := Judge(c, desc.Alternatives, opts.Strict)
 		why := applies(c, desc)
 		if why == "" && single != "" && c.FreshProcess {
 			why = "the case needs a second plugin process, and with --reattach there is only the one you started"
 		}
+		if why == "" {
+			why = j.Skip
+		}
 		if why != "" {
-			results[i] = CaseResult{ID: c.ID, Rules: c.Rules, Summary: c.Summary, Status: StatusSkip, Reason: why}
+			results[i] = judged(CaseResult{ID: c.ID, Rules: c.Rules, Summary: c.Summary, Status: StatusSkip, Reason: why}, c, j, desc.Alternatives, opts.Strict)
 			done[i] = true
 			if opts.OnResult != nil {
 				emit.Lock()
@@ -283,7 +309,7 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res := r.runCase(ctx, c)
+			res := judged(r.runCase(ctx, c), c, j, desc.Alternatives, opts.Strict)
 			if ctx.Err() != nil && res.Status.Bad() {
 				return // interrupted, not a verdict
 			}
@@ -305,6 +331,38 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 	rep.Interrupted = ctx.Err() != nil
 	rep.Duration = time.Since(start)
 	return rep, nil
+}
+
+// judged stamps res with the case's kind and turns a failure that does not
+// count into a difference: that of an uncounted choice case, or one whose
+// every finding is of an uncounted choice check within a rule case.
+func judged(res CaseResult, c *Case, j Judgement, decl map[string]string, strict bool) CaseResult {
+	res.Kind, res.Choice, res.Declared = j.Kind, c.Choice, j.Declared
+	if c.Choice != "" {
+		cp, _ := ChoicePointByID(c.Choice)
+		res.Alternative = c.checks(cp)
+	}
+	if res.Status != StatusFail {
+		return res
+	}
+	counted := j.Counted && slices.ContainsFunc(res.Failures, func(f Failure) bool {
+		return f.Choice == "" || countsChoice(f.Choice, decl, strict)
+	})
+	if !counted {
+		res.Status = StatusDiffers
+	}
+	return res
+}
+
+// countsChoice reports whether a failed check that follows choice point id
+// is a fault: the implementation declared an alternative there (so the
+// check followed it) or the run is strict.
+func countsChoice(id string, decl map[string]string, strict bool) bool {
+	if strict {
+		return true
+	}
+	cp, ok := ChoicePointByID(id)
+	return ok && cp.Has(decl[id])
 }
 
 func applies(c *Case, d *Descriptor) string {
@@ -398,7 +456,7 @@ func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
 		res.Duration = time.Since(start)
 		return res
 	}
-	t := &T{ctx: cctx, subject: subj, launcher: r.l, rec: trace.NewRecorder(), poison: r.opts.PoisonFrames, start: start}
+	t := &T{ctx: cctx, subject: subj, launcher: r.l, rec: trace.NewRecorder(), poison: r.opts.PoisonFrames, strict: r.opts.Strict, start: start}
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)

@@ -43,6 +43,10 @@ type Descriptor struct {
 	Extension *intercept.Manifest `json:"extension,omitempty"`
 	// Hooks are the family H hooks, in the plugin's order.
 	Hooks []hooks.Spec `json:"hooks,omitempty"`
+	// Alternatives are the behaviours the implementation declares it
+	// takes where the contract allows several: choice point ID
+	// (ChoicePoints) to alternative name.
+	Alternatives map[string]string `json:"alternatives,omitempty"`
 }
 
 // PipelineInfo describes a family P plugin.
@@ -134,7 +138,7 @@ func (s *inProcSubject) Close() error          { return nil }
 // does across the protocol: a family P plugin gets two probe instances
 // (P2), made with the first config the factory accepts (see WorkingConfig).
 func DescribeSDK(p sdk.Plugin) *Descriptor {
-	d := &Descriptor{Name: p.Name, Description: p.Description, Version: p.Version, Families: p.Families()}
+	d := &Descriptor{Name: p.Name, Description: p.Description, Version: p.Version, Families: p.Families(), Alternatives: p.Alternatives}
 	if f := p.Pipeline; f != nil {
 		pi := &PipelineInfo{Config: f.Config}
 		insts, err := probe(f)

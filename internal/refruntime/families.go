@@ -121,6 +121,9 @@ func (s *Server) RunIntercept(ctx context.Context, sc *abkitv1.InterceptScenario
 		wmu.Lock()
 		defer wmu.Unlock()
 		f := &abkitv1.ExtensionFailure{Extension: w.Extension, Point: string(w.Point), Kind: string(w.Kind), Message: w.Message}
+		if s.opts.Alt == "notify-fire-and-forget" && w.Kind == dispatch.KindEventFail {
+			return // Alternative (D20): a notification has no reply to fail.
+		}
 		run.Warnings = append(run.Warnings, f)
 		if s.opts.Bug == "warn-twice" {
 			run.Warnings = append(run.Warnings, f) // Bug (D15).
@@ -153,6 +156,9 @@ func (s *Server) RunIntercept(ctx context.Context, sc *abkitv1.InterceptScenario
 				out.PayloadJson, out.Changed, out.Replaced = res.Payload, res.Changed, res.Replaced
 				out.Blocked, out.BlockedBy, out.BlockPhase, out.Reason = res.Blocked, res.BlockedBy, res.BlockPhase, res.Reason
 				out.Permission, out.DecidedBy, out.Notes, out.Warnings = string(res.Permission), res.DecidedBy, res.Notes, res.Warnings
+				if s.opts.Alt == "warnings-callback-only" {
+					out.Warnings = nil // Alternative (D13): warnings go to the callback only.
+				}
 			}
 			run.Results[i] = out
 		})

@@ -364,7 +364,11 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 		if !errors.As(err, &be) {
 			return nil, err
 		}
-		for _, re := range be.Errs {
+		errs := be.Errs
+		if s.opts.Alt == "fail-fast-build" {
+			errs = failFast(errs)
+		}
+		for _, re := range errs {
 			run.BuildErrors = append(run.BuildErrors, &abkitv1.BuildError{Rule: re.Rule, Plugin: re.Plugin, Message: re.Error()})
 			if s.opts.Bug == "first-build-error-only" {
 				break // Bug (P6).

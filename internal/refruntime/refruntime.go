@@ -73,6 +73,11 @@ type Options struct {
 	Bug Bug
 	// Name is reported by DescribeRuntime; empty means "abkit-reference".
 	Name string
+	// Alt, when set, makes the runtime take another allowed behaviour
+	// at one choice point (see Alts); Declare says whether
+	// DescribeRuntime declares it.
+	Alt     Alt
+	Declare bool
 }
 
 // Main serves the runtime over go-plugin and does not return.
@@ -80,6 +85,12 @@ func Main(opts Options) {
 	if opts.Bug != "" {
 		if _, ok := Bugs[opts.Bug]; !ok {
 			fmt.Fprintf(os.Stderr, "abkit-runtime: unknown bug %q\n", opts.Bug)
+			os.Exit(2)
+		}
+	}
+	if opts.Alt != "" {
+		if _, ok := Alts[opts.Alt]; !ok {
+			fmt.Fprintf(os.Stderr, "abkit-runtime: unknown alternative %q\n", opts.Alt)
 			os.Exit(2)
 		}
 	}
@@ -157,11 +168,19 @@ func (s *Server) DescribeRuntime(context.Context, *abkitv1.RuntimeDescribeReques
 	name := s.opts.Name
 	if name == "" {
 		name = "abkit-reference"
-		if s.opts.Bug != "" {
+		switch {
+		case s.opts.Bug != "":
 			name = "abkit-broken-" + string(s.opts.Bug)
+		case s.opts.Alt != "":
+			name = "abkit-alt-" + string(s.opts.Alt)
 		}
 	}
-	return &abkitv1.RuntimeDescribeResponse{Name: name, Version: "v1", Families: []string{"P", "D", "H"}}, nil
+	d := &abkitv1.RuntimeDescribeResponse{Name: name, Version: "v1", Families: []string{"P", "D", "H"}}
+	if s.opts.Alt != "" && s.opts.Declare {
+		a := Alts[s.opts.Alt]
+		d.Alternatives = map[string]string{a.Choice: a.Alternative}
+	}
+	return d, nil
 }
 
 // probeTimeout bounds one probe call; the runner answers at once.

@@ -30,6 +30,7 @@ var Packages = []string{
 	"./cmd/abkit-runtime",
 	"./examples/plugins/...",
 	"./internal/refruntime/broken/...",
+	"./internal/refruntime/alt/...",
 	"./internal/conformance/testdata/broken",
 }
 

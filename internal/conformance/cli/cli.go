@@ -176,21 +176,27 @@ func newListCmd(app *App) *cobra.Command {
 				if output == "json" {
 					return writeJSON(app.Out, cov)
 				}
-				for _, r := range cov {
-					if len(r.Cases) > 0 {
-						fmt.Fprintf(app.Out, "%-4s %s\n", r.Rule, strings.Join(r.Cases, ", "))
-					} else {
-						fmt.Fprintf(app.Out, "%-4s not checked: %s\n", r.Rule, r.Reason)
-					}
-				}
+				writeCoverage(app.Out, cov)
 				return nil
 			}
 			cases := reg.Cases()
 			if output == "json" {
-				return writeJSON(app.Out, cases)
+				type listed struct {
+					*conformance.Case
+					Kind conformance.Kind `json:"kind"`
+				}
+				out := make([]listed, len(cases))
+				for i, c := range cases {
+					out[i] = listed{c, c.Kind()}
+				}
+				return writeJSON(app.Out, out)
 			}
 			for _, c := range cases {
-				fmt.Fprintf(app.Out, "%-42s %-14s %s\n", c.ID, strings.Join(c.Rules, ","), c.Summary)
+				kind := string(c.Kind())
+				if c.Choice != "" {
+					kind += " " + c.Choice
+				}
+				fmt.Fprintf(app.Out, "%-42s %-14s %-26s %s\n", c.ID, strings.Join(c.Rules, ","), kind, c.Summary)
 			}
 			return nil
 		},
@@ -199,6 +205,33 @@ func newListCmd(app *App) *cobra.Command {
 	c.Flags().BoolVar(&rules, "rules", false, "print every rule with the suite's cases that check it, or why the suite does not check it")
 	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return c
+}
+
+// writeCoverage prints the rule table: each rule's cases, or why none,
+// then its choice points with abkit's alternative, the allowed others and
+// the cases that check each.
+func writeCoverage(w io.Writer, cov []conformance.RuleCoverage) {
+	for _, r := range cov {
+		if len(r.Cases) > 0 {
+			fmt.Fprintf(w, "%-4s rule   %s\n", r.Rule, strings.Join(r.Cases, ", "))
+		} else {
+			fmt.Fprintf(w, "%-4s rule   not checked: %s\n", r.Rule, r.Reason)
+		}
+		for _, c := range r.Choices {
+			fmt.Fprintf(w, "     choice %s: %s\n", c.ID, c.Summary)
+			for _, a := range c.Alternatives {
+				mark := "allowed"
+				if a.Name == c.Reference {
+					mark = "abkit  "
+				}
+				checked := "not checked: declaring it skips the choice's cases"
+				if ids := c.Cases[a.Name]; len(ids) > 0 {
+					checked = strings.Join(ids, ", ")
+				}
+				fmt.Fprintf(w, "            %s %s: %s [%s]\n", mark, a.Name, a.Summary, checked)
+			}
+		}
+	}
 }
 
 func newExplainCmd(app *App) *cobra.Command {
@@ -226,7 +259,7 @@ func newExplainCmd(app *App) *cobra.Command {
 						fmt.Fprintln(app.Out)
 					}
 					found++
-					fmt.Fprintf(app.Out, "%s\nsuite: %s\nrules: %s\n%s\n\n%s\n", c.ID, name, strings.Join(c.Rules, ", "), c.Summary, c.Explain)
+					fmt.Fprintf(app.Out, "%s\nsuite: %s\nrules: %s\nkind: %s\n%s\n\n%s\n", c.ID, name, strings.Join(c.Rules, ", "), kindLine(c), c.Summary, c.Explain)
 					continue
 				}
 				for _, x := range reg.Cases() {
@@ -253,6 +286,21 @@ func newExplainCmd(app *App) *cobra.Command {
 	}
 }
 
+// kindLine says whether a case checks a rule or one alternative of a
+// choice, and which others the contract allows.
+func kindLine(c *conformance.Case) string {
+	if c.Choice == "" {
+		return "rule (the contract's source requires it; a failure is a fault)"
+	}
+	cp, _ := conformance.ChoicePointByID(c.Choice)
+	alt := c.Alternative
+	if alt == "" {
+		alt = cp.Reference
+	}
+	return fmt.Sprintf("choice %s (%s): checks %s; allowed: %s; a failure counts only when the implementation declares %s or the run is --strict",
+		cp.ID, cp.Summary, alt, strings.Join(cp.Names(), ", "), alt)
+}
+
 // maxNear caps the did-you-mean list of explain.
 const maxNear = 8
 
@@ -266,6 +314,7 @@ type runOpts struct {
 	isolation, junit, out  string
 	artifacts              string
 	trace, verbose         bool
+	strict                 bool
 	examples               string
 	updateExamples         bool
 }
@@ -300,6 +349,7 @@ func newRunCmd(app *App) *cobra.Command {
 	f.StringVarP(&o.out, "output", "o", "text", "output format: text or json")
 	f.StringVar(&o.artifacts, "artifacts", "", "keep each case's trace, log and plugin stderr under DIR")
 	f.BoolVar(&o.trace, "trace", false, "print every call of every case with relative timestamps")
+	f.BoolVar(&o.strict, "strict", false, "judge every choice as abkit's reference takes it, whatever the implementation declares: its differences then fail the run")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list passing cases too, and keep go-plugin's debug log lines in the plugin stderr of failures and JUnit")
 	f.StringVar(&o.examples, "examples", "", "also run the plugin's behaviour examples in FILE (YAML), each as case examples/NAME, against FILE's golden file")
 	f.BoolVar(&o.updateExamples, "update-examples", false, "with --examples: record what the plugin answered as the golden file instead of comparing")
@@ -345,7 +395,7 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 	if o.parallel < 0 || o.timeout <= 0 {
 		return usage(errors.New("-p must be at least 0 and --timeout positive"))
 	}
-	opts := conformance.Options{Parallel: o.parallel, Timeout: o.timeout, Isolation: iso, DebugLog: o.verbose}
+	opts := conformance.Options{Parallel: o.parallel, Timeout: o.timeout, Isolation: iso, DebugLog: o.verbose, Strict: o.strict}
 	var err error
 	if opts.Run, err = compile(o.run, "--run"); err != nil {
 		return err

@@ -568,8 +568,18 @@ func addHookCases(r *conformance.Registry) {
 				func(*Call) *abkitv1.ProbeReply {
 					return &abkitv1.ProbeReply{ValueJson: []byte(`{"model":"changed"}`), Error: "oops"}
 				})
-			if len(calls) != 2 || !strings.Contains(calls[1].Value, `"m"`) || len(run.GetErrors()) != 1 || run.GetFailure() != nil {
-				t.Errorf("H2", "calls %v, result %v; want b to see model m, one recorded error, no failure", calls, run)
+			if len(calls) != 2 || len(run.GetErrors()) != 1 || run.GetFailure() != nil {
+				t.Errorf("H2", "calls %v, result %v; want b called, one recorded error, no failure", calls, run)
+				return
+			}
+			// What b sees follows choice H2.rollback: the value from
+			// before a, or what a changed before failing.
+			want := `"m"`
+			if t.Alternative("H2.rollback") == "keep" {
+				want = `"changed"`
+			}
+			if !strings.Contains(calls[1].Value, want) {
+				t.ChoiceErrorf("H2.rollback", "H2", "b saw %s; want model %s (%s)", calls[1].Value, want, t.Alternative("H2.rollback"))
 			}
 		})
 	for _, pol := range []string{"fail-closed", "unspecified"} {

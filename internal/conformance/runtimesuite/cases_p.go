@@ -22,6 +22,16 @@ func pcase(id string, rules []string, summary, explain string, run func(t *confo
 	return &conformance.Case{ID: id, Rules: rules, Summary: summary, Explain: explain, Applies: needP, Run: run}
 }
 
+// choice makes c a check of choice point id (its reference alternative,
+// or alt when given): see conformance.Judge.
+func choice(id string, c *conformance.Case, alt ...string) *conformance.Case {
+	c.Choice = id
+	if len(alt) > 0 {
+		c.Alternative = alt[0]
+	}
+	return c
+}
+
 func addPipelineCases(r *conformance.Registry) {
 	addPipelineResultCases(r)
 	// P15, P16, P26, P27: order of request, response and finish, with and
@@ -156,8 +166,8 @@ func addPipelineCases(r *conformance.Registry) {
 					}
 					t.Diff(rule, "call sequence", want, got)
 					for _, c := range calls {
-						if c.Hook == "frame" && !c.Last && c.FrameIndex < len(frames) && c.Frame != frames[c.FrameIndex] {
-							t.Errorf("P19", "%s frame %d: got %q, want the complete SSE event %q", c.Probe, c.FrameIndex, c.Frame, frames[c.FrameIndex])
+						if c.Hook == "frame" && !c.Last && c.FrameIndex < len(frames) && c.Frame != frameAs(t, frames[c.FrameIndex]) {
+							t.ChoiceErrorf("P19.frame", "P19", "%s frame %d: got %q, want the complete SSE event as %s: %q", c.Probe, c.FrameIndex, c.Frame, t.Alternative("P19.frame"), frameAs(t, frames[c.FrameIndex]))
 						}
 						if c.Hook == "frame" && c.Last && c.Frame != "" {
 							t.Errorf("P21", "%s: the last=true call carried a frame %q; want an empty frame", c.Probe, c.Frame)
@@ -213,7 +223,7 @@ func addPipelineCases(r *conformance.Registry) {
 				}
 			}
 			for k := range exs {
-				if !t.Diff("P19", fmt.Sprintf("frames when split at byte %d", k+1), want, got[uint32(k)]) {
+				if !t.ChoiceDiff("P19.frame", "P19", fmt.Sprintf("frames when split at byte %d", k+1), framesAs(t, want), got[uint32(k)]) {
 					return
 				}
 			}
@@ -244,7 +254,7 @@ func addPipelineCases(r *conformance.Registry) {
 							}
 						}
 					}
-					t.Diff("P19", p+" frames", sh.frames, got)
+					t.ChoiceDiff("P19.frame", "P19", p+" frames", framesAs(t, sh.frames), got)
 					if lasts != 1 {
 						t.Errorf("P21", "%s got %d last=true calls; want 1", p, lasts)
 					}
@@ -256,8 +266,8 @@ func addPipelineCases(r *conformance.Registry) {
 				if !e[0].GetStreamed() {
 					t.Errorf("P18", "content type %q was not streamed", up.Header[0].Values[0])
 				}
-				if want := strings.Join(sh.chunks, ""); string(e[0].GetBody()) != want {
-					t.Errorf("P19", "client body %q; want every byte of the stream %q", e[0].GetBody(), want)
+				if want := strings.Join(sh.chunks, ""); !relayed(t, e[0].GetBody(), want) {
+					t.ChoiceErrorf("P19.relay", "P19", "client body %q; want the stream %q relayed as %s", e[0].GetBody(), want, t.Alternative("P19.relay"))
 				}
 				if int(e[0].GetFrames()) != len(sh.frames) {
 					t.Errorf("P19", "the runtime counted %d frames; want %d", e[0].GetFrames(), len(sh.frames))
@@ -321,8 +331,12 @@ func addPipelineCases(r *conformance.Registry) {
 				if e[0].GetOutcome().GetKind() != "deny" || e[0].GetOutcome().GetDeniedBy() != "p2" {
 					t.Errorf("P25", "outcome %v; want deny by p2", e[0].GetOutcome())
 				}
-				if string(e[0].GetBody()) != frames[0] {
-					t.Errorf("P25", "client body %q; want only frame 0 %q", e[0].GetBody(), frames[0])
+				want, alt := frames[0], t.Alternative("P25.rejecting-frame")
+				if alt == "relayed" {
+					want += frames[1]
+				}
+				if !relayed(t, e[0].GetBody(), want) {
+					t.ChoiceErrorf("P25.rejecting-frame", "P25", "client body %q; want %q (the rejecting frame %s)", e[0].GetBody(), want, alt)
 				}
 			}
 		}))
@@ -561,38 +575,40 @@ func addPipelineCases(r *conformance.Registry) {
 		entries []string // plugin names; "name:cfg" adds a config, "name!off" off
 		mode    string
 		want    []string // rule(plugin), sorted
+		choice  string   // the choice point the check follows, if any
 	}{
-		{"P1/duplicate-name", []plug{{name: "a"}}, []string{"a", "a"}, "", []string{"P1(a)"}},
-		{"P1/empty-name", []plug{{name: "a"}}, []string{"a", ""}, "", []string{"P1()"}},
-		{"P1/all-errors", []plug{{name: "a"}, {name: "b"}}, []string{"a", "b", "a", "", "ghost", "b"}, "", []string{"P1()", "P1(a)", "P1(b)", "P6(ghost)"}},
-		{"P6/unknown-name", []plug{{name: "a"}}, []string{"a", "ghost"}, "", []string{"P6(ghost)"}},
-		{"P6/config-without-schema", []plug{{name: "a"}}, []string{"a:{\"x\":1}"}, "", []string{"P6(a)"}},
-		{"P6/off-dropped", []plug{{name: "a"}}, []string{"a", "ghost!off"}, "", nil},
-		{"P6/all-errors", []plug{{name: "a"}, {name: "b", caps: &abkitv1.Capabilities{Requires: []string{"zz"}}}}, []string{"ghost", "a:{\"x\":1}", "b"}, "", []string{"P6(a)", "P6(ghost)", "P7(b)"}},
-		{"P7/missing", []plug{{name: "a", caps: &abkitv1.Capabilities{Requires: []string{"b"}}}}, []string{"a"}, "", []string{"P7(a)"}},
-		{"P7/late", []plug{{name: "a", caps: &abkitv1.Capabilities{Requires: []string{"b"}}}, {name: "b"}}, []string{"a", "b"}, "", []string{"P7(a)"}},
-		{"P8/none-present", []plug{{name: "a", caps: &abkitv1.Capabilities{RequiresAny: []string{"b", "c"}}}}, []string{"a"}, "", []string{"P8(a)"}},
-		{"P8/present-late", []plug{{name: "a", caps: &abkitv1.Capabilities{RequiresAny: []string{"b", "c"}}}, {name: "b"}, {name: "c"}}, []string{"b", "a", "c"}, "", []string{"P8(a)"}},
-		{"P9/two-writers", []plug{{name: "w1", caps: wOnly}, {name: "w2", caps: wOnly}}, []string{"w1", "w2"}, "", []string{"P9(w2)"}},
-		{"P9/reader-after-writer", []plug{{name: "w1", caps: w}, {name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}}, []string{"w1", "r"}, "", []string{"P9(r)"}},
-		{"P10/waypoint-writer", []plug{{name: "w1", caps: w}}, []string{"w1"}, "waypoint", []string{"P10(w1)"}},
+		{"P1/duplicate-name", []plug{{name: "a"}}, []string{"a", "a"}, "", []string{"P1(a)"}, "P1.names"},
+		{"P1/empty-name", []plug{{name: "a"}}, []string{"a", ""}, "", []string{"P1()"}, "P1.names"},
+		{"P1/all-errors", []plug{{name: "a"}, {name: "b"}}, []string{"a", "b", "a", "", "ghost", "b"}, "", []string{"P1()", "P1(a)", "P1(b)", "P6(ghost)"}, "P6.build-errors"},
+		{"P7/joined", []plug{{name: "a", caps: &abkitv1.Capabilities{Requires: []string{"x"}}}, {name: "b", caps: &abkitv1.Capabilities{RequiresAny: []string{"y"}}}}, []string{"a", "b"}, "", []string{"P7(a)", "P8(b)"}, ""},
+		{"P6/unknown-name", []plug{{name: "a"}}, []string{"a", "ghost"}, "", []string{"P6(ghost)"}, ""},
+		{"P6/config-without-schema", []plug{{name: "a"}}, []string{"a:{\"x\":1}"}, "", []string{"P6(a)"}, ""},
+		{"P6/off-dropped", []plug{{name: "a"}}, []string{"a", "ghost!off"}, "", nil, ""},
+		{"P6/all-errors", []plug{{name: "a"}, {name: "b", caps: &abkitv1.Capabilities{Requires: []string{"zz"}}}}, []string{"ghost", "a:{\"x\":1}", "b"}, "", []string{"P6(a)", "P6(ghost)", "P7(b)"}, "P6.build-errors"},
+		{"P7/missing", []plug{{name: "a", caps: &abkitv1.Capabilities{Requires: []string{"b"}}}}, []string{"a"}, "", []string{"P7(a)"}, ""},
+		{"P7/late", []plug{{name: "a", caps: &abkitv1.Capabilities{Requires: []string{"b"}}}, {name: "b"}}, []string{"a", "b"}, "", []string{"P7(a)"}, ""},
+		{"P8/none-present", []plug{{name: "a", caps: &abkitv1.Capabilities{RequiresAny: []string{"b", "c"}}}}, []string{"a"}, "", []string{"P8(a)"}, ""},
+		{"P8/present-late", []plug{{name: "a", caps: &abkitv1.Capabilities{RequiresAny: []string{"b", "c"}}}, {name: "b"}, {name: "c"}}, []string{"b", "a", "c"}, "", []string{"P8(a)"}, ""},
+		{"P9/two-writers", []plug{{name: "w1", caps: wOnly}, {name: "w2", caps: wOnly}}, []string{"w1", "w2"}, "", []string{"P9(w2)"}, ""},
+		{"P9/reader-after-writer", []plug{{name: "w1", caps: w}, {name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}}, []string{"w1", "r"}, "", []string{"P9(r)"}, ""},
+		{"P10/waypoint-writer", []plug{{name: "w1", caps: w}}, []string{"w1"}, "waypoint", []string{"P10(w1)"}, ""},
 		// Valid chains next to the invalid ones: a runtime that rejects
 		// too much is as wrong as one that accepts too much.
-		{"P1/accept/names-differ-in-case", []plug{{name: "a"}, {name: "A"}}, []string{"a", "A"}, "", nil},
-		{"P6/accept/null-config", []plug{{name: "a", schema: `{"type":"object"}`}}, []string{"a:null"}, "", nil},
-		{"P6/accept/empty-config", []plug{{name: "a", schema: `{"type":"object"}`}}, []string{"a:"}, "", nil},
-		{"P6/accept/config-with-schema", []plug{{name: "a", schema: `{"type":"object"}`}}, []string{`a:{"x":1}`}, "", nil},
-		{"P6/accept/on-error-spellings", []plug{{name: "a"}, {name: "b"}, {name: "c"}}, []string{"a@observe", "b@enforce", "c@"}, "", nil},
-		{"P6/unknown-on-error", []plug{{name: "a"}}, []string{"a@ignore"}, "", []string{"P6(a)"}},
-		{"P7/accept/present-earlier", []plug{{name: "a", caps: &abkitv1.Capabilities{Requires: []string{"b"}}}, {name: "b"}}, []string{"b", "a"}, "", nil},
-		{"P8/accept/one-of-several", []plug{{name: "a", caps: &abkitv1.Capabilities{RequiresAny: []string{"b", "c", "d"}}}, {name: "c"}}, []string{"c", "a"}, "", nil},
-		{"P9/accept/writer-each-direction", []plug{{name: "wq", caps: &abkitv1.Capabilities{WritesRequestBody: true}}, {name: "wr", caps: wOnly}}, []string{"wq", "wr"}, "", nil},
-		{"P9/accept/reader-before-writer", []plug{{name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}, {name: "w1", caps: w}}, []string{"r", "w1"}, "", nil},
-		{"P9/accept/off-writer", []plug{{name: "w1", caps: wOnly}, {name: "w2", caps: wOnly}}, []string{"w1", "w2!off"}, "", nil},
-		{"P9/accept/writer-each-direction-reversed", []plug{{name: "wq", caps: &abkitv1.Capabilities{WritesRequestBody: true}}, {name: "wr", caps: wOnly}}, []string{"wr", "wq"}, "", nil},
-		{"P6/config-without-schema-still-present", []plug{{name: "a"}, {name: "b", caps: &abkitv1.Capabilities{Requires: []string{"a"}}}}, []string{`a:{"x":1}`, "b"}, "", []string{"P6(a)"}},
-		{"P10/accept/waypoint-reader", []plug{{name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}}, []string{"r"}, "waypoint", nil},
-		{"P10/unknown-mode", []plug{{name: "a"}}, []string{"a"}, "sideways", []string{"P10()"}},
+		{"P1/accept/names-differ-in-case", []plug{{name: "a"}, {name: "A"}}, []string{"a", "A"}, "", nil, ""},
+		{"P6/accept/null-config", []plug{{name: "a", schema: `{"type":"object"}`}}, []string{"a:null"}, "", nil, ""},
+		{"P6/accept/empty-config", []plug{{name: "a", schema: `{"type":"object"}`}}, []string{"a:"}, "", nil, ""},
+		{"P6/accept/config-with-schema", []plug{{name: "a", schema: `{"type":"object"}`}}, []string{`a:{"x":1}`}, "", nil, ""},
+		{"P6/accept/on-error-spellings", []plug{{name: "a"}, {name: "b"}, {name: "c"}}, []string{"a@observe", "b@enforce", "c@"}, "", nil, ""},
+		{"P6/unknown-on-error", []plug{{name: "a"}}, []string{"a@ignore"}, "", []string{"P6(a)"}, ""},
+		{"P7/accept/present-earlier", []plug{{name: "a", caps: &abkitv1.Capabilities{Requires: []string{"b"}}}, {name: "b"}}, []string{"b", "a"}, "", nil, ""},
+		{"P8/accept/one-of-several", []plug{{name: "a", caps: &abkitv1.Capabilities{RequiresAny: []string{"b", "c", "d"}}}, {name: "c"}}, []string{"c", "a"}, "", nil, ""},
+		{"P9/accept/writer-each-direction", []plug{{name: "wq", caps: &abkitv1.Capabilities{WritesRequestBody: true}}, {name: "wr", caps: wOnly}}, []string{"wq", "wr"}, "", nil, ""},
+		{"P9/accept/reader-before-writer", []plug{{name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}, {name: "w1", caps: w}}, []string{"r", "w1"}, "", nil, ""},
+		{"P9/accept/off-writer", []plug{{name: "w1", caps: wOnly}, {name: "w2", caps: wOnly}}, []string{"w1", "w2!off"}, "", nil, ""},
+		{"P9/accept/writer-each-direction-reversed", []plug{{name: "wq", caps: &abkitv1.Capabilities{WritesRequestBody: true}}, {name: "wr", caps: wOnly}}, []string{"wr", "wq"}, "", nil, ""},
+		{"P6/config-without-schema-still-present", []plug{{name: "a"}, {name: "b", caps: &abkitv1.Capabilities{Requires: []string{"a"}}}}, []string{`a:{"x":1}`, "b"}, "", []string{"P6(a)"}, ""},
+		{"P10/accept/waypoint-reader", []plug{{name: "r", caps: &abkitv1.Capabilities{ReadsBody: true}}}, []string{"r"}, "waypoint", nil, ""},
+		{"P10/unknown-mode", []plug{{name: "a"}}, []string{"a"}, "sideways", []string{"P10()"}, ""},
 	} {
 		b := b
 		rules := []string{strings.SplitN(b.name, "/", 2)[0]}
@@ -605,7 +621,7 @@ func addPipelineCases(r *conformance.Registry) {
 			summary, explain = "build check "+b.name+": a valid chain is accepted and runs",
 				"Builds a chain that the rule allows and expects no build error, then runs one exchange through it: every plugin not switched off gets OnRequest. A runtime that rejects valid chains fails here."
 		}
-		r.Add(pcase("P6/build/"+strings.ReplaceAll(b.name, "/", "-"), rules, summary, explain,
+		c := pcase("P6/build/"+strings.ReplaceAll(b.name, "/", "-"), rules, summary, explain,
 			func(t *conformance.T) {
 				p := pipe{plugs: b.plugs, mode: b.mode}
 				var active []string
@@ -653,8 +669,65 @@ func addPipelineCases(r *conformance.Registry) {
 						}
 					}
 				}
-			}))
+			})
+		if b.choice != "" {
+			c = choice(b.choice, c)
+		}
+		r.Add(c)
 	}
+	addBuildAlternativeCases(r)
+}
+
+// addBuildAlternativeCases check what every alternative of the build
+// choices shares (rules), and each non-reference alternative as it is
+// declared.
+func addBuildAlternativeCases(r *conformance.Registry) {
+	r.Add(pcase("P1/repeated-name/refused-or-both-run", []string{"P1", "P6"}, "a chain naming one plugin twice is refused, or runs both entries: never one silently",
+		"Builds a chain with two entries of plugin a and runs one exchange. Either alternative of choice P1.names is right: the build fails with an error naming a, or it succeeds and a gets OnRequest twice (both entries). A runtime that drops an entry silently fails here whatever it declares.",
+		func(t *conformance.T) {
+			p := pipe{plugs: []plug{{name: "a"}}, entries: []*abkitv1.PipelineEntry{{Plugin: "a"}, {Plugin: "a"}},
+				exchanges: []*abkitv1.ExchangeSpec{exchange(jsonUpstream(`{}`))}}
+			calls, res := p.run(t, "P1")
+			if errs := res.GetBuildErrors(); len(errs) > 0 {
+				for _, e := range errs {
+					if e.GetPlugin() == "a" || strings.Contains(e.GetMessage(), `"a"`) {
+						return
+					}
+				}
+				t.Errorf("P1", "the build failed, but no error names a: %s", joinMsgs(errs))
+				return
+			}
+			t.Diff("P1", "OnRequest calls of a chain with a twice (built, so both entries must run)", []string{"a.request", "a.request"}, seq(calls, "request"))
+		}))
+	r.Add(choice("P1.names", pcase("P1/repeated-name/both-run", []string{"P1"}, "with repeated names allowed, both entries of a name run and the first counts for requires",
+		"For a runtime declaring P1.names=repeated: a chain [a, b, a] where b requires a builds, and one exchange calls OnRequest on a, b, a in order.",
+		func(t *conformance.T) {
+			p := pipe{plugs: []plug{{name: "a"}, {name: "b", caps: &abkitv1.Capabilities{Requires: []string{"a"}}}},
+				entries:   []*abkitv1.PipelineEntry{{Plugin: "a"}, {Plugin: "b"}, {Plugin: "a"}},
+				exchanges: []*abkitv1.ExchangeSpec{exchange(jsonUpstream(`{}`))}}
+			calls, res := p.run(t, "P1")
+			if errs := res.GetBuildErrors(); len(errs) > 0 {
+				t.Fatalf("P1", "the build failed although repeated names are declared allowed: %s", joinMsgs(errs))
+			}
+			t.Diff("P1", "OnRequest calls", []string{"a.request", "b.request", "a.request"}, seq(calls, "request"))
+		}), "repeated"))
+	r.Add(choice("P6.build-errors", pcase("P6/build/fail-fast", []string{"P6"}, "a fail-fast build reports an error it owes, and only errors it owes",
+		"For a runtime declaring P6.build-errors=fail-fast: the chain [ghost, a with a config block it takes none for, b requiring the absent zz] must fail to build with at least one error, each of them one the chain has (P6 for ghost or a, P7 for b).",
+		func(t *conformance.T) {
+			p := pipe{plugs: []plug{{name: "a"}, {name: "b", caps: &abkitv1.Capabilities{Requires: []string{"zz"}}}},
+				entries: []*abkitv1.PipelineEntry{{Plugin: "ghost"}, {Plugin: "a", ConfigJson: []byte(`{"x":1}`)}, {Plugin: "b"}}}
+			_, res := p.run(t, "P6")
+			owed := []string{"P6(a)", "P6(ghost)", "P7(b)"}
+			got := rulesOf(res.GetBuildErrors())
+			if len(got) == 0 {
+				t.Fatalf("P6", "the chain was built; want a build error")
+			}
+			for _, g := range got {
+				if !slices.Contains(owed, g) {
+					t.Errorf("P6", "build error %s is not one the chain has (%v): %s", g, owed, joinMsgs(res.GetBuildErrors()))
+				}
+			}
+		}), "fail-fast"))
 }
 
 // sseShapes are the event-stream shapes of recorded traffic, written anew.

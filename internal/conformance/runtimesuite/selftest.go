@@ -29,17 +29,21 @@ type Impl struct {
 	// broken plugin must fail. Both empty: a reference, which must pass.
 	Rule  string
 	Cases []string
+	// Choice is set on a runtime that declares another allowed
+	// alternative at this choice point: it must pass, and fail a case of
+	// the choice when judged --strict.
+	Choice string
 }
 
 // Reference reports whether the implementation must pass everything.
-func (i Impl) Reference() bool { return i.Rule == "" && i.Cases == nil }
+func (i Impl) Reference() bool { return i.Rule == "" && i.Cases == nil && i.Choice == "" }
 
 // BuildImpls builds, into dir, the reference runtime, every broken runtime,
 // the example plugins and the plugin suite's broken plugins, from the module
 // at root, in one go build.
 func BuildImpls(ctx context.Context, root, dir string) ([]Impl, error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator),
-		"./cmd/abkit-runtime", "./internal/refruntime/broken/...", "./examples/plugins/...", "./internal/conformance/testdata/broken")
+		"./cmd/abkit-runtime", "./internal/refruntime/broken/...", "./internal/refruntime/alt/...", "./examples/plugins/...", "./internal/conformance/testdata/broken")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the implementations: %v\n%s", err, out)
@@ -67,6 +71,16 @@ func ImplsIn(dir string) ([]Impl, error) {
 	for _, b := range bugs {
 		impls = append(impls, Impl{Name: b, Kind: "runtime", Path: filepath.Join(dir, b), Rule: refruntime.Bugs[refruntime.Bug(b)]})
 	}
+	var alts []string
+	for a := range refruntime.Alts {
+		if _, err := os.Stat(filepath.Join(dir, string(a))); err == nil {
+			alts = append(alts, string(a))
+		}
+	}
+	sort.Strings(alts)
+	for _, a := range alts {
+		impls = append(impls, Impl{Name: a, Kind: "runtime", Path: filepath.Join(dir, a), Choice: refruntime.Alts[refruntime.Alt(a)].Choice})
+	}
 	// The plugin suite's broken plugins are one binary picking its
 	// behaviour by name.
 	var bps []string
@@ -86,7 +100,8 @@ func ImplsIn(dir string) ([]Impl, error) {
 	skip := map[string]bool{"abkit-runtime": true, "broken": true}
 	for _, e := range ents {
 		n := e.Name()
-		if _, bug := refruntime.Bugs[refruntime.Bug(n)]; bug || skip[n] || slices.Contains(bps, n) || e.IsDir() {
+		_, alt := refruntime.Alts[refruntime.Alt(n)]
+		if _, bug := refruntime.Bugs[refruntime.Bug(n)]; bug || alt || skip[n] || slices.Contains(bps, n) || e.IsDir() {
 			continue
 		}
 		if _, isBroken := broken.Expect[n]; isBroken {
@@ -129,8 +144,9 @@ func failureDetails(failed []*conformance.CaseResult) string {
 
 // Selftest runs every implementation against its suite and judges it:
 // references must pass every case; a broken runtime must fail at least one
-// case citing its rule; a broken plugin must fail exactly its expected
-// cases.
+// case citing its rule; a runtime declaring another allowed alternative
+// must pass, and fail a case of that choice under --strict; a broken plugin
+// must fail exactly its expected cases.
 func Selftest(ctx context.Context, impls []Impl, opts conformance.Options) ([]Row, error) {
 	// Implementations run concurrently: a suite run mostly waits (scripted
 	// sleeps, timeouts, process start-up), so 2×GOMAXPROCS of them at once
@@ -167,6 +183,9 @@ func Selftest(ctx context.Context, impls []Impl, opts conformance.Options) ([]Ro
 func judge(ctx context.Context, im Impl, opts conformance.Options) Row {
 	var rep *conformance.Report
 	var err error
+	// A reference owes abkit's alternative at every choice: it is judged
+	// strict.
+	opts.Strict = opts.Strict || im.Reference()
 	if im.Kind == "runtime" {
 		// Scenarios are independent sessions, so one runtime process
 		// serves all cases; it is relaunched if a case kills it.
@@ -192,6 +211,34 @@ func judge(ctx context.Context, im Impl, opts conformance.Options) Row {
 	}
 	sort.Strings(row.CaughtBy)
 	switch {
+	case im.Choice != "":
+		row.Expected = "pass; --strict: " + im.Choice
+		row.OK = len(failed) == 0
+		if !row.OK {
+			row.Problem = "a runtime declaring an allowed alternative failed"
+			row.Details = failureDetails(failed)
+			break
+		}
+		so := opts
+		so.Strict = true
+		if so.Isolation == "" {
+			so.Isolation = conformance.IsolationSuite
+		}
+		srep, err := conformance.Run(ctx, Suite(), Launcher{Path: im.Path, StartTimeout: opts.Host.StartTimeout}, so)
+		if err != nil {
+			row.OK, row.Problem = false, "--strict: "+err.Error()
+			break
+		}
+		var strictFails []string
+		for _, r := range srep.Results {
+			if r.Status.Bad() && (r.Choice == im.Choice || slices.ContainsFunc(r.Failures, func(f conformance.Failure) bool { return f.Choice == im.Choice })) {
+				strictFails = append(strictFails, r.ID)
+			}
+		}
+		row.CaughtBy = strictFails
+		if len(strictFails) == 0 {
+			row.OK, row.Problem = false, "--strict did not fail a case of "+im.Choice
+		}
 	case im.Reference():
 		row.OK = len(failed) == 0
 		if !row.OK {

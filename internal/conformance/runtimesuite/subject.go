@@ -204,7 +204,7 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		return fail(fmt.Errorf("%s: DescribeRuntime answered with an empty name", abs))
 	}
 	r.desc = &conformance.Descriptor{Name: d.GetName(), Version: d.GetVersion(), Families: d.GetFamilies(),
-		Description: "runtime"}
+		Description: "runtime", Alternatives: d.GetAlternatives()}
 	return r, nil
 }
 

@@ -210,7 +210,10 @@ type DescribeResponse struct {
 	// The family H hooks served, in the order of their hook index.
 	Hooks []*HookSpec `protobuf:"bytes,7,rep,name=hooks,proto3" json:"hooks,omitempty"`
 	// The Go SDK version, for diagnostics.
-	Sdk           string `protobuf:"bytes,8,opt,name=sdk,proto3" json:"sdk,omitempty"`
+	Sdk string `protobuf:"bytes,8,opt,name=sdk,proto3" json:"sdk,omitempty"`
+	// The behaviours the plugin takes where the contracts allow several:
+	// choice point ID to alternative name (`conformance list --rules`).
+	Alternatives  map[string]string `protobuf:"bytes,9,rep,name=alternatives,proto3" json:"alternatives,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -299,6 +302,13 @@ func (x *DescribeResponse) GetSdk() string {
 		return x.Sdk
 	}
 	return ""
+}
+
+func (x *DescribeResponse) GetAlternatives() map[string]string {
+	if x != nil {
+		return x.Alternatives
+	}
+	return nil
 }
 
 // PipelineInfo describes a family P plugin.
@@ -2278,7 +2288,7 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\apayload\x18\x01 \x01(\fR\apayload\"\x1e\n" +
 	"\x06Status\x12\x14\n" +
 	"\x05error\x18\x01 \x01(\tR\x05error\"\x11\n" +
-	"\x0fDescribeRequest\"\xa0\x02\n" +
+	"\x0fDescribeRequest\"\xb3\x03\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x18\n" +
@@ -2287,7 +2297,11 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\bpipeline\x18\x05 \x01(\v2\x16.abkit.v1.PipelineInfoR\bpipeline\x120\n" +
 	"\textension\x18\x06 \x01(\v2\x12.abkit.v1.ManifestR\textension\x12(\n" +
 	"\x05hooks\x18\a \x03(\v2\x12.abkit.v1.HookSpecR\x05hooks\x12\x10\n" +
-	"\x03sdk\x18\b \x01(\tR\x03sdk\"\xed\x01\n" +
+	"\x03sdk\x18\b \x01(\tR\x03sdk\x12P\n" +
+	"\falternatives\x18\t \x03(\v2,.abkit.v1.DescribeResponse.AlternativesEntryR\falternatives\x1a?\n" +
+	"\x11AlternativesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xed\x01\n" +
 	"\fPipelineInfo\x12:\n" +
 	"\fcapabilities\x18\x01 \x01(\v2\x16.abkit.v1.CapabilitiesR\fcapabilities\x12\x1e\n" +
 	"\n" +
@@ -2478,7 +2492,7 @@ func file_proto_abkit_v1_abkit_proto_rawDescGZIP() []byte {
 	return file_proto_abkit_v1_abkit_proto_rawDescData
 }
 
-var file_proto_abkit_v1_abkit_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_proto_abkit_v1_abkit_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_proto_abkit_v1_abkit_proto_goTypes = []any{
 	(*Empty)(nil),               // 0: abkit.v1.Empty
 	(*EchoMessage)(nil),         // 1: abkit.v1.EchoMessage
@@ -2514,70 +2528,72 @@ var file_proto_abkit_v1_abkit_proto_goTypes = []any{
 	(*PartResponse)(nil),        // 31: abkit.v1.PartResponse
 	(*ToolRequest)(nil),         // 32: abkit.v1.ToolRequest
 	(*ToolResponse)(nil),        // 33: abkit.v1.ToolResponse
+	nil,                         // 34: abkit.v1.DescribeResponse.AlternativesEntry
 }
 var file_proto_abkit_v1_abkit_proto_depIdxs = []int32{
 	5,  // 0: abkit.v1.DescribeResponse.pipeline:type_name -> abkit.v1.PipelineInfo
 	22, // 1: abkit.v1.DescribeResponse.extension:type_name -> abkit.v1.Manifest
 	26, // 2: abkit.v1.DescribeResponse.hooks:type_name -> abkit.v1.HookSpec
-	6,  // 3: abkit.v1.PipelineInfo.capabilities:type_name -> abkit.v1.Capabilities
-	6,  // 4: abkit.v1.PipelineInfo.observed:type_name -> abkit.v1.Capabilities
-	6,  // 5: abkit.v1.NewInstanceResponse.capabilities:type_name -> abkit.v1.Capabilities
-	10, // 6: abkit.v1.HTTPRequest.header:type_name -> abkit.v1.Header
-	10, // 7: abkit.v1.HTTPResponse.header:type_name -> abkit.v1.Header
-	11, // 8: abkit.v1.HookRequest.request:type_name -> abkit.v1.HTTPRequest
-	12, // 9: abkit.v1.HookRequest.response:type_name -> abkit.v1.HTTPResponse
-	14, // 10: abkit.v1.HookRequest.extensions:type_name -> abkit.v1.ExtensionValue
-	13, // 11: abkit.v1.HookRequest.outcome:type_name -> abkit.v1.Outcome
-	16, // 12: abkit.v1.HookResponse.action:type_name -> abkit.v1.Action
-	17, // 13: abkit.v1.HookResponse.writes:type_name -> abkit.v1.BodyWrite
-	14, // 14: abkit.v1.HookResponse.extensions:type_name -> abkit.v1.ExtensionValue
-	12, // 15: abkit.v1.FrameRequest.response:type_name -> abkit.v1.HTTPResponse
-	14, // 16: abkit.v1.FrameRequest.extensions:type_name -> abkit.v1.ExtensionValue
-	16, // 17: abkit.v1.FrameResponse.action:type_name -> abkit.v1.Action
-	17, // 18: abkit.v1.FrameResponse.writes:type_name -> abkit.v1.BodyWrite
-	14, // 19: abkit.v1.FrameResponse.extensions:type_name -> abkit.v1.ExtensionValue
-	27, // 20: abkit.v1.SubmitResponse.error:type_name -> abkit.v1.HookError
-	27, // 21: abkit.v1.PartResponse.error:type_name -> abkit.v1.HookError
-	27, // 22: abkit.v1.ToolResponse.error:type_name -> abkit.v1.HookError
-	3,  // 23: abkit.v1.Plugin.Describe:input_type -> abkit.v1.DescribeRequest
-	7,  // 24: abkit.v1.Plugin.NewInstance:input_type -> abkit.v1.NewInstanceRequest
-	9,  // 25: abkit.v1.Plugin.Init:input_type -> abkit.v1.InstanceRequest
-	9,  // 26: abkit.v1.Plugin.Shutdown:input_type -> abkit.v1.InstanceRequest
-	9,  // 27: abkit.v1.Plugin.Ready:input_type -> abkit.v1.InstanceRequest
-	15, // 28: abkit.v1.Plugin.OnRequest:input_type -> abkit.v1.HookRequest
-	15, // 29: abkit.v1.Plugin.OnResponse:input_type -> abkit.v1.HookRequest
-	15, // 30: abkit.v1.Plugin.Finish:input_type -> abkit.v1.HookRequest
-	19, // 31: abkit.v1.Plugin.Frames:input_type -> abkit.v1.FrameRequest
-	21, // 32: abkit.v1.Plugin.Release:input_type -> abkit.v1.ReleaseRequest
-	23, // 33: abkit.v1.Plugin.Intercept:input_type -> abkit.v1.InterceptRequest
-	25, // 34: abkit.v1.Plugin.Notify:input_type -> abkit.v1.NotifyRequest
-	28, // 35: abkit.v1.Plugin.Submit:input_type -> abkit.v1.SubmitRequest
-	30, // 36: abkit.v1.Plugin.Part:input_type -> abkit.v1.PartRequest
-	32, // 37: abkit.v1.Plugin.Tool:input_type -> abkit.v1.ToolRequest
-	1,  // 38: abkit.v1.Diagnostics.Echo:input_type -> abkit.v1.EchoMessage
-	1,  // 39: abkit.v1.Diagnostics.EchoStream:input_type -> abkit.v1.EchoMessage
-	4,  // 40: abkit.v1.Plugin.Describe:output_type -> abkit.v1.DescribeResponse
-	8,  // 41: abkit.v1.Plugin.NewInstance:output_type -> abkit.v1.NewInstanceResponse
-	2,  // 42: abkit.v1.Plugin.Init:output_type -> abkit.v1.Status
-	2,  // 43: abkit.v1.Plugin.Shutdown:output_type -> abkit.v1.Status
-	2,  // 44: abkit.v1.Plugin.Ready:output_type -> abkit.v1.Status
-	18, // 45: abkit.v1.Plugin.OnRequest:output_type -> abkit.v1.HookResponse
-	18, // 46: abkit.v1.Plugin.OnResponse:output_type -> abkit.v1.HookResponse
-	18, // 47: abkit.v1.Plugin.Finish:output_type -> abkit.v1.HookResponse
-	20, // 48: abkit.v1.Plugin.Frames:output_type -> abkit.v1.FrameResponse
-	0,  // 49: abkit.v1.Plugin.Release:output_type -> abkit.v1.Empty
-	24, // 50: abkit.v1.Plugin.Intercept:output_type -> abkit.v1.InterceptResponse
-	2,  // 51: abkit.v1.Plugin.Notify:output_type -> abkit.v1.Status
-	29, // 52: abkit.v1.Plugin.Submit:output_type -> abkit.v1.SubmitResponse
-	31, // 53: abkit.v1.Plugin.Part:output_type -> abkit.v1.PartResponse
-	33, // 54: abkit.v1.Plugin.Tool:output_type -> abkit.v1.ToolResponse
-	1,  // 55: abkit.v1.Diagnostics.Echo:output_type -> abkit.v1.EchoMessage
-	1,  // 56: abkit.v1.Diagnostics.EchoStream:output_type -> abkit.v1.EchoMessage
-	40, // [40:57] is the sub-list for method output_type
-	23, // [23:40] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	34, // 3: abkit.v1.DescribeResponse.alternatives:type_name -> abkit.v1.DescribeResponse.AlternativesEntry
+	6,  // 4: abkit.v1.PipelineInfo.capabilities:type_name -> abkit.v1.Capabilities
+	6,  // 5: abkit.v1.PipelineInfo.observed:type_name -> abkit.v1.Capabilities
+	6,  // 6: abkit.v1.NewInstanceResponse.capabilities:type_name -> abkit.v1.Capabilities
+	10, // 7: abkit.v1.HTTPRequest.header:type_name -> abkit.v1.Header
+	10, // 8: abkit.v1.HTTPResponse.header:type_name -> abkit.v1.Header
+	11, // 9: abkit.v1.HookRequest.request:type_name -> abkit.v1.HTTPRequest
+	12, // 10: abkit.v1.HookRequest.response:type_name -> abkit.v1.HTTPResponse
+	14, // 11: abkit.v1.HookRequest.extensions:type_name -> abkit.v1.ExtensionValue
+	13, // 12: abkit.v1.HookRequest.outcome:type_name -> abkit.v1.Outcome
+	16, // 13: abkit.v1.HookResponse.action:type_name -> abkit.v1.Action
+	17, // 14: abkit.v1.HookResponse.writes:type_name -> abkit.v1.BodyWrite
+	14, // 15: abkit.v1.HookResponse.extensions:type_name -> abkit.v1.ExtensionValue
+	12, // 16: abkit.v1.FrameRequest.response:type_name -> abkit.v1.HTTPResponse
+	14, // 17: abkit.v1.FrameRequest.extensions:type_name -> abkit.v1.ExtensionValue
+	16, // 18: abkit.v1.FrameResponse.action:type_name -> abkit.v1.Action
+	17, // 19: abkit.v1.FrameResponse.writes:type_name -> abkit.v1.BodyWrite
+	14, // 20: abkit.v1.FrameResponse.extensions:type_name -> abkit.v1.ExtensionValue
+	27, // 21: abkit.v1.SubmitResponse.error:type_name -> abkit.v1.HookError
+	27, // 22: abkit.v1.PartResponse.error:type_name -> abkit.v1.HookError
+	27, // 23: abkit.v1.ToolResponse.error:type_name -> abkit.v1.HookError
+	3,  // 24: abkit.v1.Plugin.Describe:input_type -> abkit.v1.DescribeRequest
+	7,  // 25: abkit.v1.Plugin.NewInstance:input_type -> abkit.v1.NewInstanceRequest
+	9,  // 26: abkit.v1.Plugin.Init:input_type -> abkit.v1.InstanceRequest
+	9,  // 27: abkit.v1.Plugin.Shutdown:input_type -> abkit.v1.InstanceRequest
+	9,  // 28: abkit.v1.Plugin.Ready:input_type -> abkit.v1.InstanceRequest
+	15, // 29: abkit.v1.Plugin.OnRequest:input_type -> abkit.v1.HookRequest
+	15, // 30: abkit.v1.Plugin.OnResponse:input_type -> abkit.v1.HookRequest
+	15, // 31: abkit.v1.Plugin.Finish:input_type -> abkit.v1.HookRequest
+	19, // 32: abkit.v1.Plugin.Frames:input_type -> abkit.v1.FrameRequest
+	21, // 33: abkit.v1.Plugin.Release:input_type -> abkit.v1.ReleaseRequest
+	23, // 34: abkit.v1.Plugin.Intercept:input_type -> abkit.v1.InterceptRequest
+	25, // 35: abkit.v1.Plugin.Notify:input_type -> abkit.v1.NotifyRequest
+	28, // 36: abkit.v1.Plugin.Submit:input_type -> abkit.v1.SubmitRequest
+	30, // 37: abkit.v1.Plugin.Part:input_type -> abkit.v1.PartRequest
+	32, // 38: abkit.v1.Plugin.Tool:input_type -> abkit.v1.ToolRequest
+	1,  // 39: abkit.v1.Diagnostics.Echo:input_type -> abkit.v1.EchoMessage
+	1,  // 40: abkit.v1.Diagnostics.EchoStream:input_type -> abkit.v1.EchoMessage
+	4,  // 41: abkit.v1.Plugin.Describe:output_type -> abkit.v1.DescribeResponse
+	8,  // 42: abkit.v1.Plugin.NewInstance:output_type -> abkit.v1.NewInstanceResponse
+	2,  // 43: abkit.v1.Plugin.Init:output_type -> abkit.v1.Status
+	2,  // 44: abkit.v1.Plugin.Shutdown:output_type -> abkit.v1.Status
+	2,  // 45: abkit.v1.Plugin.Ready:output_type -> abkit.v1.Status
+	18, // 46: abkit.v1.Plugin.OnRequest:output_type -> abkit.v1.HookResponse
+	18, // 47: abkit.v1.Plugin.OnResponse:output_type -> abkit.v1.HookResponse
+	18, // 48: abkit.v1.Plugin.Finish:output_type -> abkit.v1.HookResponse
+	20, // 49: abkit.v1.Plugin.Frames:output_type -> abkit.v1.FrameResponse
+	0,  // 50: abkit.v1.Plugin.Release:output_type -> abkit.v1.Empty
+	24, // 51: abkit.v1.Plugin.Intercept:output_type -> abkit.v1.InterceptResponse
+	2,  // 52: abkit.v1.Plugin.Notify:output_type -> abkit.v1.Status
+	29, // 53: abkit.v1.Plugin.Submit:output_type -> abkit.v1.SubmitResponse
+	31, // 54: abkit.v1.Plugin.Part:output_type -> abkit.v1.PartResponse
+	33, // 55: abkit.v1.Plugin.Tool:output_type -> abkit.v1.ToolResponse
+	1,  // 56: abkit.v1.Diagnostics.Echo:output_type -> abkit.v1.EchoMessage
+	1,  // 57: abkit.v1.Diagnostics.EchoStream:output_type -> abkit.v1.EchoMessage
+	41, // [41:58] is the sub-list for method output_type
+	24, // [24:41] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_proto_abkit_v1_abkit_proto_init() }
@@ -2591,7 +2607,7 @@ func file_proto_abkit_v1_abkit_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_abkit_v1_abkit_proto_rawDesc), len(file_proto_abkit_v1_abkit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

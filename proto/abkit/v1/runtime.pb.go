@@ -74,7 +74,12 @@ type RuntimeDescribeResponse struct {
 	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Version string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
 	// Families the runtime hosts: "P", "D", "H".
-	Families      []string `protobuf:"bytes,3,rep,name=families,proto3" json:"families,omitempty"`
+	Families []string `protobuf:"bytes,3,rep,name=families,proto3" json:"families,omitempty"`
+	// The behaviours the runtime takes where the contracts allow several:
+	// choice point ID (for example "P15.reject-status") to alternative name
+	// (`conformance list --rules` lists both). A declared choice is checked
+	// as a rule; an undeclared one is reported apart from the faults.
+	Alternatives  map[string]string `protobuf:"bytes,4,rep,name=alternatives,proto3" json:"alternatives,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -126,6 +131,13 @@ func (x *RuntimeDescribeResponse) GetVersion() string {
 func (x *RuntimeDescribeResponse) GetFamilies() []string {
 	if x != nil {
 		return x.Families
+	}
+	return nil
+}
+
+func (x *RuntimeDescribeResponse) GetAlternatives() map[string]string {
+	if x != nil {
+		return x.Alternatives
 	}
 	return nil
 }
@@ -1840,11 +1852,15 @@ var File_proto_abkit_v1_runtime_proto protoreflect.FileDescriptor
 const file_proto_abkit_v1_runtime_proto_rawDesc = "" +
 	"\n" +
 	"\x1cproto/abkit/v1/runtime.proto\x12\babkit.v1\x1a\x1aproto/abkit/v1/abkit.proto\"\x18\n" +
-	"\x16RuntimeDescribeRequest\"c\n" +
+	"\x16RuntimeDescribeRequest\"\xfd\x01\n" +
 	"\x17RuntimeDescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
-	"\bfamilies\x18\x03 \x03(\tR\bfamilies\"\x97\x02\n" +
+	"\bfamilies\x18\x03 \x03(\tR\bfamilies\x12W\n" +
+	"\falternatives\x18\x04 \x03(\v23.abkit.v1.RuntimeDescribeResponse.AlternativesEntryR\falternatives\x1a?\n" +
+	"\x11AlternativesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x97\x02\n" +
 	"\tProbeSpec\x12\x14\n" +
 	"\x05probe\x18\x01 \x01(\rR\x05probe\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12:\n" +
@@ -2036,7 +2052,7 @@ func file_proto_abkit_v1_runtime_proto_rawDescGZIP() []byte {
 	return file_proto_abkit_v1_runtime_proto_rawDescData
 }
 
-var file_proto_abkit_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_proto_abkit_v1_runtime_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_proto_abkit_v1_runtime_proto_goTypes = []any{
 	(*RuntimeDescribeRequest)(nil),  // 0: abkit.v1.RuntimeDescribeRequest
 	(*RuntimeDescribeResponse)(nil), // 1: abkit.v1.RuntimeDescribeResponse
@@ -2058,52 +2074,54 @@ var file_proto_abkit_v1_runtime_proto_goTypes = []any{
 	(*HookRun)(nil),                 // 17: abkit.v1.HookRun
 	(*ProbeCall)(nil),               // 18: abkit.v1.ProbeCall
 	(*ProbeReply)(nil),              // 19: abkit.v1.ProbeReply
-	(*Capabilities)(nil),            // 20: abkit.v1.Capabilities
-	(*Manifest)(nil),                // 21: abkit.v1.Manifest
-	(*HookSpec)(nil),                // 22: abkit.v1.HookSpec
-	(*Header)(nil),                  // 23: abkit.v1.Header
-	(*HTTPRequest)(nil),             // 24: abkit.v1.HTTPRequest
-	(*Outcome)(nil),                 // 25: abkit.v1.Outcome
-	(*Action)(nil),                  // 26: abkit.v1.Action
+	nil,                             // 20: abkit.v1.RuntimeDescribeResponse.AlternativesEntry
+	(*Capabilities)(nil),            // 21: abkit.v1.Capabilities
+	(*Manifest)(nil),                // 22: abkit.v1.Manifest
+	(*HookSpec)(nil),                // 23: abkit.v1.HookSpec
+	(*Header)(nil),                  // 24: abkit.v1.Header
+	(*HTTPRequest)(nil),             // 25: abkit.v1.HTTPRequest
+	(*Outcome)(nil),                 // 26: abkit.v1.Outcome
+	(*Action)(nil),                  // 27: abkit.v1.Action
 }
 var file_proto_abkit_v1_runtime_proto_depIdxs = []int32{
-	20, // 0: abkit.v1.ProbeSpec.capabilities:type_name -> abkit.v1.Capabilities
-	21, // 1: abkit.v1.ProbeSpec.manifest:type_name -> abkit.v1.Manifest
-	22, // 2: abkit.v1.ProbeSpec.hook:type_name -> abkit.v1.HookSpec
-	23, // 3: abkit.v1.UpstreamSpec.header:type_name -> abkit.v1.Header
-	24, // 4: abkit.v1.ExchangeSpec.request:type_name -> abkit.v1.HTTPRequest
-	4,  // 5: abkit.v1.ExchangeSpec.upstream:type_name -> abkit.v1.UpstreamSpec
-	2,  // 6: abkit.v1.PipelineScenario.plugins:type_name -> abkit.v1.ProbeSpec
-	3,  // 7: abkit.v1.PipelineScenario.entries:type_name -> abkit.v1.PipelineEntry
-	5,  // 8: abkit.v1.PipelineScenario.exchanges:type_name -> abkit.v1.ExchangeSpec
-	25, // 9: abkit.v1.ExchangeRun.outcome:type_name -> abkit.v1.Outcome
-	8,  // 10: abkit.v1.ExchangeRun.warnings:type_name -> abkit.v1.RuntimeWarning
-	7,  // 11: abkit.v1.PipelineRun.build_errors:type_name -> abkit.v1.BuildError
-	9,  // 12: abkit.v1.PipelineRun.exchanges:type_name -> abkit.v1.ExchangeRun
-	2,  // 13: abkit.v1.InterceptScenario.extensions:type_name -> abkit.v1.ProbeSpec
-	12, // 14: abkit.v1.InterceptResult.failure:type_name -> abkit.v1.ExtensionFailure
-	13, // 15: abkit.v1.InterceptRun.results:type_name -> abkit.v1.InterceptResult
-	12, // 16: abkit.v1.InterceptRun.warnings:type_name -> abkit.v1.ExtensionFailure
-	2,  // 17: abkit.v1.HookScenario.hooks:type_name -> abkit.v1.ProbeSpec
-	16, // 18: abkit.v1.HookRun.errors:type_name -> abkit.v1.HookFailure
-	16, // 19: abkit.v1.HookRun.failure:type_name -> abkit.v1.HookFailure
-	25, // 20: abkit.v1.ProbeCall.outcome:type_name -> abkit.v1.Outcome
-	26, // 21: abkit.v1.ProbeReply.action:type_name -> abkit.v1.Action
-	0,  // 22: abkit.v1.Runtime.DescribeRuntime:input_type -> abkit.v1.RuntimeDescribeRequest
-	6,  // 23: abkit.v1.Runtime.RunPipeline:input_type -> abkit.v1.PipelineScenario
-	11, // 24: abkit.v1.Runtime.RunIntercept:input_type -> abkit.v1.InterceptScenario
-	15, // 25: abkit.v1.Runtime.RunHooks:input_type -> abkit.v1.HookScenario
-	18, // 26: abkit.v1.Probe.Call:input_type -> abkit.v1.ProbeCall
-	1,  // 27: abkit.v1.Runtime.DescribeRuntime:output_type -> abkit.v1.RuntimeDescribeResponse
-	10, // 28: abkit.v1.Runtime.RunPipeline:output_type -> abkit.v1.PipelineRun
-	14, // 29: abkit.v1.Runtime.RunIntercept:output_type -> abkit.v1.InterceptRun
-	17, // 30: abkit.v1.Runtime.RunHooks:output_type -> abkit.v1.HookRun
-	19, // 31: abkit.v1.Probe.Call:output_type -> abkit.v1.ProbeReply
-	27, // [27:32] is the sub-list for method output_type
-	22, // [22:27] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	20, // 0: abkit.v1.RuntimeDescribeResponse.alternatives:type_name -> abkit.v1.RuntimeDescribeResponse.AlternativesEntry
+	21, // 1: abkit.v1.ProbeSpec.capabilities:type_name -> abkit.v1.Capabilities
+	22, // 2: abkit.v1.ProbeSpec.manifest:type_name -> abkit.v1.Manifest
+	23, // 3: abkit.v1.ProbeSpec.hook:type_name -> abkit.v1.HookSpec
+	24, // 4: abkit.v1.UpstreamSpec.header:type_name -> abkit.v1.Header
+	25, // 5: abkit.v1.ExchangeSpec.request:type_name -> abkit.v1.HTTPRequest
+	4,  // 6: abkit.v1.ExchangeSpec.upstream:type_name -> abkit.v1.UpstreamSpec
+	2,  // 7: abkit.v1.PipelineScenario.plugins:type_name -> abkit.v1.ProbeSpec
+	3,  // 8: abkit.v1.PipelineScenario.entries:type_name -> abkit.v1.PipelineEntry
+	5,  // 9: abkit.v1.PipelineScenario.exchanges:type_name -> abkit.v1.ExchangeSpec
+	26, // 10: abkit.v1.ExchangeRun.outcome:type_name -> abkit.v1.Outcome
+	8,  // 11: abkit.v1.ExchangeRun.warnings:type_name -> abkit.v1.RuntimeWarning
+	7,  // 12: abkit.v1.PipelineRun.build_errors:type_name -> abkit.v1.BuildError
+	9,  // 13: abkit.v1.PipelineRun.exchanges:type_name -> abkit.v1.ExchangeRun
+	2,  // 14: abkit.v1.InterceptScenario.extensions:type_name -> abkit.v1.ProbeSpec
+	12, // 15: abkit.v1.InterceptResult.failure:type_name -> abkit.v1.ExtensionFailure
+	13, // 16: abkit.v1.InterceptRun.results:type_name -> abkit.v1.InterceptResult
+	12, // 17: abkit.v1.InterceptRun.warnings:type_name -> abkit.v1.ExtensionFailure
+	2,  // 18: abkit.v1.HookScenario.hooks:type_name -> abkit.v1.ProbeSpec
+	16, // 19: abkit.v1.HookRun.errors:type_name -> abkit.v1.HookFailure
+	16, // 20: abkit.v1.HookRun.failure:type_name -> abkit.v1.HookFailure
+	26, // 21: abkit.v1.ProbeCall.outcome:type_name -> abkit.v1.Outcome
+	27, // 22: abkit.v1.ProbeReply.action:type_name -> abkit.v1.Action
+	0,  // 23: abkit.v1.Runtime.DescribeRuntime:input_type -> abkit.v1.RuntimeDescribeRequest
+	6,  // 24: abkit.v1.Runtime.RunPipeline:input_type -> abkit.v1.PipelineScenario
+	11, // 25: abkit.v1.Runtime.RunIntercept:input_type -> abkit.v1.InterceptScenario
+	15, // 26: abkit.v1.Runtime.RunHooks:input_type -> abkit.v1.HookScenario
+	18, // 27: abkit.v1.Probe.Call:input_type -> abkit.v1.ProbeCall
+	1,  // 28: abkit.v1.Runtime.DescribeRuntime:output_type -> abkit.v1.RuntimeDescribeResponse
+	10, // 29: abkit.v1.Runtime.RunPipeline:output_type -> abkit.v1.PipelineRun
+	14, // 30: abkit.v1.Runtime.RunIntercept:output_type -> abkit.v1.InterceptRun
+	17, // 31: abkit.v1.Runtime.RunHooks:output_type -> abkit.v1.HookRun
+	19, // 32: abkit.v1.Probe.Call:output_type -> abkit.v1.ProbeReply
+	28, // [28:33] is the sub-list for method output_type
+	23, // [23:28] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_proto_abkit_v1_runtime_proto_init() }
@@ -2118,7 +2136,7 @@ func file_proto_abkit_v1_runtime_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_abkit_v1_runtime_proto_rawDesc), len(file_proto_abkit_v1_runtime_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -1,0 +1,67 @@
+package runtimesuite
+
+import (
+	"slices"
+
+	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/sse"
+)
+
+// The stream cases follow the frame shape and relay the runtime declares
+// (choice points P19.frame and P19.relay): what stays a rule — which
+// events are frames, their order, one last call — is checked the same for
+// every alternative; only the bytes compared change.
+
+// frameAs is what a plugin gets for the raw SSE block raw under the
+// P19.frame alternative the case follows: the block itself, or its data
+// lines joined by LF.
+func frameAs(t *conformance.T, raw string) string {
+	if t.Alternative("P19.frame") == "data-payload" {
+		return sse.Parse([]byte(raw)).Data
+	}
+	return raw
+}
+
+// framesAs is frameAs over a list.
+func framesAs(t *conformance.T, raws []string) []string {
+	if raws == nil {
+		return nil
+	}
+	out := make([]string, len(raws))
+	for i, r := range raws {
+		out[i] = frameAs(t, r)
+	}
+	return out
+}
+
+// relayed reports whether the client body got matches what the runtime
+// owes of the upstream bytes want under the P19.relay alternative: every
+// byte, or (re-framed) the same events' data in the same order.
+func relayed(t *conformance.T, got []byte, want string) bool {
+	if t.Alternative("P19.relay") == "reframed" {
+		return slices.Equal(eventData(got), eventData([]byte(want)))
+	}
+	return string(got) == want
+}
+
+// eventData is the data of every dispatched event of an event stream,
+// an unterminated final block included (a re-framing relay may complete
+// it).
+func eventData(b []byte) []string {
+	var out []string
+	var f sse.Framer
+	emit := func(raw []byte, isFrame bool) error {
+		if isFrame {
+			out = append(out, sse.Parse(raw).Data)
+		}
+		return nil
+	}
+	_ = f.Feed(b, emit)
+	_, _ = f.End(func(raw []byte, _ bool) error {
+		if ev := sse.Parse(raw); ev.HasData {
+			out = append(out, ev.Data)
+		}
+		return nil
+	})
+	return out
+}
