@@ -14,9 +14,9 @@ import (
 
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/pluginhost"
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // HookBudget is how long one pipeline hook call may take before the suite

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -39,7 +39,7 @@ func Schema() *gateway.ConfigSchema { return schema }
 
 // Factory registers the plugin.
 func Factory() gateway.Factory {
-	return pluginconf.Factory(Name, schema, New)
+	return config.Factory(Name, schema, New)
 }
 
 // New makes an instance from a decoded config.

@@ -1,5 +1,5 @@
-// Package jsonrpc reads JSON-RPC 2.0 messages, single or batched, as the MCP
-// and A2A parsers see them in bodies and SSE events. Everything it returns
+// Package jsonrpc reads JSON-RPC 2.0 messages, single or batched, as MCP
+// and A2A plugins see them in bodies and SSE events. Everything it returns
 // is copied out of the input, which may be a borrowed frame (P24).
 package jsonrpc
 

@@ -1,4 +1,4 @@
-package plugins_test
+package examplerun_test
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 
 	"github.com/abkit/abkit/examples/plugins/a2aparser"
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
 	"github.com/abkit/abkit/internal/replay/fixture"
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/internal/testbin"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // externalCorpus is the folder of captures written by others (OpenAI,

@@ -1,4 +1,4 @@
-package submitguard_test
+package examplerun_test
 
 import (
 	"context"

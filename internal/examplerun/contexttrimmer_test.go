@@ -1,4 +1,4 @@
-package contexttrimmer_test
+package examplerun_test
 
 import (
 	"context"

@@ -1,27 +1,29 @@
-// Package bodystream turns what a streaming plugin receives through
-// OnResponseFrame into protocol units: SSE events for an event stream, or
-// the whole body for anything else (P19, P22).
-//
-// The units never depend on how the host chunked the bytes: events are cut
-// with [sse.Framer], and a non-SSE body is handed over only once, at the
-// last call. So a parser built on a Reader yields the same result for any
-// chunking, also when a host hands a buffered event stream over as one frame.
-package bodystream
+package sse
 
 import (
 	"bytes"
+	"iter"
 	"strings"
 	"unsafe"
-
-	"github.com/abkit/abkit/internal/sse"
 )
+
+// A Reader turns what a streaming plugin receives through OnResponseFrame
+// into protocol units: SSE events for an event stream, or the whole body
+// for anything else (P19, P22).
+//
+// The units never depend on how the host chunked the bytes: events are cut
+// with a [Framer], and a non-SSE body is handed over only once, at the last
+// call. So a parser built on a Reader yields the same result for any
+// chunking, also when a host hands a buffered event stream over as one
+// frame.
 
 // Handler receives the units of one response.
 type Handler interface {
-	// Event gets one SSE event that carries data, in wire order. Its
-	// Data may be a view of the borrowed frame (P24), valid only during
-	// the call: copy what you keep ([Bytes] reads it without a copy).
-	Event(ev sse.Event)
+	// Event gets one SSE event that carries data, in wire order: its
+	// fields and, in ev.Raw, the block's exact bytes. Its Data and Raw may
+	// be views of the borrowed frame (P24), valid only during the call:
+	// copy what you keep ([Bytes] reads Data without a copy).
+	Event(ev Event)
 	// Body gets the whole non-SSE body once, after the last frame, unless
 	// it is empty or blank. It is valid only during the call.
 	Body(body []byte)
@@ -35,11 +37,11 @@ const (
 	modeBody
 )
 
-// Reader feeds one response to a Handler. Keep one per exchange (in the
-// exchange's typed state); the zero value is ready to use.
+// Keep one Reader per exchange (in the exchange's typed state); the zero
+// value is ready to use.
 type Reader struct {
 	mode   mode
-	framer sse.Framer
+	framer Framer
 	buf    []byte // the non-SSE body, or leading whitespace while undecided
 	h      Handler
 }
@@ -120,7 +122,7 @@ func (r *Reader) emit(raw []byte, isFrame bool) error {
 	if isFrame {
 		// A view, not a copy: the data is borrowed for the call, like
 		// the frame, and this was the only allocation per event.
-		r.h.Event(sse.ParseView(raw))
+		r.h.Event(ParseView(raw))
 	} else if o, ok := r.h.(OtherHandler); ok {
 		o.Other(raw)
 	}
@@ -151,3 +153,29 @@ func (r *Reader) end() {
 func Bytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
+
+// Events returns the events of a whole event stream held in body, in
+// order: each with its fields and its block's bytes in Raw. Blocks that are
+// not events (comments, fields without data) and an unterminated final
+// block are skipped, as a WHATWG client skips them. Data and Raw are views
+// of body, valid as long as body is and not to be written.
+func Events(body []byte) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		var f Framer
+		stop := errStop{}
+		emit := func(raw []byte, isFrame bool) error {
+			if isFrame && !yield(ParseView(raw)) {
+				return stop
+			}
+			return nil
+		}
+		if f.Feed(body, emit) != nil {
+			return
+		}
+		_, _ = f.End(emit) // the unterminated block is not a frame: never yielded
+	}
+}
+
+type errStop struct{}
+
+func (errStop) Error() string { return "stopped" }

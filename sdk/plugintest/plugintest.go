@@ -1,7 +1,14 @@
-// Package plugintest drives the example plugins by hand in tests, the way a
-// host does: it enters each hook through gateway.Control and, like a
-// conformance host (P24), overwrites every frame buffer after the call so
+// Package plugintest drives a family P plugin by hand in its author's unit
+// tests, the way a host does: a [Run] is one exchange; Request, Response,
+// Frames and Finish call the hooks in the host's order (OnRequest in chain
+// order, the response hooks in reverse), enter each call as the host does
+// (so the exchange enforces what the plugin's capabilities allow) and, like
+// a conformance host (P24), overwrite every frame buffer after the call so
 // that a plugin that keeps borrowed bytes is caught.
+//
+// It is for fast, focused tests of a plugin's logic. For the whole
+// contract, run the conformance suite with sdk/conformancetest (in-process)
+// or `conformance run --plugin BIN` (the built binary).
 package plugintest
 
 import (

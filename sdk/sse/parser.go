@@ -1,4 +1,4 @@
-package bodystream
+package sse
 
 import (
 	"context"
@@ -15,7 +15,8 @@ type Session interface {
 	Done(ex *gateway.Exchange)
 }
 
-// Parser is the part the example streaming parsers share: the name,
+// Parser is the scaffold of a streaming parser (the example parsers
+// mcp-parser, a2a-parser and inference-parser embed it): the name,
 // capabilities that read bodies and write none (P3), an OnResponse that
 // is never called (P23) and an OnResponseFrame that feeds the exchange's
 // session of type S through a Reader (P19, P22, P24). All per-exchange

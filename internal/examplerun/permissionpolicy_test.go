@@ -1,4 +1,4 @@
-package permissionpolicy_test
+package examplerun_test
 
 import (
 	"context"

@@ -3,7 +3,7 @@
 // them, with the runtime's frame cutting, P24 poisoning, buffering and
 // finish order, rather than the hand-driven exchanges of each package's own
 // tests.
-package plugins_test
+package examplerun_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package promptowner_test
+package examplerun_test
 
 import (
 	"context"

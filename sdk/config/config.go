@@ -1,8 +1,14 @@
-// Package pluginconf decodes the configuration blocks of the example plugins
-// strictly: an unknown field, a wrong type, a missing required field or
-// trailing data is an error that names the plugin and the field, and lists
-// the fields the plugin knows.
-package pluginconf
+// Package config decodes a plugin's configuration block strictly, against
+// the [gateway.ConfigSchema] the plugin publishes (P6): an unknown field, a
+// wrong type, a missing required field or trailing data is an error that
+// names the plugin and the field, and lists the fields the plugin knows.
+//
+// [Factory] is the usual entry point: it makes a plugin's gateway.Factory
+// from its schema and a constructor taking the decoded config struct, so
+// the host's config block, the schema conformance probes (P6) and the
+// struct the plugin reads cannot disagree. [CheckSchema], in a test, keeps
+// the schema and the struct's JSON fields in step.
+package config
 
 import (
 	"bytes"

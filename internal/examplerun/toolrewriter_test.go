@@ -1,4 +1,4 @@
-package toolrewriter_test
+package examplerun_test
 
 import (
 	"context"
