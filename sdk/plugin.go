@@ -50,6 +50,22 @@
 //		})
 //	}
 //
+// # A plugin's identity, given once
+//
+// The bundle is the authoritative place for a plugin's name and
+// description. [PipelinePlugin] builds a family P bundle from them and a
+// factory whose Name, and whose instances' Name() and
+// Capabilities().Description, may be left empty: they are filled in from
+// the bundle, and an instance reporting another name is refused. The main
+// above can then read
+//
+//	sdk.Serve(sdk.PipelinePlugin("version-gate", "Rejects requests without an X-Api-Version header",
+//		gateway.Factory{New: func(json.RawMessage) (gateway.Plugin, error) { return versionGate{}, nil }}))
+//
+// with versionGate's Name returning "" and its Capabilities no
+// Description. Bundles written out in full, as above, work as before;
+// [Plugin.Validate] reports a bundle whose names disagree.
+//
 // Build it with go build and point a host at the binary (for example a
 // catalog dir: source). Run directly, the binary prints go-plugin's "not
 // meant to be executed directly" notice and exits with status 1: only a
@@ -76,7 +92,7 @@ import (
 // Set the families it implements; leave the others nil.
 type Plugin struct {
 	// Name is the plugin's name in catalogs. For a family P plugin it must
-	// equal Pipeline.Name.
+	// equal Pipeline.Name ([PipelinePlugin] makes it so).
 	Name string
 	// Description is one line of at most 80 characters (P5).
 	Description string
