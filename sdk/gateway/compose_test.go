@@ -28,9 +28,12 @@ type fullPlugin struct {
 	calls *[]string
 }
 
-func (p fullPlugin) Init(context.Context) error     { *p.calls = append(*p.calls, "init"); return nil }
-func (p fullPlugin) Shutdown(context.Context) error { *p.calls = append(*p.calls, "shutdown"); return nil }
-func (p fullPlugin) Ready(context.Context) error    { *p.calls = append(*p.calls, "ready"); return nil }
+func (p fullPlugin) Init(context.Context) error { *p.calls = append(*p.calls, "init"); return nil }
+func (p fullPlugin) Shutdown(context.Context) error {
+	*p.calls = append(*p.calls, "shutdown")
+	return nil
+}
+func (p fullPlugin) Ready(context.Context) error { *p.calls = append(*p.calls, "ready"); return nil }
 func (p fullPlugin) OnFinish(context.Context, *gateway.Exchange) error {
 	*p.calls = append(*p.calls, "finish")
 	return nil
