@@ -1,4 +1,4 @@
-package sdk_test
+package pluginserver_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/abkit/abkit/internal/pluginserver"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
-	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 )
@@ -28,45 +28,12 @@ func (finisher) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
 }
 func (finisher) OnFinish(context.Context, *gateway.Exchange) error { return nil }
 
-// TestNewServerRejectsUnservable: what cannot be served is refused, every
-// problem at once; a description breaking P5 is not among them.
-func TestNewServerRejectsUnservable(t *testing.T) {
-	_, err := sdk.NewServer(sdk.Plugin{Name: "x", Description: "two\nlines",
-		Pipeline: &gateway.Factory{Name: "y"}})
-	if err == nil || !strings.Contains(err.Error(), "make them equal") || !strings.Contains(err.Error(), "Pipeline.New is nil") {
-		t.Fatalf("err %v: want the name mismatch and the nil constructor together", err)
-	}
-	if strings.Contains(err.Error(), "P5") {
-		t.Errorf("err %v: a P5 description problem must not make the plugin unservable", err)
-	}
-}
-
-// TestValidateReportsEverything_P5: Validate, for authors' tests, reports
-// the P5 description problem together with what makes the plugin
-// unservable; Servable reports only the latter.
-func TestValidateReportsEverything_P5(t *testing.T) {
-	p := sdk.Plugin{Name: "x", Description: "two\nlines"}
-	err := p.Validate()
-	if err == nil || !strings.Contains(err.Error(), "P5") || !strings.Contains(err.Error(), "serves no family") {
-		t.Fatalf("Validate: %v: want the P5 and no-family problems together", err)
-	}
-	if err := p.Servable(); err == nil || strings.Contains(err.Error(), "P5") {
-		t.Errorf("Servable: %v: want the no-family problem only", err)
-	}
-	if err := p.CheckDescription(); err == nil || !strings.Contains(err.Error(), "P5") {
-		t.Errorf("CheckDescription: %v: want the P5 problem", err)
-	}
-}
-
-// TestNewServerServesBadDescription_P5: a bundle description of 90 runes is
+// TestServesBadDescription_P5: a bundle description of 90 runes is
 // served as is, so Describe shows hosts what they must judge.
-func TestNewServerServesBadDescription_P5(t *testing.T) {
+func TestServesBadDescription_P5(t *testing.T) {
 	long := strings.Repeat("é", 90)
-	s, err := sdk.NewServer(sdk.Plugin{Name: "fin", Description: long,
+	s := pluginserver.NewServer(pluginserver.Bundle{Name: "fin", Description: long,
 		Pipeline: &gateway.Factory{Name: "fin", New: func(json.RawMessage) (gateway.Plugin, error) { return finisher{}, nil }}})
-	if err != nil {
-		t.Fatalf("NewServer: %v", err)
-	}
 	d, err := s.Describe(context.Background(), &abkitv1.DescribeRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -77,15 +44,12 @@ func TestNewServerServesBadDescription_P5(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	s, err := sdk.NewServer(sdk.Plugin{
+	s := pluginserver.NewServer(pluginserver.Bundle{
 		Name: "fin", Description: "Finishes",
 		Pipeline: &gateway.Factory{Name: "fin", New: func(json.RawMessage) (gateway.Plugin, error) { return finisher{}, nil }},
-		Hooks: &sdk.HookSet{Submit: []hooks.SubmitHook{hooks.NewSubmitHook(hooks.Spec{ID: "s", Order: 3},
+		Hooks: &pluginserver.Hooks{Submit: []hooks.SubmitHook{hooks.NewSubmitHook(hooks.Spec{ID: "s", Order: 3},
 			func(context.Context, *hooks.Submit) error { return nil })}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	d, err := s.Describe(context.Background(), &abkitv1.DescribeRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +76,7 @@ func TestDescribe(t *testing.T) {
 // both P2 observations reach the host instead of a probe error.
 func TestDescribeNeedsConfig_P2(t *testing.T) {
 	var seen []string
-	s, err := sdk.NewServer(sdk.Plugin{
+	s := pluginserver.NewServer(pluginserver.Bundle{
 		Name: "fin", Description: "Finishes",
 		Pipeline: &gateway.Factory{Name: "fin",
 			Config: &gateway.ConfigSchema{Fields: []gateway.Field{{Name: "target", Type: "string", Required: true}}},
@@ -130,9 +94,6 @@ func TestDescribeNeedsConfig_P2(t *testing.T) {
 				return finisher{}, nil
 			}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	d, err := s.Describe(context.Background(), &abkitv1.DescribeRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,10 @@
-package sdk
+// Package pluginserver is the plugin side of abkit's process boundary: the
+// gRPC server (proto/abkit/v1) that sdk.Serve puts a plugin behind. It
+// keeps each pipeline instance and each exchange's plugin-side state, and
+// applies what crosses the boundary. It is abkit's machinery, not a plugin
+// author's API: an author calls sdk.Serve, and abkit's own tests serve
+// helper plugins with it directly.
+package pluginserver
 
 import (
 	"bytes"
@@ -7,122 +13,66 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"runtime/debug"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/abkit/abkit/internal/plugintls"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
 )
 
-// The go-plugin handshake every abkit plugin binary and host share. A
-// binary started without the cookie in its environment prints go-plugin's
-// "not meant to be executed directly" notice and exits with status 1.
-const (
-	MagicCookieKey   = "ABKIT_PLUGIN_MAGIC_COOKIE"
-	MagicCookieValue = "7d1f3c5e-abkit-plugin-v1-b2a94e60"
-	// PluginSetName is the name the protocol is served under in go-plugin's
-	// plugin set.
-	PluginSetName = "abkit"
-	// ProtocolVersion is the protocol version this SDK serves (proto/abkit/v1).
-	// Hosts negotiate it through go-plugin's versioned plugin sets.
-	ProtocolVersion = 1
-)
-
 // SDKVersion is reported by Describe, for diagnostics.
 const SDKVersion = "abkit-go-sdk/v1"
 
-// Handshake returns the go-plugin handshake of abkit plugins.
-func Handshake() plugin.HandshakeConfig {
-	return plugin.HandshakeConfig{
-		ProtocolVersion:  ProtocolVersion,
-		MagicCookieKey:   MagicCookieKey,
-		MagicCookieValue: MagicCookieValue,
-	}
+// Bundle is what the server serves: one plugin's families, as sdk.Plugin
+// holds them, with its family D extension already made. sdk.Serve builds
+// it from an sdk.Plugin it has checked (sdk.Plugin.Servable).
+type Bundle struct {
+	Name, Description, Version string
+
+	// Pipeline is the family P factory; nil if none.
+	Pipeline *gateway.Factory
+	// Manifest and Extension are the family D extension; Extension is nil
+	// if none.
+	Manifest  intercept.Manifest
+	Extension intercept.Extension
+	// Hooks are the family H hooks; nil if none.
+	Hooks *Hooks
 }
 
-// Serve serves p over hashicorp/go-plugin (gRPC; mutual TLS 1.3 when the
-// host asks for it, as go-plugin's AutoMTLS does, with P-256 certificates
-// instead of AutoMTLS's P-521 ones, which are slow to make) and does not
-// return. A plugin binary's main calls only this:
-//
-//	func main() { sdk.Serve(myplugin.Plugin()) }
-//
-// If p is not servable (see [Plugin.Servable]) or its extension cannot be
-// made, Serve writes why to stderr and exits with status 2. A description
-// that breaks P5 (see [Plugin.CheckDescription]) is not such a problem:
-// Serve writes a warning naming P5 and the fix to stderr and serves p, so
-// that hosts judge it (catalog lint flags it, and the conformance case
-// P5/description/plugin fails it) and the author reads their verdict
-// rather than a plugin that never started.
-//
-// # Debug mode
-//
-// With ABKIT_PLUGIN_DEBUG=1 in its environment the binary does not wait for
-// a host to start it: it serves in go-plugin's reattach mode (ServeConfig.Test,
-// no magic cookie, no TLS) and prints one line of JSON to stdout, the
-// reattach config a host connects with:
-//
-//	{"Protocol":"grpc","ProtocolVersion":1,"Addr":{"Network":"unix","String":"/tmp/plugin123"},"Pid":4242,"Test":true}
-//
-// so that the plugin can run under a debugger and be driven by
-// `conformance run --reattach FILE` (or any host using pluginhost.Reattach).
-// Hosts only disconnect from such a process; it runs until SIGINT or
-// SIGTERM, then exits with status 0.
-func Serve(p Plugin) {
-	srv, err := NewServer(p)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "abkit plugin %q cannot be served: %v\n", p.Name, err)
-		os.Exit(2)
-	}
-	if err := gateway.CheckDescription(p.Description); err != nil {
-		// Served anyway: the host's verdict (conformance, catalog lint) is
-		// what the author needs, not a plugin that never starts.
-		fmt.Fprintf(os.Stderr, "abkit plugin %q: warning: Plugin.Description breaks P5: %v; serving it anyway, hosts will flag it (catalog lint, conformance case P5/description/plugin)\n", p.Name, err)
-	}
-	cfg := &plugin.ServeConfig{
-		HandshakeConfig:  Handshake(),
-		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: {PluginSetName: GRPCPlugin{Impl: srv}}},
-		GRPCServer:       plugin.DefaultGRPCServer,
-	}
-	if v := os.Getenv(DebugEnv); v != "" && v != "0" && v != "false" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		// go-plugin logs at trace level to stderr by default; keep what
-		// matters to someone at a debugger.
-		cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: p.Name, Output: os.Stderr, Level: hclog.Warn})
-		fmt.Fprintf(os.Stderr, "abkit plugin %q: debug mode (%s): the reattach config is on stdout; stop with Ctrl-C\n", p.Name, DebugEnv)
-		if err := ServeDebug(ctx, cfg, os.Stdout); err != nil {
-			fmt.Fprintf(os.Stderr, "abkit plugin %q: debug mode: %v\n", p.Name, err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := plugintls.Serve(cfg); err != nil {
-		fmt.Fprintf(os.Stderr, "abkit plugin %q: mutual TLS with the host: %v\n", p.Name, err)
-		os.Exit(1)
-	}
+// Hooks is the family H hooks of a Bundle.
+type Hooks struct {
+	Submit []hooks.SubmitHook
+	Parts  []hooks.PartHook
+	Tools  []hooks.ToolReactor
 }
 
-// DebugEnv is the environment variable that starts a plugin binary in debug
-// (reattach) mode; see [Serve].
-const DebugEnv = "ABKIT_PLUGIN_DEBUG"
+// families returns the contract families b serves, in P, D, H order.
+func (b Bundle) families() []string {
+	var f []string
+	if b.Pipeline != nil {
+		f = append(f, "P")
+	}
+	if b.Extension != nil {
+		f = append(f, "D")
+	}
+	if b.Hooks != nil {
+		f = append(f, "H")
+	}
+	return f
+}
 
-// ReattachJSON is the reattach config in the JSON form Serve prints in debug
-// mode and `conformance run --reattach` reads (go-plugin's PLUGIN_REATTACH
-// shape).
+// ReattachJSON is the reattach config in the JSON form sdk.Serve prints in
+// debug mode and `conformance run --reattach` reads (go-plugin's
+// PLUGIN_REATTACH shape). It is defined once, here: conformance's
+// ReattachConfig is this type.
 type ReattachJSON struct {
 	Protocol        string `json:"Protocol"`
 	ProtocolVersion int    `json:"ProtocolVersion"`
@@ -135,9 +85,7 @@ type ReattachJSON struct {
 }
 
 // ServeDebug serves cfg in go-plugin's reattach mode until ctx ends, after
-// writing the reattach config as one line of JSON to out. Serve calls it
-// when ABKIT_PLUGIN_DEBUG is set; tests may call it to serve a plugin
-// inside their own process.
+// writing the reattach config as one line of JSON to out (sdk.ServeDebug).
 func ServeDebug(ctx context.Context, cfg *plugin.ServeConfig, out io.Writer) error {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -181,7 +129,7 @@ func (g GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 
 // GRPCClient is not used on the plugin side.
 func (GRPCPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientConn) (any, error) {
-	return nil, fmt.Errorf("sdk: GRPCPlugin serves plugins; hosts use internal/pluginhost")
+	return nil, fmt.Errorf("pluginserver: GRPCPlugin serves plugins; hosts use internal/pluginhost")
 }
 
 // Server implements the abkit protocol (proto/abkit/v1) for one [Plugin]. It
@@ -191,7 +139,7 @@ type Server struct {
 	abkitv1.UnimplementedPluginServer
 	abkitv1.UnimplementedDiagnosticsServer
 
-	p     Plugin
+	p     Bundle
 	desc  *abkitv1.DescribeResponse
 	ext   intercept.Extension
 	hooks []hookEntry
@@ -229,26 +177,13 @@ type exState struct {
 	ext map[string][]byte
 }
 
-// NewServer checks that p can be served ([Plugin.Servable]), makes its
-// extension (family D) and returns a server for it. Like [Serve] it serves
-// a description that breaks P5 as is, for hosts to judge. Serve uses it;
-// tests can serve it on their own listener.
-func NewServer(p Plugin) (*Server, error) {
-	if err := p.Servable(); err != nil {
-		return nil, err
-	}
-	s := &Server{p: p, insts: make(map[uint64]*instance)}
-	if p.Extension != nil {
-		ext, err := p.Extension.New()
-		if err != nil {
-			return nil, fmt.Errorf("plugin %q: make extension: %w", p.Name, err)
-		}
-		if ext == nil {
-			return nil, fmt.Errorf("plugin %q: Extension.New returned no extension", p.Name)
-		}
-		s.ext = ext
-	}
-	if h := p.Hooks; h != nil {
+// NewServer returns a server for b. The caller has checked that b can be
+// served (sdk.Plugin.Servable) and made its extension; like sdk.Serve the
+// server serves a description that breaks P5 as is, for hosts to judge.
+// sdk.Serve uses it; tests can serve it on their own listener.
+func NewServer(b Bundle) *Server {
+	s := &Server{p: b, ext: b.Extension, insts: make(map[uint64]*instance)}
+	if h := b.Hooks; h != nil {
 		for _, x := range h.Submit {
 			s.hooks = append(s.hooks, hookEntry{spec: x.Spec(), submit: x})
 		}
@@ -260,7 +195,7 @@ func NewServer(p Plugin) (*Server, error) {
 		}
 	}
 	s.desc = s.describe()
-	return s, nil
+	return s
 }
 
 func (s *Server) describe() *abkitv1.DescribeResponse {
@@ -268,7 +203,7 @@ func (s *Server) describe() *abkitv1.DescribeResponse {
 		Name:        s.p.Name,
 		Description: s.p.Description,
 		Version:     s.p.Version,
-		Families:    s.p.Families(),
+		Families:    s.p.families(),
 		Sdk:         SDKVersion,
 	}
 	if f := s.p.Pipeline; f != nil {
@@ -288,8 +223,8 @@ func (s *Server) describe() *abkitv1.DescribeResponse {
 		}
 		d.Pipeline = info
 	}
-	if e := s.p.Extension; e != nil {
-		m := e.Manifest
+	if s.p.Extension != nil {
+		m := s.p.Manifest
 		pm := &abkitv1.Manifest{PluginId: m.PluginID, Required: m.Required, Priority: int32(m.Priority),
 			Slots: m.Slots, TimeoutNs: int64(m.Timeout)}
 		for _, pt := range m.Points {
