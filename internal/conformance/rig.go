@@ -82,7 +82,7 @@ func numbered(scs []scenario) []scenario {
 }
 
 // label names the exchange in findings: "exchange 3 of 6 (chat, streamed,
-// 5 frames)". Frames are counted as the host cuts them (internal/sse).
+// 5 frames)". Frames are counted as the host cuts them (sdk/sse).
 func (s scenario) label() string {
 	kind := "not streamed"
 	if s.sse() {
