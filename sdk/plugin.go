@@ -75,8 +75,18 @@
 // exchange an ID and the SDK keeps the plugin-side exchange (its typed state,
 // P31) until the exchange's last call for the plugin; body writes are sent
 // back and applied, or refused (P17), by the host; extension values cross
-// as JSON, so read them back with a JSON round trip rather than a type
-// assertion.
+// as JSON, so read them back with sdk/extension (extension.Get) rather than
+// a type assertion.
+//
+// # What else an author builds on
+//
+// sdk/sse frames what a streaming plugin is given (events with their fields
+// and raw bytes, or a whole non-SSE body); sdk/config decodes a config
+// block strictly against the plugin's schema; sdk/plugintest drives a
+// plugin's hooks in its unit tests and sdk/conformancetest runs the whole
+// conformance suite in go test; sdk/jsonrpc reads JSON-RPC (MCP, A2A);
+// sdk/redact removes credentials from what a plugin logs. The example
+// plugins (examples/plugins) use nothing else of this module.
 package sdk
 
 import (
