@@ -52,7 +52,11 @@ func TestExamplesImportOnlySDK(t *testing.T) {
 				return err
 			}
 			if !allowedImport(p) {
-				t.Errorf("%s imports %s: an example may import only %s/sdk/... (and other examples); move the code it needs into sdk/ or move the test out of examples/", fset.Position(imp.Pos()), p, module)
+				pos := fset.Position(imp.Pos())
+				if rel, err := filepath.Rel(root, pos.Filename); err == nil {
+					pos.Filename = filepath.ToSlash(filepath.Join("examples", rel))
+				}
+				t.Errorf("%s imports %s: an example may import only %s/sdk/... (and other examples); move the code it needs into sdk/ or move the test out of examples/", pos, p, module)
 			}
 		}
 		return nil
