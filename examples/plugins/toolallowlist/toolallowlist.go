@@ -96,7 +96,8 @@ func (*Allowlist) OnResponse(context.Context, *gateway.Exchange) gateway.Action 
 }
 
 // Plugin bundles the factory for the catalog and for serving as a binary.
+// The bundle is the one place for the name and description
+// (sdk.PipelinePlugin).
 func Plugin() sdk.Plugin {
-	f := Factory()
-	return sdk.Plugin{Name: Name, Description: Description, Pipeline: &f}
+	return sdk.PipelinePlugin(Name, Description, Factory())
 }
