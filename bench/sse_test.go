@@ -13,7 +13,7 @@ import (
 	r3 "github.com/r3labs/sse/v2"
 	gosse "github.com/tmaxmax/go-sse"
 
-	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // chatStream is about size bytes of chat-completion events (the shape LLM

@@ -50,6 +50,22 @@
 //		})
 //	}
 //
+// # A plugin's identity, given once
+//
+// The bundle is the authoritative place for a plugin's name and
+// description. [PipelinePlugin] builds a family P bundle from them and a
+// factory whose Name, and whose instances' Name() and
+// Capabilities().Description, may be left empty: they are filled in from
+// the bundle, and an instance reporting another name is refused. The main
+// above can then read
+//
+//	sdk.Serve(sdk.PipelinePlugin("version-gate", "Rejects requests without an X-Api-Version header",
+//		gateway.Factory{New: func(json.RawMessage) (gateway.Plugin, error) { return versionGate{}, nil }}))
+//
+// with versionGate's Name returning "" and its Capabilities no
+// Description. Bundles written out in full, as above, work as before;
+// [Plugin.Validate] reports a bundle whose names disagree.
+//
 // Build it with go build and point a host at the binary (for example a
 // catalog dir: source). Run directly, the binary prints go-plugin's "not
 // meant to be executed directly" notice and exits with status 1: only a
@@ -59,8 +75,18 @@
 // exchange an ID and the SDK keeps the plugin-side exchange (its typed state,
 // P31) until the exchange's last call for the plugin; body writes are sent
 // back and applied, or refused (P17), by the host; extension values cross
-// as JSON, so read them back with a JSON round trip rather than a type
-// assertion.
+// as JSON, so read them back with sdk/extension (extension.Get) rather than
+// a type assertion.
+//
+// # What else an author builds on
+//
+// sdk/sse frames what a streaming plugin is given (events with their fields
+// and raw bytes, or a whole non-SSE body); sdk/config decodes a config
+// block strictly against the plugin's schema; sdk/plugintest drives a
+// plugin's hooks in its unit tests and sdk/conformancetest runs the whole
+// conformance suite in go test; sdk/jsonrpc reads JSON-RPC (MCP, A2A);
+// sdk/redact removes credentials from what a plugin logs. The example
+// plugins (examples/plugins) use nothing else of this module.
 package sdk
 
 import (
@@ -76,7 +102,7 @@ import (
 // Set the families it implements; leave the others nil.
 type Plugin struct {
 	// Name is the plugin's name in catalogs. For a family P plugin it must
-	// equal Pipeline.Name.
+	// equal Pipeline.Name ([PipelinePlugin] makes it so).
 	Name string
 	// Description is one line of at most 80 characters (P5).
 	Description string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/pluginserver"
 )
 
 // ReattachConfig is go-plugin's reattach information for a plugin the user
@@ -19,16 +20,10 @@ import (
 // go-plugin's PLUGIN_REATTACH uses: {"Protocol":"grpc",
 // "ProtocolVersion":1, "Addr":{"Network":"unix","String":"/tmp/..."},
 // "Pid":1234, "Test":true}.
-type ReattachConfig struct {
-	Protocol        string `json:"Protocol"`
-	ProtocolVersion int    `json:"ProtocolVersion"`
-	Addr            struct {
-		Network string `json:"Network"`
-		String  string `json:"String"`
-	} `json:"Addr"`
-	Pid  int  `json:"Pid"`
-	Test bool `json:"Test"`
-}
+//
+// It is the type the plugin side prints (pluginserver.ReattachJSON), so the
+// two cannot drift.
+type ReattachConfig = pluginserver.ReattachJSON
 
 // ParseReattach reads a reattach config from JSON text or from a file
 // holding it. Besides the bare config it accepts a map of one plugin name
@@ -69,8 +64,8 @@ func ParseReattach(s string) (*ReattachConfig, error) {
 	return &c, nil
 }
 
-// GoPlugin converts the config to go-plugin's form.
-func (c *ReattachConfig) GoPlugin() *plugin.ReattachConfig {
+// goPlugin converts the config to go-plugin's form.
+func goPlugin(c *ReattachConfig) *plugin.ReattachConfig {
 	return &plugin.ReattachConfig{
 		Protocol:        plugin.Protocol(c.Protocol),
 		ProtocolVersion: c.ProtocolVersion,
@@ -111,7 +106,7 @@ func (r *reattach) SingleProcess() string {
 }
 
 func (r *reattach) Launch(ctx context.Context) (Subject, error) {
-	p, err := pluginhost.Reattach(ctx, r.c.GoPlugin(), r.opts)
+	p, err := pluginhost.Reattach(ctx, goPlugin(r.c), r.opts)
 	if err != nil {
 		return nil, err
 	}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/pluginhost"
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // HookBudget is how long one pipeline hook call may take before the suite
@@ -82,7 +82,7 @@ func numbered(scs []scenario) []scenario {
 }
 
 // label names the exchange in findings: "exchange 3 of 6 (chat, streamed,
-// 5 frames)". Frames are counted as the host cuts them (internal/sse).
+// 5 frames)". Frames are counted as the host cuts them (sdk/sse).
 func (s scenario) label() string {
 	kind := "not streamed"
 	if s.sse() {

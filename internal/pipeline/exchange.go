@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/redact"
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // Request is the request a host hands an exchange.

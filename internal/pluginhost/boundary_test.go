@@ -17,6 +17,7 @@ import (
 	"github.com/abkit/abkit/internal/hookbus"
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/pluginserver"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -118,20 +119,15 @@ func serveBoundaryHelper(mode string) bool {
 	case "leaky":
 		// The submit hook answers with the server's live exchange count in
 		// Model, so the test can read it across the boundary.
-		var srv *sdk.Server
+		var srv *pluginserver.Server
 		count := hooks.NewSubmitHook(hooks.Spec{ID: "count"}, func(_ context.Context, s *hooks.Submit) error {
 			s.Model = strconv.Itoa(srv.Exchanges())
 			return nil
 		})
-		var err error
-		srv, err = sdk.NewServer(sdk.Plugin{Name: "leaky", Description: "Keeps per-exchange state and never finishes",
+		srv = testServer(sdk.Plugin{Name: "leaky", Description: "Keeps per-exchange state and never finishes",
 			Pipeline: factory("leaky", leaky{}), Hooks: &sdk.HookSet{Submit: []hooks.SubmitHook{count}}})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
 		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: sdk.Handshake(),
-			VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: sdk.GRPCPlugin{Impl: srv}}},
+			VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: pluginserver.GRPCPlugin{Impl: srv}}},
 			GRPCServer:       plugin.DefaultGRPCServer})
 	default:
 		return false

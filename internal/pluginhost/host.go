@@ -180,7 +180,7 @@ type Plugin struct {
 	abort    context.CancelFunc
 }
 
-// grpcClient is the host side of sdk.GRPCPlugin.
+// grpcClient is the host side of pluginserver.GRPCPlugin.
 type grpcClient struct {
 	plugin.NetRPCUnsupportedPlugin
 }

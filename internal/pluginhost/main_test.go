@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/abkit/abkit/internal/pluginserver"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -105,6 +106,20 @@ func helperBundle(mode string) sdk.Plugin {
 	}
 }
 
+// testServer is p behind the protocol server, for helpers that serve with
+// go-plugin directly rather than through sdk.Serve (which keeps its server
+// to itself). The helpers serve families P and H only.
+func testServer(p sdk.Plugin) *pluginserver.Server {
+	if err := p.Servable(); err != nil || p.Extension != nil {
+		panic(fmt.Sprintf("test helper %q: servable: %v; extension: %v", p.Name, err, p.Extension != nil))
+	}
+	b := pluginserver.Bundle{Name: p.Name, Description: p.Description, Version: p.Version, Pipeline: p.Pipeline}
+	if h := p.Hooks; h != nil {
+		b.Hooks = &pluginserver.Hooks{Submit: h.Submit, Parts: h.Parts, Tools: h.Tools}
+	}
+	return pluginserver.NewServer(b)
+}
+
 // runHelper is the test binary re-executed as a (misbehaving) plugin.
 func runHelper(mode string) {
 	if serveBoundaryHelper(mode) || serveCancelHelper(mode) {
@@ -119,29 +134,29 @@ func runHelper(mode string) {
 	case "wrong-cookie":
 		hs := sdk.Handshake()
 		hs.MagicCookieKey, hs.MagicCookieValue = "SOME_OTHER_PLUGIN", "other"
-		srv, _ := sdk.NewServer(helperBundle(mode))
+		srv := testServer(helperBundle(mode))
 		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs,
-			VersionedPlugins: map[int]plugin.PluginSet{1: {sdk.PluginSetName: sdk.GRPCPlugin{Impl: srv}}},
+			VersionedPlugins: map[int]plugin.PluginSet{1: {sdk.PluginSetName: pluginserver.GRPCPlugin{Impl: srv}}},
 			GRPCServer:       plugin.DefaultGRPCServer})
 	case "wrong-version":
-		srv, _ := sdk.NewServer(helperBundle(mode))
+		srv := testServer(helperBundle(mode))
 		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: sdk.Handshake(),
-			VersionedPlugins: map[int]plugin.PluginSet{7: {sdk.PluginSetName: sdk.GRPCPlugin{Impl: srv}}},
+			VersionedPlugins: map[int]plugin.PluginSet{7: {sdk.PluginSetName: pluginserver.GRPCPlugin{Impl: srv}}},
 			GRPCServer:       plugin.DefaultGRPCServer})
 	case "plain-automtls":
 		// Served by go-plugin alone, as a plugin that does not use
 		// sdk.Serve would be: AutoMTLS with go-plugin's own P-521
 		// certificate when the host sends one.
-		srv, _ := sdk.NewServer(helperBundle(mode))
+		srv := testServer(helperBundle(mode))
 		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: sdk.Handshake(),
-			VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: sdk.GRPCPlugin{Impl: srv}}},
+			VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: pluginserver.GRPCPlugin{Impl: srv}}},
 			GRPCServer:       plugin.DefaultGRPCServer})
 	case "plaintext":
 		// Ignores the host's certificate and answers without TLS.
 		os.Unsetenv("PLUGIN_CLIENT_CERT")
-		srv, _ := sdk.NewServer(helperBundle(mode))
+		srv := testServer(helperBundle(mode))
 		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: sdk.Handshake(),
-			VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: sdk.GRPCPlugin{Impl: srv}}},
+			VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.PluginSetName: pluginserver.GRPCPlugin{Impl: srv}}},
 			GRPCServer:       plugin.DefaultGRPCServer})
 	default:
 		sdk.Serve(helperBundle(mode))

@@ -94,7 +94,29 @@ func (p *Plugin) newInstance(config json.RawMessage) (gateway.Plugin, error) {
 		}
 	}
 	r.finishes = mask&bFinish != 0
-	return wrap(r, mask), nil
+	return gateway.Compose(r, r.optional(mask)), nil
+}
+
+// optional is the behaviours in mask, as the remote's calls: the host's
+// stand-in has exactly the behaviours its plugin declares.
+func (r *remote) optional(mask behaviour) gateway.Optional {
+	var o gateway.Optional
+	if mask&bInit != 0 {
+		o.Init = r.init
+	}
+	if mask&bShutdown != 0 {
+		o.Shutdown = r.shutdown
+	}
+	if mask&bFinish != 0 {
+		o.Finish = r.onFinish
+	}
+	if mask&bStream != 0 {
+		o.Frame = r.frame
+	}
+	if mask&bReady != 0 {
+		o.Ready = r.ready
+	}
+	return o
 }
 
 // behaviour is a bit set of the optional behaviours of family P.

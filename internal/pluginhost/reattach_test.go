@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/pluginserver"
 	"github.com/abkit/abkit/sdk"
 )
 
@@ -39,7 +40,7 @@ func startDebug(t *testing.T, name string) (*plugin.ReattachConfig, *exec.Cmd) {
 		}
 		close(lines)
 	}()
-	var j sdk.ReattachJSON
+	var j pluginserver.ReattachJSON
 	select {
 	case b := <-lines:
 		if err := json.Unmarshal(b, &j); err != nil {

@@ -11,9 +11,9 @@ import (
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // Exchange is one recorded exchange the Trace tab can dry-run: a request

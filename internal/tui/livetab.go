@@ -19,9 +19,9 @@ import (
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/replay/live"
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // liveTab lists the exchanges of an abctl serve (its API, docs/live.md) as

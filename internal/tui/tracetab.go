@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // traceTab is the Trace tab: pick a fixture, dry-run it, step through the

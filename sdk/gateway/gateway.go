@@ -24,6 +24,18 @@
 //	func (versionGate) OnResponse(ctx context.Context, ex *gateway.Exchange) gateway.Action {
 //		return gateway.Continue()
 //	}
+//
+// # Host-side API
+//
+// A few exported names are for hosts, not for plugins: [Control] and
+// [NewExchange] (a host's handle on an exchange: entering hooks, setting
+// bodies, the response and the outcome, collecting writes), and
+// [ProbeConfigs] (the configs a host tries to describe a plugin). They live
+// here because Control reaches into the Exchange's unexported state, which
+// only this package can do, and every host (abkit's runtimes, the
+// conformance suite, sdk/plugintest) shares them. A plugin never gets a
+// Control and never needs to call these; a plugin's tests drive hooks
+// through sdk/plugintest instead.
 package gateway
 
 import (

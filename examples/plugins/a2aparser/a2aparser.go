@@ -16,12 +16,11 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/abkit/abkit/examples/plugins/internal/bodystream"
-	"github.com/abkit/abkit/examples/plugins/internal/extval"
-	"github.com/abkit/abkit/examples/plugins/internal/jsonrpc"
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/extension"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/jsonrpc"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // Name is the plugin's registered name.
@@ -73,14 +72,14 @@ type Artifact struct {
 
 // FromExchange returns the "a2a" extension of ex, whether it is this
 // package's Result or its JSON form from another process.
-func FromExchange(ex *gateway.Exchange) (Result, bool) { return extval.Get[Result](ex, Key) }
+func FromExchange(ex *gateway.Exchange) (Result, bool) { return extension.Get[Result](ex, Key) }
 
 // Factory registers the plugin. It takes no configuration.
 func Factory() gateway.Factory {
 	return gateway.Factory{
 		Name: Name,
 		New: func(json.RawMessage) (gateway.Plugin, error) {
-			return &Parser{bodystream.NewParser[state](Name, Description)}, nil
+			return &Parser{sse.NewParser[state](Name, Description)}, nil
 		},
 	}
 }
@@ -88,7 +87,7 @@ func Factory() gateway.Factory {
 // Parser is an a2a-parser instance, safe for concurrent exchanges: all
 // per-exchange state lives on the exchange (P31).
 type Parser struct {
-	bodystream.Parser[state, *state]
+	sse.Parser[state, *state]
 }
 
 var _ gateway.StreamingResponder = (*Parser)(nil)
@@ -176,7 +175,7 @@ type artifactAgg struct {
 func (st *state) Event(ev sse.Event) {
 	st.res.Transport = "sse"
 	if strings.TrimSpace(ev.Data) != "" {
-		st.add(bodystream.Bytes(ev.Data)) // add copies what it keeps
+		st.add(sse.Bytes(ev.Data)) // add copies what it keeps
 	}
 }
 

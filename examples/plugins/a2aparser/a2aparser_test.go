@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/abkit/abkit/examples/plugins/a2aparser"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 const streamReq = `{"jsonrpc":"2.0","id":"r1","method":"message/stream","params":{"message":{"role":"user","kind":"message","messageId":"m1","parts":[{"kind":"text","text":"Write a haiku"}]}}}`

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/abkit/abkit/examples/plugins/a2aparser"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 // A 10,000-event A2A stream: artifact chunks appended to one artifact, in

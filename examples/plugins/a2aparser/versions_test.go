@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/abkit/abkit/examples/plugins/a2aparser"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 // A2A 1.0 over JSON-RPC: results wrapped as task / message / statusUpdate /

@@ -22,11 +22,11 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
-	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/redact"
 )
 
 // Name is the plugin's registered name.
@@ -62,7 +62,7 @@ func Schema() *gateway.ConfigSchema { return schema }
 
 // Factory registers the plugin.
 func Factory() gateway.Factory {
-	return pluginconf.Factory(Name, schema, func(c Config) (*Logger, error) { return New(c, nil) })
+	return config.Factory(Name, schema, func(c Config) (*Logger, error) { return New(c, nil) })
 }
 
 // Record is one audit line.

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/examples/plugins/auditlog"
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 // P12 P13 P14: not ready before Init, ready after, not ready after
@@ -152,7 +152,7 @@ func TestConfig_P6(t *testing.T) {
 			t.Errorf("config %s: err = %v, want %q", config, err, want)
 		}
 	}
-	if err := pluginconf.CheckSchema(auditlog.Schema(), auditlog.Config{}); err != nil {
+	if err := config.CheckSchema(auditlog.Schema(), auditlog.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := gateway.CheckDescription(auditlog.Description); err != nil {

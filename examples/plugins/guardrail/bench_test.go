@@ -11,7 +11,7 @@ import (
 // BenchmarkFrame checks one chat-completions chunk per iteration against
 // two rules, carrying text across frames as in a long stream.
 func BenchmarkFrame(b *testing.B) {
-	p, err := guardrail.Factory().New([]byte(config))
+	p, err := guardrail.Factory().New([]byte(testConfig))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,12 +26,11 @@ import (
 
 	"github.com/abkit/abkit/examples/plugins/a2aparser"
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
-	"github.com/abkit/abkit/examples/plugins/internal/bodystream"
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // Name is the plugin's registered name.
@@ -72,7 +71,7 @@ func Schema() *gateway.ConfigSchema { return schema }
 
 // Factory registers the plugin.
 func Factory() gateway.Factory {
-	return pluginconf.Factory(Name, schema, New)
+	return config.Factory(Name, schema, New)
 }
 
 type rule struct {
@@ -239,7 +238,7 @@ func (p *Guardrail) OnResponseFrame(_ context.Context, ex *gateway.Exchange, fra
 	if st.hit != "" {
 		return gateway.Continue() // already rejected; the host stops the stream
 	}
-	st.reader.Feed(bodystream.ContentType(&st.reader, ex), frame, last, st)
+	st.reader.Feed(sse.ContentType(&st.reader, ex), frame, last, st)
 	if st.hit != "" {
 		return gateway.Reject(p.status, fmt.Sprintf("blocked by guardrail rule %s in the response", st.hit))
 	}
@@ -248,7 +247,7 @@ func (p *Guardrail) OnResponseFrame(_ context.Context, ex *gateway.Exchange, fra
 
 type state struct {
 	p      *Guardrail
-	reader bodystream.Reader
+	reader sse.Reader
 	tail   []byte // the last runes of response text, up to p.window
 	hit    string // the rule that matched
 	// texts and buf are reused from event to event, so that checking an
@@ -263,7 +262,7 @@ func (st *state) Event(ev sse.Event) {
 	if st.hit != "" {
 		return
 	}
-	data := bodystream.Bytes(ev.Data)
+	data := sse.Bytes(ev.Data)
 	texts, ok := appendTexts(st.texts[:0], data, false)
 	if !ok && !json.Valid(data) {
 		texts = append(texts, ev.Data) // plain-text events are text too

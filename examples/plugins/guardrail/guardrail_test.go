@@ -8,13 +8,13 @@ import (
 	"github.com/abkit/abkit/examples/plugins/a2aparser"
 	"github.com/abkit/abkit/examples/plugins/guardrail"
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
-const config = `{"phrases":["Drop Table"],"patterns":["\\b\\d{3}-\\d{2}-\\d{4}\\b"]}`
+const testConfig = `{"phrases":["Drop Table"],"patterns":["\\b\\d{3}-\\d{2}-\\d{4}\\b"]}`
 
 // P15: a rule matching the parsed request rejects in OnRequest; the parsers
 // supply the text, and an unparsed body is checked raw.
@@ -34,7 +34,7 @@ func TestRequestReject_P15(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parser := plugintest.New(t, tc.parser, "")
-			g := plugintest.New(t, guardrail.Factory(), config)
+			g := plugintest.New(t, guardrail.Factory(), testConfig)
 			r := plugintest.NewRun("POST", "/", []byte(tc.body))
 			a := r.Request(context.Background(), parser, g)
 			if a.IsContinue() == tc.reject {
@@ -64,7 +64,7 @@ func TestMidStreamReject_P25(t *testing.T) {
 		[]byte("data: [DONE]\n\n"),
 	}
 	parser := plugintest.New(t, inferenceparser.Factory(), "")
-	g := plugintest.New(t, guardrail.Factory(), config)
+	g := plugintest.New(t, guardrail.Factory(), testConfig)
 	r := plugintest.NewRun("POST", "/v1/chat/completions", []byte(`{"model":"m","messages":[]}`))
 	if a := r.Request(context.Background(), parser, g); !a.IsContinue() {
 		t.Fatalf("request rejected: %+v", a)
@@ -90,7 +90,7 @@ func TestResponseRejects(t *testing.T) {
 		{"ids are not text", "application/json", `{"id":"123-45-6789","choices":[]}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := plugintest.New(t, guardrail.Factory(), config)
+			g := plugintest.New(t, guardrail.Factory(), testConfig)
 			r := plugintest.NewRun("POST", "/", nil)
 			r.Request(context.Background(), g)
 			r.Respond(200, tc.ct)
@@ -134,14 +134,14 @@ func TestConfig_P6(t *testing.T) {
 			t.Errorf("config %s: err = %v, want %q", config, err, want)
 		}
 	}
-	if err := pluginconf.CheckSchema(guardrail.Schema(), guardrail.Config{}); err != nil {
+	if err := config.CheckSchema(guardrail.Schema(), guardrail.Config{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // P5, P8: description; requires any of the three parsers.
 func TestCapabilities_P5_P8(t *testing.T) {
-	c := plugintest.New(t, guardrail.Factory(), config).Capabilities()
+	c := plugintest.New(t, guardrail.Factory(), testConfig).Capabilities()
 	if err := gateway.CheckDescription(c.Description); err != nil {
 		t.Fatal(err)
 	}

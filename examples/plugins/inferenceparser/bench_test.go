@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 // benchStream parses one whole stream per iteration, one event per frame as

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/abkit/abkit/internal/sse"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // fastChatSeeds are chat-completions chunks (the fast path's shape) and

@@ -20,11 +20,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/abkit/abkit/examples/plugins/internal/bodystream"
-	"github.com/abkit/abkit/examples/plugins/internal/extval"
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/extension"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 // Name is the plugin's registered name.
@@ -132,14 +131,14 @@ type Usage struct {
 
 // FromExchange returns the "inference" extension of ex, whether it is this
 // package's Result or its JSON form from another process.
-func FromExchange(ex *gateway.Exchange) (Result, bool) { return extval.Get[Result](ex, Key) }
+func FromExchange(ex *gateway.Exchange) (Result, bool) { return extension.Get[Result](ex, Key) }
 
 // Factory registers the plugin. It takes no configuration.
 func Factory() gateway.Factory {
 	return gateway.Factory{
 		Name: Name,
 		New: func(json.RawMessage) (gateway.Plugin, error) {
-			return &Parser{bodystream.NewParser[aggregator](Name, Description)}, nil
+			return &Parser{sse.NewParser[aggregator](Name, Description)}, nil
 		},
 	}
 }
@@ -147,7 +146,7 @@ func Factory() gateway.Factory {
 // Parser is an inference-parser instance; it is safe for concurrent
 // exchanges because all per-exchange state lives on the exchange (P31).
 type Parser struct {
-	bodystream.Parser[aggregator, *aggregator]
+	sse.Parser[aggregator, *aggregator]
 }
 
 var _ gateway.StreamingResponder = (*Parser)(nil)
@@ -246,7 +245,7 @@ func (a *aggregator) Event(ev sse.Event) {
 	}
 	w := &a.w // zero: release clears it after every event
 	defer a.release()
-	if b := bodystream.Bytes(data); !a.fast.decode(b, w) {
+	if b := sse.Bytes(data); !a.fast.decode(b, w) {
 		*w = wire{} // the fast path may have filled part of it
 		if err := json.Unmarshal(b, w); err != nil {
 			a.eventError(ev)

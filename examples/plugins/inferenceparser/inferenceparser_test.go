@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
-	"github.com/abkit/abkit/internal/sse"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
+	"github.com/abkit/abkit/sdk/sse"
 )
 
 const chatStream = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}

@@ -3,8 +3,8 @@ package mcpparser_test
 import (
 	"testing"
 
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 // A 10,000-event MCP stream: progress notifications and pings, then the

@@ -3,7 +3,7 @@ package mcpparser_test
 import (
 	"testing"
 
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 // Servers add events that are not MCP messages (ping keep-alives whose

@@ -7,10 +7,10 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/abkit/abkit/examples/plugins/internal/jsonrpc"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/jsonrpc"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 const callBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_weather","arguments":{ "city" : "Paris" }}}`

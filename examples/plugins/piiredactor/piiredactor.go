@@ -17,8 +17,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -59,7 +59,7 @@ func Schema() *gateway.ConfigSchema { return schema }
 
 // Factory registers the plugin.
 func Factory() gateway.Factory {
-	return pluginconf.Factory(Name, schema, New)
+	return config.Factory(Name, schema, New)
 }
 
 // detector finds one kind of personal data. ok vets a candidate in its

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 	"github.com/abkit/abkit/examples/plugins/piiredactor"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 // P17: the declared response writer rewrites the buffered body; the write
@@ -96,7 +96,7 @@ func TestConfig_P6(t *testing.T) {
 			t.Errorf("config %s: err = %v, want %q", config, err, want)
 		}
 	}
-	if err := pluginconf.CheckSchema(piiredactor.Schema(), piiredactor.Config{}); err != nil {
+	if err := config.CheckSchema(piiredactor.Schema(), piiredactor.Config{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -48,7 +48,7 @@ func Schema() *gateway.ConfigSchema { return schema }
 
 // Factory registers the plugin.
 func Factory() gateway.Factory {
-	return pluginconf.Factory(Name, schema, func(c Config) (*Limiter, error) { return New(c, nil) })
+	return config.Factory(Name, schema, func(c Config) (*Limiter, error) { return New(c, nil) })
 }
 
 // Limiter is a rate-limiter instance, safe for concurrent exchanges.
@@ -76,7 +76,7 @@ func New(c Config, now func() time.Time) (*Limiter, error) {
 	if c.Limit < 1 {
 		return nil, fmt.Errorf("%s config: field \"limit\": %d is not a positive integer", Name, c.Limit)
 	}
-	window, err := pluginconf.Duration(Name, "window", c.Window, 0)
+	window, err := config.Duration(Name, "window", c.Window, 0)
 	if err != nil {
 		return nil, err
 	}

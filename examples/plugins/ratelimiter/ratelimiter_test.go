@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 	"github.com/abkit/abkit/examples/plugins/ratelimiter"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 var allow = gateway.Outcome{Kind: gateway.OutcomeAllow, Status: 200}
@@ -149,7 +149,7 @@ func TestConfig_P6(t *testing.T) {
 			t.Errorf("config %s: err = %v, want %q", config, err, want)
 		}
 	}
-	if err := pluginconf.CheckSchema(ratelimiter.Schema(), ratelimiter.Config{}); err != nil {
+	if err := config.CheckSchema(ratelimiter.Schema(), ratelimiter.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := gateway.CheckDescription(plugintest.New(t, ratelimiter.Factory(), `{"limit":1}`).Capabilities().Description); err != nil {

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -39,7 +39,7 @@ func Schema() *gateway.ConfigSchema { return schema }
 
 // Factory registers the plugin.
 func Factory() gateway.Factory {
-	return pluginconf.Factory(Name, schema, New)
+	return config.Factory(Name, schema, New)
 }
 
 // New makes an instance from a decoded config.
@@ -96,7 +96,8 @@ func (*Allowlist) OnResponse(context.Context, *gateway.Exchange) gateway.Action 
 }
 
 // Plugin bundles the factory for the catalog and for serving as a binary.
+// The bundle is the one place for the name and description
+// (sdk.PipelinePlugin).
 func Plugin() sdk.Plugin {
-	f := Factory()
-	return sdk.Plugin{Name: Name, Description: Description, Pipeline: &f}
+	return sdk.PipelinePlugin(Name, Description, Factory())
 }

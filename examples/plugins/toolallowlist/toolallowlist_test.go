@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abkit/abkit/examples/plugins/internal/pluginconf"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
 	"github.com/abkit/abkit/examples/plugins/toolallowlist"
+	"github.com/abkit/abkit/sdk/config"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 func call(tool string) []byte {
@@ -82,7 +82,7 @@ func TestConfigStrict_P6(t *testing.T) {
 			t.Errorf("config %s: err = %v, want it to name the plugin and say %q", config, err, want)
 		}
 	}
-	if err := pluginconf.CheckSchema(f.Config, toolallowlist.Config{}); err != nil {
+	if err := config.CheckSchema(f.Config, toolallowlist.Config{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -40,7 +40,7 @@ longer exists (review it), a reference fails its suite, or --record would
 lower a recorded kill rate (the figures in FILE are a floor: raise them by
 recording a better run; --allow-lower records a lower one on purpose).`,
 		Example: `  conformance mutate                      # both suites, every mutant
-  conformance mutate --suite runtime --run internal/sse
+  conformance mutate --suite runtime --run sdk/sse
   conformance mutate --sample 40 -o json  # 40 mutants per suite, the same every time
   conformance mutate --list               # the mutants, not run`,
 		Args: cobra.NoArgs,

@@ -89,6 +89,8 @@ type Target struct {
 	// Funcs keeps the functions mutated (by name: "Recv.Name", "Name",
 	// or "const"/"var" for package-level declarations); nil keeps all.
 	Funcs func(name string) bool
+	// Files keeps the files mutated (by base name); nil keeps all.
+	Files func(base string) bool
 }
 
 // RuntimeTargets are the reference runtime's packages: the three runtimes,
@@ -99,11 +101,15 @@ func RuntimeTargets() []Target {
 		{Suite: SuiteRuntime, Dir: "internal/pipeline", Build: b},
 		{Suite: SuiteRuntime, Dir: "internal/dispatch", Build: b},
 		{Suite: SuiteRuntime, Dir: "internal/hookbus", Build: b},
-		// Parse, singleData, trimSpace and parseRetry serve replay, not the runtime:
-		// the pipeline only frames (Framer).
-		{Suite: SuiteRuntime, Dir: "internal/sse", Build: b, Funcs: func(n string) bool {
-			return n != "Parse" && n != "singleData" && n != "trimSpace" && n != "parseRetry"
-		}},
+		// The framer only (sse.go): the pipeline frames and nothing else.
+		// Parse, ParseView, singleData, trimSpace and parseRetry serve
+		// replay and plugins, as do the Reader and Parser of reader.go and
+		// parser.go.
+		{Suite: SuiteRuntime, Dir: "sdk/sse", Build: b,
+			Files: func(base string) bool { return base == "sse.go" },
+			Funcs: func(n string) bool {
+				return n != "Parse" && n != "ParseView" && n != "singleData" && n != "trimSpace" && n != "parseRetry"
+			}},
 		// Main validates the bug name, GRPCClient is the runner's side and
 		// replay runs only under a deliberate bug; none runs in a reference
 		// runtime serving a scenario.
@@ -167,7 +173,7 @@ func Enumerate(root string, targets []Target) ([]*Mutant, error) {
 		}
 		sort.Strings(files)
 		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
+			if strings.HasSuffix(f, "_test.go") || (t.Files != nil && !t.Files(filepath.Base(f))) {
 				continue
 			}
 			ms, err := enumerateFile(root, f, t)

@@ -1,0 +1,117 @@
+package examplerun_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abkit/abkit/internal/conformance/cli"
+)
+
+// outsideCopies are the examples the outside module copies: the package
+// directory under examples/plugins and the package name there.
+var outsideCopies = []string{"inferenceparser", "guardrail"}
+
+// TestOutsideModuleBuildsExamples is the check that an author outside this
+// module can build on the SDK: testdata/outside is a module of its own
+// (example.com/outside, with a replace to this checkout) that builds copies
+// of the inference-parser and guardrail examples, tests included, and the
+// built binaries pass `conformance run --plugin`.
+//
+// The copies are the examples' current sources laid over the module with
+// `go build -overlay`, so they never drift and nothing is written into the
+// tree; guardrail's import of inferenceparser is pointed at the copy. The
+// module's go.sum is the main module's: every module the copy needs is one
+// the main module needs, so the build works from the module cache alone.
+func TestOutsideModuleBuildsExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the outside-module build (two binaries)")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH: cannot build the outside module")
+	}
+	ctx := context.Background()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := filepath.Abs(filepath.Join("testdata", "outside"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	replace := map[string]string{filepath.Join(mod, "go.sum"): filepath.Join(root, "go.sum")}
+	for _, pkg := range outsideCopies {
+		src := filepath.Join(root, "examples", "plugins", pkg)
+		files, err := filepath.Glob(filepath.Join(src, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no sources in %s: %v", src, err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The copy imports the other copy, not the checkout's example.
+			for _, other := range outsideCopies {
+				b = bytes.ReplaceAll(b, []byte(`"github.com/abkit/abkit/examples/plugins/`+other+`"`), []byte(`"example.com/outside/`+other+`"`))
+			}
+			rewritten := filepath.Join(tmp, "src", pkg, filepath.Base(f))
+			if err := os.MkdirAll(filepath.Dir(rewritten), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(rewritten, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			replace[filepath.Join(mod, pkg, filepath.Base(f))] = rewritten
+		}
+	}
+	overlay, err := json.Marshal(map[string]any{"Replace": replace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlayFile := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	gocmd := func(args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, gobin, args...)
+		cmd.Dir = mod
+		// The module cache only: never the network, never a go.sum edit.
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), mod, err, out)
+		}
+	}
+	bin := filepath.Join(tmp, "bin")
+	gocmd("build", "-overlay", overlayFile, "-o", bin+string(filepath.Separator), "./cmd/...")
+	// vet compiles the copies' tests too: they must build outside as well.
+	gocmd("vet", "-overlay", overlayFile, "./...")
+
+	for _, name := range []string{"inference-parser", "guardrail"} {
+		t.Run(name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := cli.Main(ctx, &cli.App{Out: &out, Err: &errb}, []string{"run", "--plugin", filepath.Join(bin, name)})
+			if code != 0 {
+				t.Fatalf("conformance run --plugin %s: exit %d\n%s\n%s", name, code, out.String(), errb.String())
+			}
+			t.Logf("conformance run --plugin %s: %s", name, lastLine(out.String()))
+		})
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,126 @@
+// Package jsonrpc reads JSON-RPC 2.0 messages, single or batched, as MCP
+// and A2A plugins see them in bodies and SSE events. Everything it returns
+// is copied out of the input, which may be a borrowed frame (P24).
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// Message is one JSON-RPC message: a request (ID and Method), a
+// notification (Method only) or a response (ID and Result or Error).
+type Message struct {
+	// ID is the id's JSON text (1, "abc"); empty for a notification.
+	ID     string
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  *Error
+}
+
+// IsResponse reports whether m answers a request.
+func (m Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
+
+// Error is a JSON-RPC error object.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// ErrNotJSONRPC says the data is JSON but holds no JSON-RPC message.
+var ErrNotJSONRPC = errors.New("not a JSON-RPC message")
+
+// Parse reads one message or a batch. It fails on invalid JSON and returns
+// ErrNotJSONRPC when no element looks like JSON-RPC (no method, result or
+// error).
+func Parse(data []byte) ([]Message, error) {
+	data = bytes.TrimSpace(data)
+	if !mayHoldMessage(data) {
+		// The common case on a stream that is not JSON-RPC (an inference
+		// stream through the MCP and A2A parsers): json.Valid is several
+		// times cheaper than decoding, and the answer is the same.
+		if json.Valid(data) {
+			return nil, ErrNotJSONRPC
+		}
+	}
+	var raws []json.RawMessage
+	if len(data) > 0 && data[0] == '[' {
+		if err := json.Unmarshal(data, &raws); err != nil {
+			return nil, err
+		}
+	} else {
+		raws = []json.RawMessage{data}
+	}
+	var out []Message
+	for _, raw := range raws {
+		var w struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  *Error          `json:"error"`
+		}
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return nil, err
+		}
+		if w.Method == "" && w.Result == nil && w.Error == nil {
+			continue
+		}
+		m := Message{Method: w.Method, Params: compact(w.Params), Result: compact(w.Result), Error: w.Error}
+		if id := compact(w.ID); id != nil && string(id) != "null" {
+			m.ID = string(id)
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, ErrNotJSONRPC
+	}
+	return out, nil
+}
+
+// MayHoldMessage reports whether data may decode to a JSON-RPC message;
+// when it is false, Parse fails (ErrNotJSONRPC, or a decoding error for
+// invalid JSON). A caller that only needs to know that Parse fails can
+// skip it, and the JSON check it makes, on such data.
+func MayHoldMessage(data []byte) bool { return mayHoldMessage(bytes.TrimSpace(data)) }
+
+// mayHoldMessage reports whether data may decode to a JSON-RPC message.
+// False is certain: data is an object whose text holds no string that
+// matches "method", "result" or "error" the way encoding/json matches
+// field names (ignoring ASCII case), with no escape or non-ASCII byte that
+// could spell one in disguise. Such an object decodes with no method,
+// result or error, so Parse answers ErrNotJSONRPC when it is valid JSON.
+func mayHoldMessage(data []byte) bool {
+	if len(data) == 0 || data[0] != '{' {
+		return true
+	}
+	for i, c := range data {
+		switch {
+		case c >= 0x80 || c == '\\':
+			return true
+		case c == '"':
+			rest := data[i+1:]
+			for _, k := range [...]string{"method", "result", "error"} {
+				if len(rest) > len(k) && rest[len(k)] == '"' && bytes.EqualFold(rest[:len(k)], []byte(k)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// compact returns raw without insignificant space, so that a value reads
+// the same after crossing a process boundary as JSON; nil stays nil.
+func compact(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil
+	}
+	return b.Bytes()
+}
