@@ -1,6 +1,10 @@
 package refruntime
 
-import "github.com/abkit/abkit/internal/pipeline"
+import (
+	"regexp"
+
+	"github.com/abkit/abkit/internal/pipeline"
+)
 
 // Alt names one other allowed behaviour the reference can take at a
 // choice point of the contracts (see Alts), so that the conformance
@@ -25,6 +29,10 @@ var Alts = map[Alt]AltSpec{
 	// Reasonix sends events as JSON-RPC notifications: there is no reply,
 	// so an observer's failure is never seen; only drops are warned.
 	"notify-fire-and-forget": {Choice: "D20.notify", Alternative: "fire-and-forget"},
+	// Not a choice: a runtime whose build errors carry neither rule IDs
+	// nor kinds (AuthBridge's are plain errors naming the plugin) must be
+	// judged by the entries it refuses, and pass.
+	"build-errors-without-rules": {},
 }
 
 // failFast keeps what a fail-fast build reports: the first error about an
@@ -42,4 +50,10 @@ func failFast(errs []*pipeline.RuleError) []*pipeline.RuleError {
 		return []*pipeline.RuleError{first}
 	}
 	return errs
+}
+
+// plainBuildMessage is a build error as a runtime without rule IDs words
+// it: the plugin and what is wrong, no "P7" anywhere.
+func plainBuildMessage(e *pipeline.RuleError) string {
+	return regexp.MustCompile(`\bP[0-9]+\b:? ?`).ReplaceAllString(e.Error(), "")
 }

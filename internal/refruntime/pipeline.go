@@ -369,7 +369,11 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 			errs = failFast(errs)
 		}
 		for _, re := range errs {
-			run.BuildErrors = append(run.BuildErrors, &abkitv1.BuildError{Rule: re.Rule, Plugin: re.Plugin, Message: re.Error()})
+			be := &abkitv1.BuildError{Rule: re.Rule, Plugin: re.Plugin, Message: re.Error()}
+			if s.opts.Alt == "build-errors-without-rules" {
+				be.Rule, be.Message = "", plainBuildMessage(re)
+			}
+			run.BuildErrors = append(run.BuildErrors, be)
 			if s.opts.Bug == "first-build-error-only" {
 				break // Bug (P6).
 			}

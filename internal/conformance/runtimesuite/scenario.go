@@ -2,6 +2,7 @@ package runtimesuite
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/abkit/abkit/internal/conformance"
@@ -166,9 +167,70 @@ func cat(parts ...[]string) []string {
 func rulesOf(errs []*abkitv1.BuildError) []string {
 	var out []string
 	for _, e := range errs {
-		out = append(out, e.GetRule()+"("+e.GetPlugin()+")")
+		out = append(out, ruleOf(e)+"("+e.GetPlugin()+")")
 	}
 	return out
+}
+
+// kindRules maps the kinds of BuildError.kind to their rule, for runtimes
+// whose errors carry no rule ID.
+var kindRules = map[string]string{
+	"duplicate-name": "P1", "empty-name": "P1",
+	"unknown-plugin": "P6", "config": "P6", "on-error": "P6",
+	"requires": "P7", "requires-any": "P8", "writer": "P9",
+	"waypoint-writer": "P10", "mode": "P10",
+}
+
+// ruleOf is the rule of a build error: as the runtime named it, from its
+// kind, or "?" when it says neither (matched by plugin alone, see
+// matchBuildErrors).
+func ruleOf(e *abkitv1.BuildError) string {
+	if r := e.GetRule(); r != "" {
+		return r
+	}
+	if r := kindRules[e.GetKind()]; r != "" {
+		return r
+	}
+	return "?"
+}
+
+// matchBuildErrors returns got (rule(plugin) keys, sorted) with every
+// error whose rule is unknown ("?(x)") replaced by a wanted key of the
+// same entry's plugin not matched otherwise: a runtime whose errors carry
+// neither rule IDs nor kinds is judged by which entries it refuses.
+func matchBuildErrors(want []string, errs []*abkitv1.BuildError) []string {
+	got := rulesOf(errs)
+	left := map[string]int{}
+	for _, w := range want {
+		left[w]++
+	}
+	for _, g := range got {
+		left[g]--
+	}
+	for i, g := range got {
+		plugin, ok := strings.CutPrefix(g, "?(")
+		if !ok {
+			continue
+		}
+		plugin = strings.TrimSuffix(plugin, ")")
+		same := "" // a wanted key of the plugin already matched: one problem reported twice
+		for _, w := range want {
+			if !strings.HasSuffix(w, "("+plugin+")") {
+				continue
+			}
+			if left[w] > 0 {
+				got[i], same = w, ""
+				left[w]--
+				break
+			}
+			same = w
+		}
+		if same != "" {
+			got[i] = same
+		}
+	}
+	sort.Strings(got)
+	return got
 }
 
 func joinMsgs(errs []*abkitv1.BuildError) string {

@@ -594,10 +594,19 @@ func (x *PipelineScenario) GetExchanges() []*ExchangeSpec {
 }
 
 type BuildError struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Rule          string                 `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
-	Plugin        string                 `protobuf:"bytes,2,opt,name=plugin,proto3" json:"plugin,omitempty"`
-	Message       string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The contract rule the error is about ("P7"), when the runtime's errors
+	// carry rule IDs; else empty, and the suite matches the error by plugin
+	// and kind.
+	Rule string `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
+	// The chain entry's plugin name.
+	Plugin  string `protobuf:"bytes,2,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// What is wrong, for a runtime whose errors carry no rule IDs:
+	// duplicate-name, empty-name (P1); unknown-plugin, config, on-error (P6);
+	// requires (P7); requires-any (P8); writer (P9); waypoint-writer, mode
+	// (P10). Empty: unknown, matched by plugin alone.
+	Kind          string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -649,6 +658,13 @@ func (x *BuildError) GetPlugin() string {
 func (x *BuildError) GetMessage() string {
 	if x != nil {
 		return x.Message
+	}
+	return ""
+}
+
+func (x *BuildError) GetKind() string {
+	if x != nil {
+		return x.Kind
 	}
 	return ""
 }
@@ -1901,12 +1917,13 @@ const file_proto_abkit_v1_runtime_proto_rawDesc = "" +
 	"\x04stop\x18\t \x01(\bR\x04stop\x12&\n" +
 	"\x0fstop_timeout_ns\x18\n" +
 	" \x01(\x03R\rstopTimeoutNs\x124\n" +
-	"\texchanges\x18\v \x03(\v2\x16.abkit.v1.ExchangeSpecR\texchanges\"R\n" +
+	"\texchanges\x18\v \x03(\v2\x16.abkit.v1.ExchangeSpecR\texchanges\"f\n" +
 	"\n" +
 	"BuildError\x12\x12\n" +
 	"\x04rule\x18\x01 \x01(\tR\x04rule\x12\x16\n" +
 	"\x06plugin\x18\x02 \x01(\tR\x06plugin\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"V\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\"V\n" +
 	"\x0eRuntimeWarning\x12\x12\n" +
 	"\x04rule\x18\x01 \x01(\tR\x04rule\x12\x16\n" +
 	"\x06plugin\x18\x02 \x01(\tR\x06plugin\x12\x18\n" +
