@@ -170,8 +170,9 @@ type aggregator struct {
 	blocks  map[int]*blockRef
 	seen    bool // the response held anything recognisable
 	// textDeltas says a Responses stream sent output text as deltas, so a
-	// finished output item's text is not added again.
-	textDeltas bool
+	// finished output item's text is not added again; reasoningDeltas the
+	// same for a reasoning item's summary and text.
+	textDeltas, reasoningDeltas bool
 	// w and fast are reused from event to event: decoding an event into
 	// a fresh wire cost an allocation, and the fast path's buffers more.
 	w    wire
@@ -286,6 +287,8 @@ func (a *aggregator) event(ev sse.Event, w *wire) {
 	case typ == "ping":
 		a.res.Pings++
 		a.setStyle(StyleMessages)
+	case typ == "error":
+		a.errorEvent(w)
 	case strings.HasPrefix(typ, "response."):
 		a.setStyle(StyleResponses)
 		a.responsesEvent(typ, w)
@@ -390,10 +393,31 @@ func (a *aggregator) setStyle(s string) {
 	}
 }
 
+// errorEvent reads an error event: Anthropic's {"type":"error","error":{…}},
+// the Responses API's {"type":"error","code":…,"message":"…"}, or an
+// OpenAI-compatible server's event: error with {"error":{…}}.
+func (a *aggregator) errorEvent(w *wire) {
+	a.seen = true
+	switch {
+	case w.Error != nil:
+		if w.Type == "error" {
+			a.setStyle(StyleMessages)
+		}
+		a.res.Error = w.Error.String()
+	case w.Message != nil && w.Message.Text != "":
+		a.setStyle(StyleResponses)
+		e := wireError{Message: w.Message.Text}
+		_ = json.Unmarshal(w.Code, &e.Type) // a string code, or none
+		a.res.Error = e.String()
+	default:
+		a.res.Malformed++
+	}
+}
+
 func isMessagesEvent(t string) bool {
 	switch t {
 	case "message_start", "message_delta", "message_stop",
-		"content_block_start", "content_block_delta", "content_block_stop", "error":
+		"content_block_start", "content_block_delta", "content_block_stop":
 		return true
 	}
 	return false
@@ -483,10 +507,6 @@ func (a *aggregator) messagesEvent(typ string, w *wire) {
 		a.usage(w.Usage)
 	case "message_stop":
 		a.res.Done = true
-	case "error":
-		if w.Error != nil {
-			a.res.Error = w.Error.String()
-		}
 	}
 }
 
@@ -551,6 +571,7 @@ func (a *aggregator) responsesEvent(typ string, w *wire) {
 		a.textDeltas = true
 		c.refusal.WriteString(w.Delta.str())
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		a.reasoningDeltas = true
 		c.reasoning.WriteString(w.Delta.str())
 	case "response.output_item.added":
 		if it := w.Item; it != nil && it.Type == "function_call" && w.OutputIndex != nil {
@@ -615,8 +636,16 @@ func (a *aggregator) outputItem(c *choiceAgg, idx int, it *wireItem) {
 			call.args.WriteString(it.Arguments)
 		}
 	case "reasoning":
+		if a.reasoningDeltas {
+			return // the summary deltas carried it: counted once
+		}
 		for _, p := range it.Summary {
 			c.reasoning.WriteString(p.Text)
+		}
+		for _, p := range it.Content {
+			if p.Type == "reasoning_text" {
+				c.reasoning.WriteString(p.Text)
+			}
 		}
 	default:
 		a.res.UnknownBlocks++
@@ -745,9 +774,11 @@ type wire struct {
 	Message      *wireMessage `json:"message"`
 	Index        *int         `json:"index"`
 	ContentBlock *wireBlock   `json:"content_block"`
-	Delta        *wireDelta   `json:"delta"`
-	Content      []wireBlock  `json:"content"`
-	StopReason   string       `json:"stop_reason"`
+	// Code is a Responses API error event's code (a string or null).
+	Code       json.RawMessage `json:"code"`
+	Delta      *wireDelta      `json:"delta"`
+	Content    []wireBlock     `json:"content"`
+	StopReason string          `json:"stop_reason"`
 }
 
 // responseFields are the fields a Responses API response object shares
@@ -833,6 +864,19 @@ type wireMessage struct {
 	ID    string     `json:"id"`
 	Model string     `json:"model"`
 	Usage *wireUsage `json:"usage"`
+	// Text is a message given as a string: the Responses API's error
+	// event has "message":"…" where Anthropic's message_start has an
+	// object.
+	Text string `json:"-"`
+}
+
+// UnmarshalJSON accepts a message object or a string.
+func (m *wireMessage) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &m.Text)
+	}
+	type plain wireMessage
+	return json.Unmarshal(b, (*plain)(m))
 }
 
 type wireBlock struct {
@@ -876,9 +920,15 @@ type wireError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 	Status  string `json:"status"` // Gemini
+	// Code is a string (the Responses API's rate_limit_exceeded) or a
+	// number (Gemini's 499, an OpenAI-compatible server's 502).
+	Code json.RawMessage `json:"code"`
 }
 
 func (e *wireError) String() string {
+	if e.Type == "" && e.Status == "" && len(e.Code) > 0 && e.Code[0] == '"' {
+		_ = json.Unmarshal(e.Code, &e.Type)
+	}
 	switch {
 	case e.Type != "" && e.Message != "":
 		return e.Type + ": " + e.Message

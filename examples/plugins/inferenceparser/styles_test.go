@@ -167,3 +167,66 @@ func TestRequestStyles(t *testing.T) {
 		}
 	}
 }
+
+// A Responses stream that streams its reasoning summary, then finishes the
+// reasoning item with the same summary: counted once.
+const responsesReasoning = `event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_r","object":"response","status":"in_progress","model":"o4-mini","output":[]}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}
+
+event: response.reasoning_summary_text.delta
+data: {"type":"response.reasoning_summary_text.delta","sequence_number":2,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"**Weighing** the"}
+
+event: response.reasoning_summary_text.delta
+data: {"type":"response.reasoning_summary_text.delta","sequence_number":3,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":" options"}
+
+event: response.reasoning_summary_text.done
+data: {"type":"response.reasoning_summary_text.done","sequence_number":4,"item_id":"rs_1","output_index":0,"summary_index":0,"text":"**Weighing** the options"}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","sequence_number":5,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"**Weighing** the options"}]}}
+
+event: response.output_text.delta
+data: {"type":"response.output_text.delta","sequence_number":6,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"Pick B."}
+
+event: response.completed
+data: {"type":"response.completed","sequence_number":7,"response":{"id":"resp_r","object":"response","status":"completed","model":"o4-mini","usage":{"input_tokens":5,"output_tokens":20,"total_tokens":25}}}
+
+`
+
+// The Responses API's top-level error event: code and message at the top
+// level, a string where Anthropic's events have a message object.
+const responsesError = `event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_e","object":"response","status":"in_progress","model":"gpt-4.1","output":[]}}
+
+event: error
+data: {"type":"error","sequence_number":1,"code":"server_error","message":"The server had an error while processing your request.","param":null}
+
+`
+
+func TestResponsesReasoningAndErrorEvent(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		want       inferenceparser.Result
+	}{
+		{"reasoning summary once", responsesReasoning, inferenceparser.Result{
+			Style: "responses", Transport: "sse", ID: "resp_r", Model: "o4-mini", Content: "Pick B.", Reasoning: "**Weighing** the options",
+			FinishReason: "completed", Usage: &inferenceparser.Usage{InputTokens: 5, OutputTokens: 20, TotalTokens: 25}, Done: true, Events: 8}},
+		{"error event", responsesError, inferenceparser.Result{
+			Style: "responses", Transport: "sse", ID: "resp_e", Model: "gpt-4.1",
+			Error: "server_error: The server had an error while processing your request.", Events: 2}},
+	} {
+		for name, chunks := range chunkings(t, []byte(tt.body)) {
+			got, ok := run(t, "text/event-stream", chunks)
+			if !ok {
+				t.Fatalf("%s/%s: no result", tt.name, name)
+			}
+			got.Request = nil
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s/%s:\n got %+v\nwant %+v", tt.name, name, got, tt.want)
+			}
+		}
+	}
+}
