@@ -359,7 +359,7 @@ func (a *aggregator) Body(body []byte) {
 		a.res.ID, a.res.Model = w.ID, w.Model
 		for _, wc := range w.Choices {
 			c := a.choice(wc.Index)
-			if len(wc.Logprobs) > 0 && string(wc.Logprobs) != "null" {
+			if hasLogprobs(wc.Logprobs) {
 				a.res.Logprobs = true
 			}
 			if m := wc.Message; m != nil {
@@ -434,7 +434,7 @@ func (a *aggregator) chatChunk(w *wire) {
 	}
 	for _, wc := range w.Choices {
 		c := a.choice(wc.Index)
-		if len(wc.Logprobs) > 0 && string(wc.Logprobs) != "null" {
+		if hasLogprobs(wc.Logprobs) {
 			a.res.Logprobs = true
 		}
 		if d := wc.Delta; d != nil {
@@ -567,6 +567,9 @@ func (a *aggregator) responsesEvent(typ string, w *wire) {
 	case "response.output_text.delta":
 		a.textDeltas = true
 		c.content.WriteString(w.Delta.str())
+		if hasLogprobs(w.Logprobs) {
+			a.res.Logprobs = true
+		}
 	case "response.refusal.delta":
 		a.textDeltas = true
 		c.refusal.WriteString(w.Delta.str())
@@ -615,6 +618,9 @@ func (a *aggregator) outputItem(c *choiceAgg, idx int, it *wireItem) {
 			return
 		}
 		for _, p := range it.Content {
+			if hasLogprobs(p.Logprobs) {
+				a.res.Logprobs = true
+			}
 			switch p.Type {
 			case "output_text":
 				c.content.WriteString(p.Text)
@@ -705,6 +711,33 @@ func (a *aggregator) geminiChunk(w *wire) {
 	}
 }
 
+// hasLogprobs reports whether raw carries log probabilities: a non-empty
+// array (a Responses token list), or an object with a non-empty array
+// member (chat's content or refusal list, legacy completions' tokens).
+// null, [] and {"content":null,"refusal":null} carry none: servers send
+// those on every chunk when logprobs were not asked for.
+func hasLogprobs(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 {
+		return false
+	}
+	switch raw[0] {
+	case '[':
+		return len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0
+	case '{':
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) != nil {
+			return false
+		}
+		for _, v := range members {
+			if v = bytes.TrimSpace(v); len(v) > 0 && v[0] == '[' && hasLogprobs(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // compact returns JSON without insignificant space, or raw as it is when
 // it does not parse.
 func compact(raw json.RawMessage) json.RawMessage {
@@ -774,8 +807,10 @@ type wire struct {
 	Message      *wireMessage `json:"message"`
 	Index        *int         `json:"index"`
 	ContentBlock *wireBlock   `json:"content_block"`
-	// Code is a Responses API error event's code (a string or null).
+	// Code is a Responses API error event's code (a string or null);
+	// Logprobs an output_text.delta event's token list.
 	Code       json.RawMessage `json:"code"`
+	Logprobs   json.RawMessage `json:"logprobs"`
 	Delta      *wireDelta      `json:"delta"`
 	Content    []wireBlock     `json:"content"`
 	StopReason string          `json:"stop_reason"`
@@ -798,9 +833,10 @@ type wireItem struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 	Content   []struct {
-		Type    string `json:"type"`
-		Text    string `json:"text"`
-		Refusal string `json:"refusal"`
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Refusal  string          `json:"refusal"`
+		Logprobs json.RawMessage `json:"logprobs"`
 	} `json:"content"`
 	Summary []struct {
 		Text string `json:"text"`

@@ -230,3 +230,27 @@ func TestResponsesReasoningAndErrorEvent(t *testing.T) {
 		}
 	}
 }
+
+// Logprobs is reported only when some chunk carries log probabilities:
+// servers send an empty logprobs object on every chunk when none were
+// asked for.
+func TestLogprobsPresence(t *testing.T) {
+	const nullChunk = `data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hi"},"logprobs":{"content":null,"refusal":null},"finish_reason":null}]}` + "\n\n"
+	for _, tt := range []struct {
+		name, body string
+		want       bool
+	}{
+		{"chat, empty logprobs objects", nullChunk + nullChunk + "data: [DONE]\n\n", false},
+		{"chat, empty lists", `data: {"choices":[{"index":0,"delta":{"content":"a"},"logprobs":{"content":[],"refusal":[]}}]}` + "\n\n", false},
+		{"chat, one token", nullChunk + `data: {"choices":[{"index":0,"delta":{"content":"a"},"logprobs":{"content":[{"token":"a","logprob":-0.5,"bytes":[97],"top_logprobs":[]}],"refusal":null}}]}` + "\n\n", true},
+		{"legacy completions", `data: {"object":"text_completion","choices":[{"index":0,"text":"a","logprobs":{"tokens":["a"],"token_logprobs":[-0.2]}}]}` + "\n\n", true},
+		{"responses, no tokens", "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"content_index\":0,\"delta\":\"a\",\"logprobs\":[]}\n\n", false},
+		{"responses, tokens", "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"content_index\":0,\"delta\":\"a\",\"logprobs\":[{\"token\":\"a\",\"logprob\":-0.1,\"bytes\":[97],\"top_logprobs\":[]}]}\n\n", true},
+		{"responses item", "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"a\",\"logprobs\":[{\"token\":\"a\",\"logprob\":-0.1}]}]}}\n\n", true},
+	} {
+		got, ok := run(t, "text/event-stream", [][]byte{[]byte(tt.body)})
+		if !ok || got.Logprobs != tt.want || got.Malformed != 0 {
+			t.Errorf("%s: claimed %v, logprobs %v (want %v), malformed %d", tt.name, ok, got.Logprobs, tt.want, got.Malformed)
+		}
+	}
+}
