@@ -54,15 +54,26 @@ const (
 // FinishReason describe the first choice; Choices lists every choice only
 // when the response had more than one.
 type Result struct {
-	Request      *Request   `json:"request,omitempty"`
-	Style        string     `json:"style,omitempty"`
-	Transport    string     `json:"transport,omitempty"`
-	ID           string     `json:"id,omitempty"`
-	Model        string     `json:"model,omitempty"`
-	Content      string     `json:"content,omitempty"`
-	Reasoning    string     `json:"reasoning,omitempty"`
+	Request   *Request `json:"request,omitempty"`
+	Style     string   `json:"style,omitempty"`
+	Transport string   `json:"transport,omitempty"`
+	ID        string   `json:"id,omitempty"`
+	Model     string   `json:"model,omitempty"`
+	Content   string   `json:"content,omitempty"`
+	// Reasoning is the model's reasoning text as the provider sent it:
+	// Anthropic thinking, Gemini thought parts, the Responses API's
+	// reasoning summary (or reasoning text), chat-completions
+	// reasoning_content or reasoning (DeepSeek, OpenRouter, Groq, vLLM)
+	// and Mistral's thinking content parts; each counted once.
+	Reasoning string `json:"reasoning,omitempty"`
+	// ToolCalls are the calls the client is to run, the legacy
+	// function_call among them.
 	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
 	FinishReason string     `json:"finish_reason,omitempty"`
+	// ServerToolCalls are the tools the provider ran itself (Anthropic
+	// server_tool_use and mcp_tool_use blocks, Responses web_search_call,
+	// mcp_call, …), each with its result when the response held it.
+	ServerToolCalls []ServerToolCall `json:"server_tool_calls,omitempty"`
 	// Refusal is the model's refusal text (OpenAI delta.refusal, Responses
 	// refusal deltas) of the first choice.
 	Refusal string `json:"refusal,omitempty"`
@@ -123,11 +134,31 @@ type ToolCall struct {
 	Arguments string `json:"arguments,omitempty"`
 }
 
-// Usage is the token usage the upstream reported.
+// ServerToolCall is one tool the provider ran: Type is the block or item
+// type (server_tool_use, mcp_tool_use, web_search_call, mcp_call, …),
+// Server the MCP server it went to. ResultType, Result (as compact JSON)
+// and IsError describe the result block or output.
+type ServerToolCall struct {
+	Type       string          `json:"type"`
+	ID         string          `json:"id,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Server     string          `json:"server,omitempty"`
+	Arguments  string          `json:"arguments,omitempty"`
+	Status     string          `json:"status,omitempty"`
+	ResultType string          `json:"result_type,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	IsError    bool            `json:"is_error,omitempty"`
+}
+
+// Usage is the token usage the upstream reported. ReasoningTokens is the
+// part of the output spent on reasoning, where the provider says
+// (completion_tokens_details, output_tokens_details, Gemini's
+// thoughtsTokenCount).
 type Usage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-	TotalTokens  int `json:"total_tokens"`
+	InputTokens     int `json:"input_tokens"`
+	OutputTokens    int `json:"output_tokens"`
+	TotalTokens     int `json:"total_tokens"`
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 }
 
 // FromExchange returns the "inference" extension of ex, whether it is this
@@ -168,7 +199,8 @@ type aggregator struct {
 	res     Result
 	choices []*choiceAgg // by first appearance; sorted by index at the end
 	blocks  map[int]*blockRef
-	seen    bool // the response held anything recognisable
+	servers []*serverAgg // server tool calls, in order
+	seen    bool         // the response held anything recognisable
 	// textDeltas says a Responses stream sent output text as deltas, so a
 	// finished output item's text is not added again; reasoningDeltas the
 	// same for a reasoning item's summary and text.
@@ -199,10 +231,31 @@ type callAgg struct {
 	input string // a messages-style tool_use block's initial input
 }
 
+type serverAgg struct {
+	ServerToolCall
+	args  strings.Builder
+	input string // the block's initial input
+}
+
 // blockRef says what a messages-style content block index is.
 type blockRef struct {
-	kind string // text, thinking, tool_use, other
-	call *callAgg
+	kind   string // text, thinking, tool_use, other
+	call   *callAgg
+	server *serverAgg
+}
+
+// server returns the server tool call with id, adding one of type typ.
+func (a *aggregator) server(typ, id string) *serverAgg {
+	if id != "" {
+		for _, s := range a.servers {
+			if s.ID == id {
+				return s
+			}
+		}
+	}
+	s := &serverAgg{ServerToolCall: ServerToolCall{Type: typ, ID: id}}
+	a.servers = append(a.servers, s)
+	return s
 }
 
 func (a *aggregator) choice(i int) *choiceAgg {
@@ -364,8 +417,14 @@ func (a *aggregator) Body(body []byte) {
 			}
 			if m := wc.Message; m != nil {
 				c.refusal.WriteString(m.Refusal)
-				c.content.WriteString(string(m.Content))
-				c.reasoning.WriteString(m.ReasoningContent)
+				c.content.WriteString(m.Content.Text)
+				c.reasoning.WriteString(m.Content.Thinking)
+				c.reasoning.WriteString(m.reasoning())
+				if fc := m.FunctionCall; fc != nil {
+					call := c.call(0)
+					call.Name = fc.Name
+					call.args.WriteString(fc.Arguments)
+				}
 				for i, tc := range m.ToolCalls {
 					call := c.call(i)
 					call.ID, call.Name = tc.ID, tc.Function.Name
@@ -439,8 +498,18 @@ func (a *aggregator) chatChunk(w *wire) {
 		}
 		if d := wc.Delta; d != nil {
 			c.refusal.WriteString(d.Refusal)
-			c.content.WriteString(string(d.Content))
-			c.reasoning.WriteString(d.ReasoningContent)
+			c.content.WriteString(d.Content.Text)
+			c.reasoning.WriteString(d.Content.Thinking)
+			c.reasoning.WriteString(d.reasoning())
+			if fc := d.FunctionCall; fc != nil {
+				// The legacy function_call: one call, streamed like a tool
+				// call's function.
+				call := c.call(0)
+				if fc.Name != "" {
+					call.Name = fc.Name
+				}
+				call.args.WriteString(fc.Arguments)
+			}
 			for j, tc := range d.ToolCalls {
 				idx := j
 				if tc.Index != nil {
@@ -490,8 +559,11 @@ func (a *aggregator) messagesEvent(typ string, w *wire) {
 		case "thinking_delta":
 			c.reasoning.WriteString(d.Thinking)
 		case "input_json_delta":
-			if ref != nil && ref.call != nil {
+			switch {
+			case ref != nil && ref.call != nil:
 				ref.call.args.WriteString(d.PartialJSON)
+			case ref != nil && ref.server != nil:
+				ref.server.args.WriteString(d.PartialJSON)
 			}
 		case "signature_delta", "citations_delta":
 		default:
@@ -521,13 +593,29 @@ func (a *aggregator) startBlock(c *choiceAgg, index int, b wireBlock) {
 		c.content.WriteString(b.Text)
 	case "thinking":
 		c.reasoning.WriteString(b.Thinking)
-	case "tool_use", "server_tool_use":
+	case "tool_use":
 		call := c.call(index)
 		call.ID, call.Name = b.ID, b.Name
 		call.input = string(b.Input)
 		ref.call = call
-	case "redacted_thinking", "web_search_tool_result", "tool_result":
+	case "server_tool_use", "mcp_tool_use":
+		// Run by Anthropic (web search, code execution) or by the MCP
+		// server it connects to: not the client's to run.
+		s := a.server(b.Type, b.ID)
+		s.Name, s.Server, s.input = b.Name, b.ServerName, string(compact(b.Input))
+		ref.server = s
+	case "redacted_thinking", "tool_result":
 	default:
+		if b.ToolUseID != "" && strings.HasSuffix(b.Type, "_tool_result") {
+			// web_search_tool_result, code_execution_tool_result,
+			// mcp_tool_result, …: the result of a server tool call.
+			s := a.server("", b.ToolUseID)
+			s.ResultType, s.IsError = b.Type, b.IsError
+			if len(b.Content) > 0 && string(b.Content) != "null" {
+				s.Result = compact(b.Content)
+			}
+			break
+		}
 		// A block type newer than this parser (compaction, …): counted.
 		a.res.UnknownBlocks++
 	}
@@ -554,6 +642,12 @@ func (a *aggregator) usage(u *wireUsage) {
 	set(&a.res.Usage.InputTokens, u.PromptTokenCount)
 	set(&a.res.Usage.OutputTokens, u.CandidatesTokenCount)
 	set(&a.res.Usage.TotalTokens, u.TotalTokenCount)
+	set(&a.res.Usage.ReasoningTokens, u.ThoughtsTokenCount)
+	for _, d := range []*tokenDetails{u.CompletionDetails, u.OutputDetails} {
+		if d != nil {
+			set(&a.res.Usage.ReasoningTokens, d.ReasoningTokens)
+		}
+	}
 }
 
 // responsesEvent handles one event of the OpenAI Responses API stream.
@@ -641,6 +735,21 @@ func (a *aggregator) outputItem(c *choiceAgg, idx int, it *wireItem) {
 		if call.args.Len() == 0 {
 			call.args.WriteString(it.Arguments)
 		}
+	case "mcp_call", "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call":
+		// Tools the provider ran: the finished item is read once (from
+		// response.output_item.done or the body).
+		sv := a.server(it.Type, it.ID)
+		sv.Name, sv.Server, sv.Status, sv.Arguments = it.Name, it.ServerLabel, it.Status, it.Arguments
+		if sv.Arguments == "" && len(it.Action) > 0 && string(it.Action) != "null" {
+			sv.Arguments = string(compact(it.Action)) // web_search_call's query
+		}
+		if len(it.Output) > 0 && string(it.Output) != "null" {
+			sv.Result = compact(it.Output)
+		}
+		if len(it.Error) > 0 && string(it.Error) != "null" {
+			sv.IsError, sv.Result = true, compact(it.Error)
+		}
+	case "mcp_list_tools":
 	case "reasoning":
 		if a.reasoningDeltas {
 			return // the summary deltas carried it: counted once
@@ -778,6 +887,15 @@ func (a *aggregator) result() (Result, bool) {
 	if len(choices) > 1 {
 		res.Choices = choices
 	}
+	for _, sv := range a.servers {
+		call := sv.ServerToolCall
+		if call.Arguments == "" && sv.args.Len() > 0 {
+			call.Arguments = sv.args.String()
+		} else if call.Arguments == "" && sv.input != "" && sv.input != "{}" {
+			call.Arguments = sv.input
+		}
+		res.ServerToolCalls = append(res.ServerToolCalls, call)
+	}
 	if u := res.Usage; u != nil && u.TotalTokens == 0 {
 		u.TotalTokens = u.InputTokens + u.OutputTokens
 	}
@@ -829,10 +947,17 @@ type responseFields struct {
 
 type wireItem struct {
 	Type      string `json:"type"`
+	ID        string `json:"id"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
-	Content   []struct {
+	// Server tool items (mcp_call, web_search_call, …).
+	ServerLabel string          `json:"server_label"`
+	Status      string          `json:"status"`
+	Action      json.RawMessage `json:"action"`
+	Output      json.RawMessage `json:"output"`
+	Error       json.RawMessage `json:"error"`
+	Content     []struct {
 		Type     string          `json:"type"`
 		Text     string          `json:"text"`
 		Refusal  string          `json:"refusal"`
@@ -869,10 +994,68 @@ type wireChoice struct {
 }
 
 type chatMsg struct {
-	Refusal          string         `json:"refusal"`
-	Content          text           `json:"content"`
+	Refusal string      `json:"refusal"`
+	Content chatContent `json:"content"`
+	// ReasoningContent (DeepSeek, vLLM, Groq's older name) and Reasoning
+	// (OpenRouter, Groq, vLLM) carry the same text: one is read.
 	ReasoningContent string         `json:"reasoning_content"`
+	Reasoning        string         `json:"reasoning"`
 	ToolCalls        []wireToolCall `json:"tool_calls"`
+	// FunctionCall is the legacy single call (functions, not tools).
+	FunctionCall *struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function_call"`
+}
+
+// reasoning returns the message's reasoning text, counted once when a
+// server sends it under both names.
+func (m *chatMsg) reasoning() string {
+	if m.ReasoningContent != "" {
+		return m.ReasoningContent
+	}
+	return m.Reasoning
+}
+
+// chatContent is a chat message's content: a string, null, or an array of
+// parts whose text parts are joined with newlines; Mistral's thinking
+// parts ({"type":"thinking","thinking":[{"type":"text","text":…}]}) are
+// the model's reasoning, kept apart.
+type chatContent struct {
+	Text, Thinking string
+}
+
+// UnmarshalJSON accepts a string, null or an array of content parts.
+func (c *chatContent) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '[' {
+		var t text
+		err := json.Unmarshal(b, &t)
+		c.Text = string(t)
+		return err
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Thinking text   `json:"thinking"`
+		Content  text   `json:"content"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return err
+	}
+	var texts, thinking []string
+	for _, p := range parts {
+		if p.Type == "thinking" {
+			thinking = append(thinking, string(p.Thinking))
+			continue
+		}
+		for _, s := range []string{p.Text, string(p.Content)} {
+			if s != "" {
+				texts = append(texts, s)
+			}
+		}
+	}
+	c.Text, c.Thinking = strings.Join(texts, "\n"), strings.Join(thinking, "")
+	return nil
 }
 
 type wireToolCall struct {
@@ -894,6 +1077,15 @@ type wireUsage struct {
 	PromptTokenCount     *int `json:"promptTokenCount"`
 	CandidatesTokenCount *int `json:"candidatesTokenCount"`
 	TotalTokenCount      *int `json:"totalTokenCount"`
+	ThoughtsTokenCount   *int `json:"thoughtsTokenCount"`
+	// Reasoning tokens: chat's completion_tokens_details, the Responses
+	// API's output_tokens_details.
+	CompletionDetails *tokenDetails `json:"completion_tokens_details"`
+	OutputDetails     *tokenDetails `json:"output_tokens_details"`
+}
+
+type tokenDetails struct {
+	ReasoningTokens *int `json:"reasoning_tokens"`
 }
 
 type wireMessage struct {
@@ -922,6 +1114,12 @@ type wireBlock struct {
 	ID       string          `json:"id"`
 	Name     string          `json:"name"`
 	Input    json.RawMessage `json:"input"`
+	// Server tool blocks: mcp_tool_use's server, a result's call id,
+	// content and error flag.
+	ServerName string          `json:"server_name"`
+	ToolUseID  string          `json:"tool_use_id"`
+	Content    json.RawMessage `json:"content"`
+	IsError    bool            `json:"is_error"`
 }
 
 type wireDelta struct {

@@ -85,9 +85,10 @@ func TestStyles(t *testing.T) {
 			ToolCalls:    []inferenceparser.ToolCall{{ID: "call_9", Name: "get_weather", Arguments: `{"city":"Oslo"}`}},
 			FinishReason: "completed", Usage: &inferenceparser.Usage{InputTokens: 9, OutputTokens: 4, TotalTokens: 13},
 			Done: true, Events: 9}},
-		{"responses body", "application/json", `{"id":"resp_2","object":"response","status":"completed","model":"gpt-4.1","output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"hmm"}]},{"type":"message","content":[{"type":"output_text","text":"Hi"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"web_search_call"}],"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}`,
+		{"responses body", "application/json", `{"id":"resp_2","object":"response","status":"completed","model":"gpt-4.1","output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"hmm"}]},{"type":"message","content":[{"type":"output_text","text":"Hi"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"web_search_call"},{"type":"computer_call_v9"}],"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}`,
 			inferenceparser.Result{Style: "responses", Transport: "json", ID: "resp_2", Model: "gpt-4.1", Content: "Hi", Reasoning: "hmm",
 				ToolCalls: []inferenceparser.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}, FinishReason: "completed", UnknownBlocks: 1,
+				ServerToolCalls: []inferenceparser.ServerToolCall{{Type: "web_search_call"}},
 				Usage: &inferenceparser.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}, Done: true}},
 		{"gemini stream", "text/event-stream", geminiStream, inferenceparser.Result{
 			Style: "gemini", Transport: "sse", ID: "r-1", Model: "gemini-2.5-flash", Content: "Hi ", Reasoning: "Let me think",
