@@ -362,21 +362,6 @@ func (a *aggregator) event(ev sse.Event, w *wire) {
 	}
 }
 
-// Other reads a block of the stream that is not an event: Gemini writes
-// an error object ({"error": {...}}) straight into the stream, outside any
-// data: line, when it fails mid-stream.
-func (a *aggregator) Other(raw []byte) {
-	t := strings.TrimSpace(string(raw))
-	if !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
-		return
-	}
-	var w wire
-	if json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(t, "["), "]")), &w) == nil && w.Error != nil && w.JSONRPC == "" {
-		a.res.Error = w.Error.String()
-		a.seen = true
-	}
-}
-
 // Body handles a non-streamed JSON body of either style.
 func (a *aggregator) Body(body []byte) {
 	a.res.Transport = TransportJSON

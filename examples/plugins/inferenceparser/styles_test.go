@@ -44,7 +44,10 @@ const geminiStream = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text
 	"data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"Hi \"},{\"functionCall\": {\"name\": \"lookup\",\"args\": {\"q\": \"x\"}}}],\"role\": \"model\"},\"finishReason\": \"STOP\",\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 5,\"candidatesTokenCount\": 3,\"totalTokenCount\": 8},\"modelVersion\": \"gemini-2.5-flash\"}\r\n\r\n"
 
 // A Gemini stream that fails mid-way: the error object is written into the
-// stream outside any data: line.
+// stream outside any data: line, as an unterminated final block. It is not
+// an event: the runtime relays it without dispatching it (P19), so the
+// parser, which sees the same frames, never reports it; the stream shows
+// as one that never finished.
 const geminiError = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"par\"}],\"role\": \"model\"},\"index\": 0}]}\n\n" +
 	"{\n  \"error\": {\n    \"code\": 499,\n    \"message\": \"The operation was cancelled.\",\n    \"status\": \"CANCELLED\"\n  }\n}\n"
 
@@ -89,7 +92,7 @@ func TestStyles(t *testing.T) {
 			inferenceparser.Result{Style: "responses", Transport: "json", ID: "resp_2", Model: "gpt-4.1", Content: "Hi", Reasoning: "hmm",
 				ToolCalls: []inferenceparser.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}, FinishReason: "completed", UnknownBlocks: 1,
 				ServerToolCalls: []inferenceparser.ServerToolCall{{Type: "web_search_call"}},
-				Usage: &inferenceparser.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}, Done: true}},
+				Usage:           &inferenceparser.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}, Done: true}},
 		{"gemini stream", "text/event-stream", geminiStream, inferenceparser.Result{
 			Style: "gemini", Transport: "sse", ID: "r-1", Model: "gemini-2.5-flash", Content: "Hi ", Reasoning: "Let me think",
 			ToolCalls: []inferenceparser.ToolCall{{Name: "lookup", Arguments: `{"q":"x"}`}}, FinishReason: "STOP",
@@ -98,7 +101,7 @@ func TestStyles(t *testing.T) {
 			inferenceparser.Result{Style: "gemini", Transport: "json", Content: "ok", FinishReason: "MAX_TOKENS",
 				Usage: &inferenceparser.Usage{InputTokens: 1, OutputTokens: 1, TotalTokens: 2}, Done: true}},
 		{"gemini error outside data", "text/event-stream", geminiError, inferenceparser.Result{
-			Style: "gemini", Transport: "sse", Content: "par", Error: "CANCELLED: The operation was cancelled.", Events: 1}},
+			Style: "gemini", Transport: "sse", Content: "par", Events: 1}},
 		{"anthropic stop_details and unknown block", "text/event-stream", anthropicRefusal, inferenceparser.Result{
 			Style: "messages", Transport: "sse", ID: "msg_r", Model: "claude-x", FinishReason: "refusal",
 			StopDetails: []byte(`{"type":"refusal","category":"cyber","explanation":null}`), UnknownBlocks: 1,
