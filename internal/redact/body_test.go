@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -120,4 +121,49 @@ func TestFormatOf(t *testing.T) {
 			t.Errorf("FormatOf(%q) = %d, want %d", ct, got, want)
 		}
 	}
+}
+
+// bodyPlants are a secret's templates for each content type: where the
+// type's rules must find it.
+var bodyPlants = []struct{ ct, tmpl string }{
+	{"application/x-www-form-urlencoded", `api_key=%s&x=1`},
+	{"application/x-www-form-urlencoded", `user=a&password=%s`},
+	{"application/json", `{"password":"%s"}`},
+	{"application/json", `{"args":"{\"client_secret\":\"%s\"}"}`},
+	{"application/json", `{"u":"https://h.example/v1?api_key=%s&v=1"}`},
+	{"text/event-stream", `data: {"sessionToken":["%s"]}`},
+	{"text/event-stream", `data: api_key=%s`},
+	{"application/javascript", `fetch("https://h.example/x?access_token=%s&v=1")`},
+	{"text/html", `<a href="/p?api_key=%s">x</a>`},
+	{"", `'password': '%s'`},
+}
+
+// FuzzScanBody plants a secret in random bytes in each content type's
+// template, with a line break either side, and checks the type's rules
+// never let it survive.
+func FuzzScanBody(f *testing.F) {
+	f.Add([]byte("data: {\"x\":1}\n"), []byte("correct-horse"), []byte("\x00\xff"), uint8(0))
+	f.Add([]byte(`{"token":"I'm"}`), []byte(`a"b,c[d`), []byte(`}`), uint8(4))
+	f.Add([]byte("this.credentials=t.credentials"), []byte("zz9"), []byte(".fa-cookie:before{"), uint8(7))
+	f.Fuzz(func(t *testing.T, pre, secret, post []byte, form uint8) {
+		secret = bytes.Map(func(r rune) rune {
+			switch r {
+			case '"', '\'', '\\', '\n', '\r', '&', '@', '/', '#', ' ', '\t', '[', ']', '?', '%', '<', '>', '=', ';', ',', ')', '}':
+				return 'x'
+			}
+			if r < 0x20 || r == 0x7f {
+				return 'x'
+			}
+			return r
+		}, secret)
+		if len(secret) < 3 || bytes.Contains([]byte("[REDACTED:"), secret) || bytes.Contains(secret, []byte("REDACTED")) ||
+			bytes.Contains(pre, secret) || bytes.Contains(post, secret) {
+			return
+		}
+		p := bodyPlants[int(form)%len(bodyPlants)]
+		in := append(append(append(append(append([]byte{}, pre...), '\n'), strings.Replace(p.tmpl, "%s", string(secret), 1)...), '\n'), post...)
+		if out := BodyBytes(p.ct, in); bytes.Contains(out, secret) {
+			t.Fatalf("secret %q survived as %s in\n in %q\nout %q", secret, p.ct, in, out)
+		}
+	})
 }
