@@ -21,7 +21,7 @@ func TestInferenceFixturesExtract(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		file, reasoning, err, tool string
-		servers, reasoningTokens  int
+		servers, reasoningTokens   int
 	}{
 		{file: "reasoning-stream", reasoning: "91 is 7 times 13.", reasoningTokens: 22},
 		{file: "server-tools", servers: 2},
