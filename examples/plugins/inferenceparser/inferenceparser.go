@@ -249,6 +249,9 @@ func (a *aggregator) server(typ, id string) *serverAgg {
 	if id != "" {
 		for _, s := range a.servers {
 			if s.ID == id {
+				if s.Type == "" {
+					s.Type = typ // its result came first
+				}
 				return s
 			}
 		}
@@ -441,9 +444,9 @@ func (a *aggregator) setStyle(s string) {
 // the Responses API's {"type":"error","code":…,"message":"…"}, or an
 // OpenAI-compatible server's event: error with {"error":{…}}.
 func (a *aggregator) errorEvent(w *wire) {
-	a.seen = true
 	switch {
 	case w.Error != nil:
+		a.seen = true
 		if w.Type == "error" {
 			a.setStyle(StyleMessages)
 		}

@@ -1,11 +1,13 @@
 package inferenceparser_test
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
 
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
+	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
 )
 
 // Vectors written here in the shapes of OpenAI-compatible servers
@@ -216,5 +218,20 @@ func TestReasoningAndServerToolsInBodies(t *testing.T) {
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// An error event that is no provider's (neither an error object nor a
+// message) is not evidence of inference traffic: with no inference request
+// either, nothing is claimed.
+func TestUnknownErrorEventNotClaimed(t *testing.T) {
+	ctx := context.Background()
+	p := plugintest.New(t, inferenceparser.Factory(), "")
+	r := plugintest.NewRun("GET", "/events", nil)
+	r.Request(ctx, p)
+	r.Respond(200, "text/event-stream")
+	r.Frames(ctx, [][]byte{[]byte("event: error\ndata: {\"reason\":\"x\"}\n\n")}, p)
+	if got, ok := inferenceparser.FromExchange(r.Ex); ok {
+		t.Errorf("claimed: %+v", got)
 	}
 }
