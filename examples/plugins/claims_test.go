@@ -138,3 +138,19 @@ func runParsers(req fixture.Request, status int, contentType string, chunks [][]
 	_, mcpOK = mcpparser.FromExchange(r.Ex)
 	return inf, infOK, a2aOK, mcpOK
 }
+
+// An MCP request answered by its server's OAuth layer with a bare JSON
+// error (no JSON-RPC envelope): inference-parser saw a JSON-RPC request, so
+// the exchange is not inference; mcp-parser keeps only the request it saw.
+func TestOAuthErrorOnMCPExchange(t *testing.T) {
+	req, err := fixture.ParseRequest("req", []byte("POST https://mcp.example/mcp\nContent-Type: application/json\n\n"+`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{`{"error":"invalid_token","error_description":"The access token expired"}`, `{"error":{"code":401,"message":"unauthorized"}}`} {
+		inf, infOK, a2aOK, _ := runParsers(req, http.StatusUnauthorized, "application/json", [][]byte{[]byte(body)})
+		if infOK || a2aOK {
+			t.Errorf("%s: claimed by inference-parser %v (%+v), a2a-parser %v", body, infOK, inf, a2aOK)
+		}
+	}
+}

@@ -187,7 +187,7 @@ var _ gateway.StreamingResponder = (*Parser)(nil)
 // request.
 func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	a := p.Begin(ex)
-	a.res.Request = parseRequest(ex.RequestBody())
+	a.res.Request, a.foreign = parseRequest(ex.RequestBody())
 	if a.res.Request != nil {
 		ex.SetExtension(Key, Result{Request: a.res.Request})
 	}
@@ -201,6 +201,10 @@ type aggregator struct {
 	blocks  map[int]*blockRef
 	servers []*serverAgg // server tool calls, in order
 	seen    bool         // the response held anything recognisable
+	// foreign: the request was JSON-RPC (MCP, A2A), so the response is
+	// that protocol's, even a bare {"error":…} an MCP server's OAuth
+	// layer answers with: never claimed.
+	foreign bool
 	// textDeltas says a Responses stream sent output text as deltas, so a
 	// finished output item's text is not added again; reasoningDeltas the
 	// same for a reasoning item's summary and text.
@@ -287,6 +291,9 @@ func (c *choiceAgg) call(i int) *callAgg {
 
 // Event handles one SSE event of any style.
 func (a *aggregator) Event(ev sse.Event) {
+	if a.foreign {
+		return
+	}
 	a.res.Transport = TransportSSE
 	a.res.Events++
 	data := strings.TrimSpace(ev.Data)
@@ -367,6 +374,9 @@ func (a *aggregator) event(ev sse.Event, w *wire) {
 
 // Body handles a non-streamed JSON body of either style.
 func (a *aggregator) Body(body []byte) {
+	if a.foreign {
+		return
+	}
 	a.res.Transport = TransportJSON
 	var w wire
 	if err := json.Unmarshal(body, &w); err != nil {
@@ -1213,9 +1223,19 @@ func (t *text) UnmarshalJSON(b []byte) error {
 }
 
 // parseRequest reads an inference request body; nil when it is not one.
-func parseRequest(body []byte) *Request {
+// jsonRPC says the body is a JSON-RPC request or batch (MCP, A2A).
+func parseRequest(body []byte) (req *Request, jsonRPC bool) {
 	if len(body) == 0 {
-		return nil
+		return nil, false
+	}
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' {
+		var batch []struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		if json.Unmarshal(t, &batch) == nil && len(batch) > 0 && batch[0].JSONRPC != "" {
+			return nil, true
+		}
+		return nil, false
 	}
 	type geminiContent struct {
 		Role  string `json:"role"`
@@ -1244,9 +1264,9 @@ func parseRequest(body []byte) *Request {
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(body, &w); err != nil || w.JSONRPC != "" || (w.Model == nil && w.Messages == nil && w.Contents == nil) {
-		return nil
+		return nil, err == nil && w.JSONRPC != ""
 	}
-	req := &Request{Stream: w.Stream, System: string(w.System)}
+	req = &Request{Stream: w.Stream, System: string(w.System)}
 	if w.Model != nil {
 		req.Model = *w.Model
 	}
@@ -1297,7 +1317,7 @@ func parseRequest(body []byte) *Request {
 		}
 		req.Tools = append(req.Tools, name)
 	}
-	return req
+	return req, false
 }
 
 // Plugin bundles the factory for the catalog and for serving as a binary.
