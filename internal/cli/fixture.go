@@ -79,6 +79,11 @@ CR and LF (the error gives the byte offset); --har keeps binary bodies.`,
 				}
 				f.Response.Status = status
 			}
+			if jsonBody != "" {
+				if err := fixture.EmptyBodyStatus(f); err != nil {
+					return usageErr(fmt.Errorf("--json %s: %w", jsonBody, err))
+				}
+			}
 			if out == "" {
 				in := sse + jsonBody
 				out = strings.TrimSuffix(filepath.Base(in), filepath.Ext(in)) + fixture.Ext

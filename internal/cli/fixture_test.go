@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -137,5 +138,62 @@ func TestFixtureImportHARNoOverwrite(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 1 {
 		t.Fatalf("out holds %d files, want the 1 that was there", len(ents))
+	}
+}
+
+// TestFixtureImportJSONEmptyBody: an empty --json body is a real exchange
+// with status 202 (an MCP notification's reply) or 204, or as a HEAD
+// answer; with a status that needs a body it is a usage error naming the
+// file and the statuses that allow none.
+func TestFixtureImportJSONEmptyBody(t *testing.T) {
+	tests := []struct {
+		name, status, request string
+		code                  int
+		wantStatus            int
+	}{
+		{"202", "202", "POST https://mcp.example/mcp\nContent-Type: application/json\n\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 0, 202},
+		{"204 by default", "", "", 0, 204},
+		{"head", "", "HEAD https://api.example/v1/models\n\n", 0, 200},
+		{"200 refused", "200", "", ExitUsage, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in, out := filepath.Join(dir, "body.json"), filepath.Join(dir, "x.fixture")
+			if err := os.WriteFile(in, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"fixture", "import", "--json", in, "--out", out}
+			if tc.status != "" {
+				args = append(args, "--status", tc.status)
+			}
+			if tc.request != "" {
+				req := filepath.Join(dir, "req.http")
+				if err := os.WriteFile(req, []byte(tc.request), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "--request", req)
+			}
+			code, _, stderr := runAbctl(t, args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstderr: %s", code, tc.code, stderr)
+			}
+			if tc.code != 0 {
+				if !strings.Contains(stderr, "--json "+in+":") || !strings.Contains(stderr, "202, 204 or 304") {
+					t.Errorf("stderr %q: want the file and the statuses that allow an empty body", stderr)
+				}
+				if _, err := os.Stat(out); !os.IsNotExist(err) {
+					t.Errorf("fixture written (stat: %v)", err)
+				}
+				return
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "response " + strconv.Itoa(tc.wantStatus); !strings.Contains(string(data), want+"\n") {
+				t.Errorf("fixture lacks %q:\n%s", want, data)
+			}
+		})
 	}
 }

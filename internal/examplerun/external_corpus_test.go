@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -256,6 +257,9 @@ func checkParsers(t *testing.T, c manifestCapture, body []byte, req *fixture.Req
 			t.Errorf("%s claimed=%v; only %s should claim %s traffic", name, ok, c.Parser, c.Protocol)
 		}
 	}
+	if c.Kind == "sse" {
+		checkDispatched(t, c, body, req, inf, infOK, a2aOK, mcpOK)
+	}
 	switch c.Parser {
 	case inferenceparser.Name:
 		if !infOK {
@@ -299,5 +303,40 @@ func checkParsers(t *testing.T, c manifestCapture, body []byte, req *fixture.Req
 		if mcp.Malformed > 0 {
 			t.Errorf("%d events counted malformed: %+v", mcp.Malformed, mcp)
 		}
+	}
+}
+
+// checkDispatched: fed only the blocks the runtime dispatches (those with a
+// data line; P19), the parsers store what they stored from the raw bytes.
+// So what a parser reports from a capture is what it reports in a chain:
+// nothing it says comes from a block the runtime never hands over (a
+// Gemini error object outside any data: line).
+func checkDispatched(t *testing.T, c manifestCapture, body []byte, req *fixture.Request, inf inferenceparser.Result, infOK, a2aOK, mcpOK bool) {
+	t.Helper()
+	var frames [][]byte
+	emit := func(raw []byte, isFrame bool) error {
+		if isFrame {
+			frames = append(frames, append([]byte(nil), raw...))
+		}
+		return nil
+	}
+	var fr sse.Framer
+	if err := fr.Feed(body, emit); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fr.End(emit); err != nil {
+		t.Fatal(err)
+	}
+	r := fixture.Request{Method: "POST", URL: "https://upstream.invalid/"}
+	if req != nil {
+		r = *req
+	}
+	inf2, infOK2, a2aOK2, mcpOK2 := runParsers(r, http.StatusOK, "text/event-stream", frames)
+	if infOK2 != infOK || a2aOK2 != a2aOK || mcpOK2 != mcpOK {
+		t.Errorf("claims from dispatched frames (inference %v, a2a %v, mcp %v) differ from the raw bytes' (%v, %v, %v)", infOK2, a2aOK2, mcpOK2, infOK, a2aOK, mcpOK)
+	}
+	inf.Request, inf2.Request = nil, nil
+	if !reflect.DeepEqual(inf, inf2) {
+		t.Errorf("inference-parser from dispatched frames:\n%+v\nfrom the raw bytes:\n%+v", inf2, inf)
 	}
 }

@@ -218,6 +218,12 @@ func headerKind(name string) string {
 	case "x-api-key", "api-key":
 		return "api_key"
 	}
+	if strings.HasPrefix(l, "access-control-") {
+		// CORS headers name headers and modes, never hold a credential
+		// (Access-Control-Allow-Credentials: true,
+		// Access-Control-Allow-Headers: authorization, x-api-key).
+		return ""
+	}
 	words := strings.FieldsFunc(l, func(r rune) bool { return r == '-' || r == '_' })
 	for i, w := range words {
 		if k, ok := headerWords[w]; ok {

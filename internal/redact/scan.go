@@ -106,7 +106,7 @@ func Scan(b []byte) []Edit {
 		es = shapes[i].find(b, es)
 	}
 	es = quotedPairs(b, es)
-	es = barePairs(b, es)
+	es = barePairs(b, es, pairsAll)
 	return merge(dropMarkers(b, es))
 }
 
@@ -331,7 +331,7 @@ func quotedPairs(b []byte, es []Edit) []Edit {
 		case b[v] == q:
 			s := v + 1
 			e := stringEnd(b, s, q)
-			if valueIsSecret(nd, b[s:e]) {
+			if valueIsSecret(nd, b[s:e]) && !fetchCredentialsMode(key, b[s:e]) {
 				es = append(es, Edit{Start: s, End: e, Kind: kindOf(string(key))})
 			}
 			off = max(off, e)
@@ -417,15 +417,45 @@ func listStrings(b []byte, v int, nd need, kind string, es []Edit) ([]Edit, int)
 	return es, len(b)
 }
 
+// fetchCredentialsMode reports a "credentials" member holding one of the
+// Fetch API's modes (omit, include, same-origin): a request option, in
+// JSON and in code, never a credential.
+func fetchCredentialsMode(key, v []byte) bool {
+	if !bytes.EqualFold(key, []byte("credentials")) {
+		return false
+	}
+	switch string(v) {
+	case "omit", "include", "same-origin":
+		return true
+	}
+	return false
+}
+
 func isKeyByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' || c == '%'
 }
 
+// pairMode says which unquoted pairs barePairs reads.
+type pairMode uint8
+
+const (
+	// pairsAll: key=value and key: value anywhere (text of unknown type).
+	pairsAll pairMode = iota
+	// pairsForm: key=value only (a form body).
+	pairsForm
+	// pairsURL: only the query parameters of URLs (in JSON or code).
+	pairsURL
+)
+
 // barePairs finds key=value (query strings, forms, logs) and key: value
-// (logs, YAML) with an unquoted key naming a credential.
-func barePairs(b []byte, es []Edit) []Edit {
+// (logs, YAML) with an unquoted key naming a credential, as mode allows.
+func barePairs(b []byte, es []Edit, mode pairMode) []Edit {
+	seps := "=:"
+	if mode != pairsAll {
+		seps = "="
+	}
 	for off := 0; off < len(b); {
-		i := bytes.IndexAny(b[off:], "=:")
+		i := bytes.IndexAny(b[off:], seps)
 		if i < 0 {
 			break
 		}
@@ -443,6 +473,9 @@ func barePairs(b []byte, es []Edit) []Edit {
 			continue
 		}
 		inQuery := b[c] == '=' && (k == 0 || b[k-1] == '?' || b[k-1] == '&' || b[k-1] == ';')
+		if mode == pairsURL && (k == 0 || !inQuery || !inURL(b, k)) {
+			continue
+		}
 		nd := keyNeed(string(key), inQuery)
 		if nd == notSecret {
 			continue
@@ -487,7 +520,7 @@ func barePairs(b []byte, es []Edit) []Edit {
 				e--
 			}
 		}
-		if valueIsSecret(nd, b[s:e]) {
+		if valueIsSecret(nd, b[s:e]) && !fetchCredentialsMode(key, b[s:e]) {
 			es = append(es, Edit{Start: s, End: e, Kind: kindOf(string(key))})
 			// The value is gone whatever it holds: go on after it.
 			off = max(off, e)

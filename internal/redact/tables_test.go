@@ -147,6 +147,7 @@ func TestHeaderVendorNames(t *testing.T) {
 	for _, name := range []string{
 		"X-Ratelimit-Remaining-Tokens", "Anthropic-Ratelimit-Input-Tokens-Remaining", "Mcp-Session-Id",
 		"Content-Type", "Www-Authenticate", "Openai-Organization", "X-Request-Id",
+		"Access-Control-Allow-Credentials", "Access-Control-Allow-Headers", "Access-Control-Expose-Headers",
 	} {
 		if got := Header(http.Header{name: {"v-1"}}).Get(name); got != "v-1" {
 			t.Errorf("header %s changed: %q", name, got)

@@ -12,6 +12,10 @@ import (
 // Message is one JSON-RPC message: a request (ID and Method), a
 // notification (Method only) or a response (ID and Result or Error).
 type Message struct {
+	// JSONRPC2 says the message has "jsonrpc":"2.0", the only evidence a
+	// message carries of being JSON-RPC at all (an inference chunk may
+	// have an id and an error object too).
+	JSONRPC2 bool
 	// ID is the id's JSON text (1, "abc"); empty for a notification.
 	ID     string
 	Method string
@@ -22,6 +26,19 @@ type Message struct {
 
 // IsResponse reports whether m answers a request.
 func (m Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
+
+// V2 reports whether m carries the JSON-RPC 2.0 envelope ("jsonrpc":"2.0").
+func (m Message) V2() bool { return m.JSONRPC2 }
+
+// version reads the "jsonrpc" member without keeping it: decoding it to a
+// string cost an allocation per message.
+type version bool
+
+// UnmarshalJSON sets v when the member is the string "2.0".
+func (v *version) UnmarshalJSON(b []byte) error {
+	*v = string(b) == `"2.0"`
+	return nil
+}
 
 // Error is a JSON-RPC error object.
 type Error struct {
@@ -56,11 +73,12 @@ func Parse(data []byte) ([]Message, error) {
 	var out []Message
 	for _, raw := range raws {
 		var w struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-			Result json.RawMessage `json:"result"`
-			Error  *Error          `json:"error"`
+			Version version         `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Method  string          `json:"method"`
+			Params  json.RawMessage `json:"params"`
+			Result  json.RawMessage `json:"result"`
+			Error   *Error          `json:"error"`
 		}
 		if err := json.Unmarshal(raw, &w); err != nil {
 			return nil, err
@@ -68,7 +86,7 @@ func Parse(data []byte) ([]Message, error) {
 		if w.Method == "" && w.Result == nil && w.Error == nil {
 			continue
 		}
-		m := Message{Method: w.Method, Params: compact(w.Params), Result: compact(w.Result), Error: w.Error}
+		m := Message{JSONRPC2: bool(w.Version), Method: w.Method, Params: compact(w.Params), Result: compact(w.Result), Error: w.Error}
 		if id := compact(w.ID); id != nil && string(id) != "null" {
 			m.ID = string(id)
 		}

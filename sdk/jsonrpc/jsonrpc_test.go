@@ -61,3 +61,22 @@ func TestA2AResultShortcut(t *testing.T) {
 		}
 	}
 }
+
+// TestV2: only "jsonrpc":"2.0" marks a message as JSON-RPC 2.0; an
+// inference error chunk with an id and an error object parses (it has the
+// members) but carries no envelope.
+func TestV2(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`:                 true,
+		`{"jsonrpc": "2.0", "method":"notifications/x"}`:       true,
+		`{"id":"gen-1","error":{"code":429,"message":"slow"}}`: false,
+		`{"jsonrpc":"1.0","id":1,"result":{}}`:                 false,
+		`{"jsonrpc":2,"id":1,"result":{}}`:                     false,
+		`{"jsonrpc":null,"id":1,"result":{}}`:                  false,
+	} {
+		msgs, err := Parse([]byte(in))
+		if err != nil || len(msgs) != 1 || msgs[0].V2() != want {
+			t.Errorf("%s: %+v, %v; want V2 %v", in, msgs, err, want)
+		}
+	}
+}

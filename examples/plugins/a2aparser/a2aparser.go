@@ -109,9 +109,9 @@ func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Acti
 				}
 				ex.SetExtension(Key, st.res)
 			}
-		} else if msgs, err := jsonrpc.Parse(body); err == nil && msgs[0].Method != "" && !jsonrpc.A2AMethod(msgs[0].Method) {
+		} else if msgs, err := jsonrpc.Parse(body); err == nil && msgs[0].V2() && msgs[0].Method != "" && !jsonrpc.A2AMethod(msgs[0].Method) {
 			st.foreign = jsonrpc.MCPMethod(msgs[0].Method)
-		} else if err == nil && msgs[0].Method != "" {
+		} else if err == nil && msgs[0].V2() && msgs[0].Method != "" {
 			m := msgs[0]
 			st.res.Method, st.res.RequestID = m.Method, m.ID
 			var params struct {
@@ -194,8 +194,11 @@ func (st *state) add(data []byte) {
 	if jsonrpc.MayHoldMessage(data) {
 		msgs, err = jsonrpc.Parse(data)
 	}
-	if err != nil {
-		if jsonrpc.A2AResult(data) {
+	if err == nil {
+		msgs = v2(msgs)
+	}
+	if err != nil || len(msgs) == 0 {
+		if st.rest && jsonrpc.A2AResult(data) {
 			// The HTTP+JSON binding: a bare StreamResponse or Task.
 			var r wireResult
 			if json.Unmarshal(data, &r) == nil {
@@ -235,6 +238,18 @@ func (st *state) add(data []byte) {
 		}
 		st.apply(&r)
 	}
+}
+
+// v2 keeps the messages with the JSON-RPC 2.0 envelope: an object with an
+// id and an error but no "jsonrpc":"2.0" (an inference error) is not A2A.
+func v2(msgs []jsonrpc.Message) []jsonrpc.Message {
+	out := msgs[:0]
+	for _, m := range msgs {
+		if m.V2() {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // apply folds one result object: a task, a message, a status update or an

@@ -152,7 +152,7 @@ func (f *fastChat) delta(l *lexer, m *chatMsg) bool {
 				return 1 << 1, true
 			}
 			s, ok := l.strInto(true)
-			m.Content = text(s)
+			m.Content = chatContent{Text: s}
 			return 1 << 1, ok
 		case "refusal":
 			if l.null() {
@@ -168,6 +168,13 @@ func (f *fastChat) delta(l *lexer, m *chatMsg) bool {
 			s, ok := l.strInto(true)
 			m.ReasoningContent = s
 			return 1 << 3, ok
+		case "reasoning": // OpenRouter, Groq, vLLM
+			if l.null() {
+				return 1 << 4, true
+			}
+			s, ok := l.strInto(true)
+			m.Reasoning = s
+			return 1 << 4, ok
 		}
 		return 0, false // tool calls and anything else: the full decoder
 	})

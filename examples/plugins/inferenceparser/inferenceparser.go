@@ -53,15 +53,26 @@ const (
 // FinishReason describe the first choice; Choices lists every choice only
 // when the response had more than one.
 type Result struct {
-	Request      *Request   `json:"request,omitempty"`
-	Style        string     `json:"style,omitempty"`
-	Transport    string     `json:"transport,omitempty"`
-	ID           string     `json:"id,omitempty"`
-	Model        string     `json:"model,omitempty"`
-	Content      string     `json:"content,omitempty"`
-	Reasoning    string     `json:"reasoning,omitempty"`
+	Request   *Request `json:"request,omitempty"`
+	Style     string   `json:"style,omitempty"`
+	Transport string   `json:"transport,omitempty"`
+	ID        string   `json:"id,omitempty"`
+	Model     string   `json:"model,omitempty"`
+	Content   string   `json:"content,omitempty"`
+	// Reasoning is the model's reasoning text as the provider sent it:
+	// Anthropic thinking, Gemini thought parts, the Responses API's
+	// reasoning summary (or reasoning text), chat-completions
+	// reasoning_content or reasoning (DeepSeek, OpenRouter, Groq, vLLM)
+	// and Mistral's thinking content parts; each counted once.
+	Reasoning string `json:"reasoning,omitempty"`
+	// ToolCalls are the calls the client is to run, the legacy
+	// function_call among them.
 	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
 	FinishReason string     `json:"finish_reason,omitempty"`
+	// ServerToolCalls are the tools the provider ran itself (Anthropic
+	// server_tool_use and mcp_tool_use blocks, Responses web_search_call,
+	// mcp_call, …), each with its result when the response held it.
+	ServerToolCalls []ServerToolCall `json:"server_tool_calls,omitempty"`
 	// Refusal is the model's refusal text (OpenAI delta.refusal, Responses
 	// refusal deltas) of the first choice.
 	Refusal string `json:"refusal,omitempty"`
@@ -122,11 +133,31 @@ type ToolCall struct {
 	Arguments string `json:"arguments,omitempty"`
 }
 
-// Usage is the token usage the upstream reported.
+// ServerToolCall is one tool the provider ran: Type is the block or item
+// type (server_tool_use, mcp_tool_use, web_search_call, mcp_call, …),
+// Server the MCP server it went to. ResultType, Result (as compact JSON)
+// and IsError describe the result block or output.
+type ServerToolCall struct {
+	Type       string          `json:"type"`
+	ID         string          `json:"id,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Server     string          `json:"server,omitempty"`
+	Arguments  string          `json:"arguments,omitempty"`
+	Status     string          `json:"status,omitempty"`
+	ResultType string          `json:"result_type,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	IsError    bool            `json:"is_error,omitempty"`
+}
+
+// Usage is the token usage the upstream reported. ReasoningTokens is the
+// part of the output spent on reasoning, where the provider says
+// (completion_tokens_details, output_tokens_details, Gemini's
+// thoughtsTokenCount).
 type Usage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-	TotalTokens  int `json:"total_tokens"`
+	InputTokens     int `json:"input_tokens"`
+	OutputTokens    int `json:"output_tokens"`
+	TotalTokens     int `json:"total_tokens"`
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 }
 
 // FromExchange returns the "inference" extension of ex, whether it is this
@@ -155,7 +186,7 @@ var _ gateway.StreamingResponder = (*Parser)(nil)
 // request.
 func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	a := p.Begin(ex)
-	a.res.Request = parseRequest(ex.RequestBody())
+	a.res.Request, a.foreign = parseRequest(ex.RequestBody())
 	if a.res.Request != nil {
 		ex.SetExtension(Key, Result{Request: a.res.Request})
 	}
@@ -167,10 +198,16 @@ type aggregator struct {
 	res     Result
 	choices []*choiceAgg // by first appearance; sorted by index at the end
 	blocks  map[int]*blockRef
-	seen    bool // the response held anything recognisable
+	servers []*serverAgg // server tool calls, in order
+	seen    bool         // the response held anything recognisable
+	// foreign: the request was JSON-RPC (MCP, A2A), so the response is
+	// that protocol's, even a bare {"error":…} an MCP server's OAuth
+	// layer answers with: never claimed.
+	foreign bool
 	// textDeltas says a Responses stream sent output text as deltas, so a
-	// finished output item's text is not added again.
-	textDeltas bool
+	// finished output item's text is not added again; reasoningDeltas the
+	// same for a reasoning item's summary and text.
+	textDeltas, reasoningDeltas bool
 	// w and fast are reused from event to event: decoding an event into
 	// a fresh wire cost an allocation, and the fast path's buffers more.
 	w    wire
@@ -197,10 +234,34 @@ type callAgg struct {
 	input string // a messages-style tool_use block's initial input
 }
 
+type serverAgg struct {
+	ServerToolCall
+	args  strings.Builder
+	input string // the block's initial input
+}
+
 // blockRef says what a messages-style content block index is.
 type blockRef struct {
-	kind string // text, thinking, tool_use, other
-	call *callAgg
+	kind   string // text, thinking, tool_use, other
+	call   *callAgg
+	server *serverAgg
+}
+
+// server returns the server tool call with id, adding one of type typ.
+func (a *aggregator) server(typ, id string) *serverAgg {
+	if id != "" {
+		for _, s := range a.servers {
+			if s.ID == id {
+				if s.Type == "" {
+					s.Type = typ // its result came first
+				}
+				return s
+			}
+		}
+	}
+	s := &serverAgg{ServerToolCall: ServerToolCall{Type: typ, ID: id}}
+	a.servers = append(a.servers, s)
+	return s
 }
 
 func (a *aggregator) choice(i int) *choiceAgg {
@@ -229,6 +290,9 @@ func (c *choiceAgg) call(i int) *callAgg {
 
 // Event handles one SSE event of any style.
 func (a *aggregator) Event(ev sse.Event) {
+	if a.foreign {
+		return
+	}
 	a.res.Transport = TransportSSE
 	a.res.Events++
 	data := strings.TrimSpace(ev.Data)
@@ -285,6 +349,8 @@ func (a *aggregator) event(ev sse.Event, w *wire) {
 	case typ == "ping":
 		a.res.Pings++
 		a.setStyle(StyleMessages)
+	case typ == "error":
+		a.errorEvent(w)
 	case strings.HasPrefix(typ, "response."):
 		a.setStyle(StyleResponses)
 		a.responsesEvent(typ, w)
@@ -305,23 +371,11 @@ func (a *aggregator) event(ev sse.Event, w *wire) {
 	}
 }
 
-// Other reads a block of the stream that is not an event: Gemini writes
-// an error object ({"error": {...}}) straight into the stream, outside any
-// data: line, when it fails mid-stream.
-func (a *aggregator) Other(raw []byte) {
-	t := strings.TrimSpace(string(raw))
-	if !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
-		return
-	}
-	var w wire
-	if json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(t, "["), "]")), &w) == nil && w.Error != nil && w.JSONRPC == "" {
-		a.res.Error = w.Error.String()
-		a.seen = true
-	}
-}
-
 // Body handles a non-streamed JSON body of either style.
 func (a *aggregator) Body(body []byte) {
+	if a.foreign {
+		return
+	}
 	a.res.Transport = TransportJSON
 	var w wire
 	if err := json.Unmarshal(body, &w); err != nil {
@@ -355,13 +409,19 @@ func (a *aggregator) Body(body []byte) {
 		a.res.ID, a.res.Model = w.ID, w.Model
 		for _, wc := range w.Choices {
 			c := a.choice(wc.Index)
-			if len(wc.Logprobs) > 0 && string(wc.Logprobs) != "null" {
+			if hasLogprobs(wc.Logprobs) {
 				a.res.Logprobs = true
 			}
 			if m := wc.Message; m != nil {
 				c.refusal.WriteString(m.Refusal)
-				c.content.WriteString(string(m.Content))
-				c.reasoning.WriteString(m.ReasoningContent)
+				c.content.WriteString(m.Content.Text)
+				c.reasoning.WriteString(m.Content.Thinking)
+				c.reasoning.WriteString(m.reasoning())
+				if fc := m.FunctionCall; fc != nil {
+					call := c.call(0)
+					call.Name = fc.Name
+					call.args.WriteString(fc.Arguments)
+				}
 				for i, tc := range m.ToolCalls {
 					call := c.call(i)
 					call.ID, call.Name = tc.ID, tc.Function.Name
@@ -389,10 +449,31 @@ func (a *aggregator) setStyle(s string) {
 	}
 }
 
+// errorEvent reads an error event: Anthropic's {"type":"error","error":{…}},
+// the Responses API's {"type":"error","code":…,"message":"…"}, or an
+// OpenAI-compatible server's event: error with {"error":{…}}.
+func (a *aggregator) errorEvent(w *wire) {
+	switch {
+	case w.Error != nil:
+		a.seen = true
+		if w.Type == "error" {
+			a.setStyle(StyleMessages)
+		}
+		a.res.Error = w.Error.String()
+	case w.Message != nil && w.Message.Text != "":
+		a.setStyle(StyleResponses)
+		e := wireError{Message: w.Message.Text}
+		_ = json.Unmarshal(w.Code, &e.Type) // a string code, or none
+		a.res.Error = e.String()
+	default:
+		a.res.Malformed++
+	}
+}
+
 func isMessagesEvent(t string) bool {
 	switch t {
 	case "message_start", "message_delta", "message_stop",
-		"content_block_start", "content_block_delta", "content_block_stop", "error":
+		"content_block_start", "content_block_delta", "content_block_stop":
 		return true
 	}
 	return false
@@ -409,13 +490,23 @@ func (a *aggregator) chatChunk(w *wire) {
 	}
 	for _, wc := range w.Choices {
 		c := a.choice(wc.Index)
-		if len(wc.Logprobs) > 0 && string(wc.Logprobs) != "null" {
+		if hasLogprobs(wc.Logprobs) {
 			a.res.Logprobs = true
 		}
 		if d := wc.Delta; d != nil {
 			c.refusal.WriteString(d.Refusal)
-			c.content.WriteString(string(d.Content))
-			c.reasoning.WriteString(d.ReasoningContent)
+			c.content.WriteString(d.Content.Text)
+			c.reasoning.WriteString(d.Content.Thinking)
+			c.reasoning.WriteString(d.reasoning())
+			if fc := d.FunctionCall; fc != nil {
+				// The legacy function_call: one call, streamed like a tool
+				// call's function.
+				call := c.call(0)
+				if fc.Name != "" {
+					call.Name = fc.Name
+				}
+				call.args.WriteString(fc.Arguments)
+			}
 			for j, tc := range d.ToolCalls {
 				idx := j
 				if tc.Index != nil {
@@ -465,8 +556,11 @@ func (a *aggregator) messagesEvent(typ string, w *wire) {
 		case "thinking_delta":
 			c.reasoning.WriteString(d.Thinking)
 		case "input_json_delta":
-			if ref != nil && ref.call != nil {
+			switch {
+			case ref != nil && ref.call != nil:
 				ref.call.args.WriteString(d.PartialJSON)
+			case ref != nil && ref.server != nil:
+				ref.server.args.WriteString(d.PartialJSON)
 			}
 		case "signature_delta", "citations_delta":
 		default:
@@ -482,10 +576,6 @@ func (a *aggregator) messagesEvent(typ string, w *wire) {
 		a.usage(w.Usage)
 	case "message_stop":
 		a.res.Done = true
-	case "error":
-		if w.Error != nil {
-			a.res.Error = w.Error.String()
-		}
 	}
 }
 
@@ -500,13 +590,29 @@ func (a *aggregator) startBlock(c *choiceAgg, index int, b wireBlock) {
 		c.content.WriteString(b.Text)
 	case "thinking":
 		c.reasoning.WriteString(b.Thinking)
-	case "tool_use", "server_tool_use":
+	case "tool_use":
 		call := c.call(index)
 		call.ID, call.Name = b.ID, b.Name
 		call.input = string(b.Input)
 		ref.call = call
-	case "redacted_thinking", "web_search_tool_result", "tool_result":
+	case "server_tool_use", "mcp_tool_use":
+		// Run by Anthropic (web search, code execution) or by the MCP
+		// server it connects to: not the client's to run.
+		s := a.server(b.Type, b.ID)
+		s.Name, s.Server, s.input = b.Name, b.ServerName, string(compact(b.Input))
+		ref.server = s
+	case "redacted_thinking", "tool_result":
 	default:
+		if b.ToolUseID != "" && strings.HasSuffix(b.Type, "_tool_result") {
+			// web_search_tool_result, code_execution_tool_result,
+			// mcp_tool_result, …: the result of a server tool call.
+			s := a.server("", b.ToolUseID)
+			s.ResultType, s.IsError = b.Type, b.IsError
+			if len(b.Content) > 0 && string(b.Content) != "null" {
+				s.Result = compact(b.Content)
+			}
+			break
+		}
 		// A block type newer than this parser (compaction, …): counted.
 		a.res.UnknownBlocks++
 	}
@@ -533,6 +639,12 @@ func (a *aggregator) usage(u *wireUsage) {
 	set(&a.res.Usage.InputTokens, u.PromptTokenCount)
 	set(&a.res.Usage.OutputTokens, u.CandidatesTokenCount)
 	set(&a.res.Usage.TotalTokens, u.TotalTokenCount)
+	set(&a.res.Usage.ReasoningTokens, u.ThoughtsTokenCount)
+	for _, d := range []*tokenDetails{u.CompletionDetails, u.OutputDetails} {
+		if d != nil {
+			set(&a.res.Usage.ReasoningTokens, d.ReasoningTokens)
+		}
+	}
 }
 
 // responsesEvent handles one event of the OpenAI Responses API stream.
@@ -546,10 +658,14 @@ func (a *aggregator) responsesEvent(typ string, w *wire) {
 	case "response.output_text.delta":
 		a.textDeltas = true
 		c.content.WriteString(w.Delta.str())
+		if hasLogprobs(w.Logprobs) {
+			a.res.Logprobs = true
+		}
 	case "response.refusal.delta":
 		a.textDeltas = true
 		c.refusal.WriteString(w.Delta.str())
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		a.reasoningDeltas = true
 		c.reasoning.WriteString(w.Delta.str())
 	case "response.output_item.added":
 		if it := w.Item; it != nil && it.Type == "function_call" && w.OutputIndex != nil {
@@ -593,6 +709,9 @@ func (a *aggregator) outputItem(c *choiceAgg, idx int, it *wireItem) {
 			return
 		}
 		for _, p := range it.Content {
+			if hasLogprobs(p.Logprobs) {
+				a.res.Logprobs = true
+			}
 			switch p.Type {
 			case "output_text":
 				c.content.WriteString(p.Text)
@@ -613,9 +732,32 @@ func (a *aggregator) outputItem(c *choiceAgg, idx int, it *wireItem) {
 		if call.args.Len() == 0 {
 			call.args.WriteString(it.Arguments)
 		}
+	case "mcp_call", "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call":
+		// Tools the provider ran: the finished item is read once (from
+		// response.output_item.done or the body).
+		sv := a.server(it.Type, it.ID)
+		sv.Name, sv.Server, sv.Status, sv.Arguments = it.Name, it.ServerLabel, it.Status, it.Arguments
+		if sv.Arguments == "" && len(it.Action) > 0 && string(it.Action) != "null" {
+			sv.Arguments = string(compact(it.Action)) // web_search_call's query
+		}
+		if len(it.Output) > 0 && string(it.Output) != "null" {
+			sv.Result = compact(it.Output)
+		}
+		if len(it.Error) > 0 && string(it.Error) != "null" {
+			sv.IsError, sv.Result = true, compact(it.Error)
+		}
+	case "mcp_list_tools":
 	case "reasoning":
+		if a.reasoningDeltas {
+			return // the summary deltas carried it: counted once
+		}
 		for _, p := range it.Summary {
 			c.reasoning.WriteString(p.Text)
+		}
+		for _, p := range it.Content {
+			if p.Type == "reasoning_text" {
+				c.reasoning.WriteString(p.Text)
+			}
 		}
 	default:
 		a.res.UnknownBlocks++
@@ -675,6 +817,33 @@ func (a *aggregator) geminiChunk(w *wire) {
 	}
 }
 
+// hasLogprobs reports whether raw carries log probabilities: a non-empty
+// array (a Responses token list), or an object with a non-empty array
+// member (chat's content or refusal list, legacy completions' tokens).
+// null, [] and {"content":null,"refusal":null} carry none: servers send
+// those on every chunk when logprobs were not asked for.
+func hasLogprobs(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 {
+		return false
+	}
+	switch raw[0] {
+	case '[':
+		return len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0
+	case '{':
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) != nil {
+			return false
+		}
+		for _, v := range members {
+			if v = bytes.TrimSpace(v); len(v) > 0 && v[0] == '[' && hasLogprobs(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // compact returns JSON without insignificant space, or raw as it is when
 // it does not parse.
 func compact(raw json.RawMessage) json.RawMessage {
@@ -715,6 +884,15 @@ func (a *aggregator) result() (Result, bool) {
 	if len(choices) > 1 {
 		res.Choices = choices
 	}
+	for _, sv := range a.servers {
+		call := sv.ServerToolCall
+		if call.Arguments == "" && sv.args.Len() > 0 {
+			call.Arguments = sv.args.String()
+		} else if call.Arguments == "" && sv.input != "" && sv.input != "{}" {
+			call.Arguments = sv.input
+		}
+		res.ServerToolCalls = append(res.ServerToolCalls, call)
+	}
 	if u := res.Usage; u != nil && u.TotalTokens == 0 {
 		u.TotalTokens = u.InputTokens + u.OutputTokens
 	}
@@ -744,9 +922,13 @@ type wire struct {
 	Message      *wireMessage `json:"message"`
 	Index        *int         `json:"index"`
 	ContentBlock *wireBlock   `json:"content_block"`
-	Delta        *wireDelta   `json:"delta"`
-	Content      []wireBlock  `json:"content"`
-	StopReason   string       `json:"stop_reason"`
+	// Code is a Responses API error event's code (a string or null);
+	// Logprobs an output_text.delta event's token list.
+	Code       json.RawMessage `json:"code"`
+	Logprobs   json.RawMessage `json:"logprobs"`
+	Delta      *wireDelta      `json:"delta"`
+	Content    []wireBlock     `json:"content"`
+	StopReason string          `json:"stop_reason"`
 }
 
 // responseFields are the fields a Responses API response object shares
@@ -762,13 +944,21 @@ type responseFields struct {
 
 type wireItem struct {
 	Type      string `json:"type"`
+	ID        string `json:"id"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
-	Content   []struct {
-		Type    string `json:"type"`
-		Text    string `json:"text"`
-		Refusal string `json:"refusal"`
+	// Server tool items (mcp_call, web_search_call, …).
+	ServerLabel string          `json:"server_label"`
+	Status      string          `json:"status"`
+	Action      json.RawMessage `json:"action"`
+	Output      json.RawMessage `json:"output"`
+	Error       json.RawMessage `json:"error"`
+	Content     []struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Refusal  string          `json:"refusal"`
+		Logprobs json.RawMessage `json:"logprobs"`
 	} `json:"content"`
 	Summary []struct {
 		Text string `json:"text"`
@@ -801,10 +991,68 @@ type wireChoice struct {
 }
 
 type chatMsg struct {
-	Refusal          string         `json:"refusal"`
-	Content          text           `json:"content"`
+	Refusal string      `json:"refusal"`
+	Content chatContent `json:"content"`
+	// ReasoningContent (DeepSeek, vLLM, Groq's older name) and Reasoning
+	// (OpenRouter, Groq, vLLM) carry the same text: one is read.
 	ReasoningContent string         `json:"reasoning_content"`
+	Reasoning        string         `json:"reasoning"`
 	ToolCalls        []wireToolCall `json:"tool_calls"`
+	// FunctionCall is the legacy single call (functions, not tools).
+	FunctionCall *struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function_call"`
+}
+
+// reasoning returns the message's reasoning text, counted once when a
+// server sends it under both names.
+func (m *chatMsg) reasoning() string {
+	if m.ReasoningContent != "" {
+		return m.ReasoningContent
+	}
+	return m.Reasoning
+}
+
+// chatContent is a chat message's content: a string, null, or an array of
+// parts whose text parts are joined with newlines; Mistral's thinking
+// parts ({"type":"thinking","thinking":[{"type":"text","text":…}]}) are
+// the model's reasoning, kept apart.
+type chatContent struct {
+	Text, Thinking string
+}
+
+// UnmarshalJSON accepts a string, null or an array of content parts.
+func (c *chatContent) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '[' {
+		var t text
+		err := json.Unmarshal(b, &t)
+		c.Text = string(t)
+		return err
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Thinking text   `json:"thinking"`
+		Content  text   `json:"content"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return err
+	}
+	var texts, thinking []string
+	for _, p := range parts {
+		if p.Type == "thinking" {
+			thinking = append(thinking, string(p.Thinking))
+			continue
+		}
+		for _, s := range []string{p.Text, string(p.Content)} {
+			if s != "" {
+				texts = append(texts, s)
+			}
+		}
+	}
+	c.Text, c.Thinking = strings.Join(texts, "\n"), strings.Join(thinking, "")
+	return nil
 }
 
 type wireToolCall struct {
@@ -826,12 +1074,34 @@ type wireUsage struct {
 	PromptTokenCount     *int `json:"promptTokenCount"`
 	CandidatesTokenCount *int `json:"candidatesTokenCount"`
 	TotalTokenCount      *int `json:"totalTokenCount"`
+	ThoughtsTokenCount   *int `json:"thoughtsTokenCount"`
+	// Reasoning tokens: chat's completion_tokens_details, the Responses
+	// API's output_tokens_details.
+	CompletionDetails *tokenDetails `json:"completion_tokens_details"`
+	OutputDetails     *tokenDetails `json:"output_tokens_details"`
+}
+
+type tokenDetails struct {
+	ReasoningTokens *int `json:"reasoning_tokens"`
 }
 
 type wireMessage struct {
 	ID    string     `json:"id"`
 	Model string     `json:"model"`
 	Usage *wireUsage `json:"usage"`
+	// Text is a message given as a string: the Responses API's error
+	// event has "message":"…" where Anthropic's message_start has an
+	// object.
+	Text string `json:"-"`
+}
+
+// UnmarshalJSON accepts a message object or a string.
+func (m *wireMessage) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &m.Text)
+	}
+	type plain wireMessage
+	return json.Unmarshal(b, (*plain)(m))
 }
 
 type wireBlock struct {
@@ -841,6 +1111,12 @@ type wireBlock struct {
 	ID       string          `json:"id"`
 	Name     string          `json:"name"`
 	Input    json.RawMessage `json:"input"`
+	// Server tool blocks: mcp_tool_use's server, a result's call id,
+	// content and error flag.
+	ServerName string          `json:"server_name"`
+	ToolUseID  string          `json:"tool_use_id"`
+	Content    json.RawMessage `json:"content"`
+	IsError    bool            `json:"is_error"`
 }
 
 type wireDelta struct {
@@ -875,9 +1151,15 @@ type wireError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 	Status  string `json:"status"` // Gemini
+	// Code is a string (the Responses API's rate_limit_exceeded) or a
+	// number (Gemini's 499, an OpenAI-compatible server's 502).
+	Code json.RawMessage `json:"code"`
 }
 
 func (e *wireError) String() string {
+	if e.Type == "" && e.Status == "" && len(e.Code) > 0 && e.Code[0] == '"' {
+		_ = json.Unmarshal(e.Code, &e.Type)
+	}
 	switch {
 	case e.Type != "" && e.Message != "":
 		return e.Type + ": " + e.Message
@@ -940,9 +1222,19 @@ func (t *text) UnmarshalJSON(b []byte) error {
 }
 
 // parseRequest reads an inference request body; nil when it is not one.
-func parseRequest(body []byte) *Request {
+// jsonRPC says the body is a JSON-RPC request or batch (MCP, A2A).
+func parseRequest(body []byte) (req *Request, jsonRPC bool) {
 	if len(body) == 0 {
-		return nil
+		return nil, false
+	}
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' {
+		var batch []struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		if json.Unmarshal(t, &batch) == nil && len(batch) > 0 && batch[0].JSONRPC != "" {
+			return nil, true
+		}
+		return nil, false
 	}
 	type geminiContent struct {
 		Role  string `json:"role"`
@@ -971,9 +1263,9 @@ func parseRequest(body []byte) *Request {
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(body, &w); err != nil || w.JSONRPC != "" || (w.Model == nil && w.Messages == nil && w.Contents == nil) {
-		return nil
+		return nil, err == nil && w.JSONRPC != ""
 	}
-	req := &Request{Stream: w.Stream, System: string(w.System)}
+	req = &Request{Stream: w.Stream, System: string(w.System)}
 	if w.Model != nil {
 		req.Model = *w.Model
 	}
@@ -1024,7 +1316,7 @@ func parseRequest(body []byte) *Request {
 		}
 		req.Tools = append(req.Tools, name)
 	}
-	return req
+	return req, false
 }
 
 // Plugin bundles the factory for the catalog and for serving as a binary.

@@ -44,7 +44,10 @@ const geminiStream = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text
 	"data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"Hi \"},{\"functionCall\": {\"name\": \"lookup\",\"args\": {\"q\": \"x\"}}}],\"role\": \"model\"},\"finishReason\": \"STOP\",\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 5,\"candidatesTokenCount\": 3,\"totalTokenCount\": 8},\"modelVersion\": \"gemini-2.5-flash\"}\r\n\r\n"
 
 // A Gemini stream that fails mid-way: the error object is written into the
-// stream outside any data: line.
+// stream outside any data: line, as an unterminated final block. It is not
+// an event: the runtime relays it without dispatching it (P19), so the
+// parser, which sees the same frames, never reports it; the stream shows
+// as one that never finished.
 const geminiError = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"par\"}],\"role\": \"model\"},\"index\": 0}]}\n\n" +
 	"{\n  \"error\": {\n    \"code\": 499,\n    \"message\": \"The operation was cancelled.\",\n    \"status\": \"CANCELLED\"\n  }\n}\n"
 
@@ -85,10 +88,11 @@ func TestStyles(t *testing.T) {
 			ToolCalls:    []inferenceparser.ToolCall{{ID: "call_9", Name: "get_weather", Arguments: `{"city":"Oslo"}`}},
 			FinishReason: "completed", Usage: &inferenceparser.Usage{InputTokens: 9, OutputTokens: 4, TotalTokens: 13},
 			Done: true, Events: 9}},
-		{"responses body", "application/json", `{"id":"resp_2","object":"response","status":"completed","model":"gpt-4.1","output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"hmm"}]},{"type":"message","content":[{"type":"output_text","text":"Hi"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"web_search_call"}],"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}`,
+		{"responses body", "application/json", `{"id":"resp_2","object":"response","status":"completed","model":"gpt-4.1","output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"hmm"}]},{"type":"message","content":[{"type":"output_text","text":"Hi"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"web_search_call"},{"type":"computer_call_v9"}],"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}`,
 			inferenceparser.Result{Style: "responses", Transport: "json", ID: "resp_2", Model: "gpt-4.1", Content: "Hi", Reasoning: "hmm",
 				ToolCalls: []inferenceparser.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}, FinishReason: "completed", UnknownBlocks: 1,
-				Usage: &inferenceparser.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}, Done: true}},
+				ServerToolCalls: []inferenceparser.ServerToolCall{{Type: "web_search_call"}},
+				Usage:           &inferenceparser.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}, Done: true}},
 		{"gemini stream", "text/event-stream", geminiStream, inferenceparser.Result{
 			Style: "gemini", Transport: "sse", ID: "r-1", Model: "gemini-2.5-flash", Content: "Hi ", Reasoning: "Let me think",
 			ToolCalls: []inferenceparser.ToolCall{{Name: "lookup", Arguments: `{"q":"x"}`}}, FinishReason: "STOP",
@@ -97,7 +101,7 @@ func TestStyles(t *testing.T) {
 			inferenceparser.Result{Style: "gemini", Transport: "json", Content: "ok", FinishReason: "MAX_TOKENS",
 				Usage: &inferenceparser.Usage{InputTokens: 1, OutputTokens: 1, TotalTokens: 2}, Done: true}},
 		{"gemini error outside data", "text/event-stream", geminiError, inferenceparser.Result{
-			Style: "gemini", Transport: "sse", Content: "par", Error: "CANCELLED: The operation was cancelled.", Events: 1}},
+			Style: "gemini", Transport: "sse", Content: "par", Events: 1}},
 		{"anthropic stop_details and unknown block", "text/event-stream", anthropicRefusal, inferenceparser.Result{
 			Style: "messages", Transport: "sse", ID: "msg_r", Model: "claude-x", FinishReason: "refusal",
 			StopDetails: []byte(`{"type":"refusal","category":"cyber","explanation":null}`), UnknownBlocks: 1,
@@ -164,6 +168,93 @@ func TestRequestStyles(t *testing.T) {
 		}
 		if !ok || !reflect.DeepEqual(got.Request, tc.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.body, got.Request, tc.want)
+		}
+	}
+}
+
+// A Responses stream that streams its reasoning summary, then finishes the
+// reasoning item with the same summary: counted once.
+const responsesReasoning = `event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_r","object":"response","status":"in_progress","model":"o4-mini","output":[]}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}
+
+event: response.reasoning_summary_text.delta
+data: {"type":"response.reasoning_summary_text.delta","sequence_number":2,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"**Weighing** the"}
+
+event: response.reasoning_summary_text.delta
+data: {"type":"response.reasoning_summary_text.delta","sequence_number":3,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":" options"}
+
+event: response.reasoning_summary_text.done
+data: {"type":"response.reasoning_summary_text.done","sequence_number":4,"item_id":"rs_1","output_index":0,"summary_index":0,"text":"**Weighing** the options"}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","sequence_number":5,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"**Weighing** the options"}]}}
+
+event: response.output_text.delta
+data: {"type":"response.output_text.delta","sequence_number":6,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"Pick B."}
+
+event: response.completed
+data: {"type":"response.completed","sequence_number":7,"response":{"id":"resp_r","object":"response","status":"completed","model":"o4-mini","usage":{"input_tokens":5,"output_tokens":20,"total_tokens":25}}}
+
+`
+
+// The Responses API's top-level error event: code and message at the top
+// level, a string where Anthropic's events have a message object.
+const responsesError = `event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_e","object":"response","status":"in_progress","model":"gpt-4.1","output":[]}}
+
+event: error
+data: {"type":"error","sequence_number":1,"code":"server_error","message":"The server had an error while processing your request.","param":null}
+
+`
+
+func TestResponsesReasoningAndErrorEvent(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		want       inferenceparser.Result
+	}{
+		{"reasoning summary once", responsesReasoning, inferenceparser.Result{
+			Style: "responses", Transport: "sse", ID: "resp_r", Model: "o4-mini", Content: "Pick B.", Reasoning: "**Weighing** the options",
+			FinishReason: "completed", Usage: &inferenceparser.Usage{InputTokens: 5, OutputTokens: 20, TotalTokens: 25}, Done: true, Events: 8}},
+		{"error event", responsesError, inferenceparser.Result{
+			Style: "responses", Transport: "sse", ID: "resp_e", Model: "gpt-4.1",
+			Error: "server_error: The server had an error while processing your request.", Events: 2}},
+	} {
+		for name, chunks := range chunkings(t, []byte(tt.body)) {
+			got, ok := run(t, "text/event-stream", chunks)
+			if !ok {
+				t.Fatalf("%s/%s: no result", tt.name, name)
+			}
+			got.Request = nil
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s/%s:\n got %+v\nwant %+v", tt.name, name, got, tt.want)
+			}
+		}
+	}
+}
+
+// Logprobs is reported only when some chunk carries log probabilities:
+// servers send an empty logprobs object on every chunk when none were
+// asked for.
+func TestLogprobsPresence(t *testing.T) {
+	const nullChunk = `data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hi"},"logprobs":{"content":null,"refusal":null},"finish_reason":null}]}` + "\n\n"
+	for _, tt := range []struct {
+		name, body string
+		want       bool
+	}{
+		{"chat, empty logprobs objects", nullChunk + nullChunk + "data: [DONE]\n\n", false},
+		{"chat, empty lists", `data: {"choices":[{"index":0,"delta":{"content":"a"},"logprobs":{"content":[],"refusal":[]}}]}` + "\n\n", false},
+		{"chat, one token", nullChunk + `data: {"choices":[{"index":0,"delta":{"content":"a"},"logprobs":{"content":[{"token":"a","logprob":-0.5,"bytes":[97],"top_logprobs":[]}],"refusal":null}}]}` + "\n\n", true},
+		{"legacy completions", `data: {"object":"text_completion","choices":[{"index":0,"text":"a","logprobs":{"tokens":["a"],"token_logprobs":[-0.2]}}]}` + "\n\n", true},
+		{"responses, no tokens", "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"content_index\":0,\"delta\":\"a\",\"logprobs\":[]}\n\n", false},
+		{"responses, tokens", "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"content_index\":0,\"delta\":\"a\",\"logprobs\":[{\"token\":\"a\",\"logprob\":-0.1,\"bytes\":[97],\"top_logprobs\":[]}]}\n\n", true},
+		{"responses item", "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"a\",\"logprobs\":[{\"token\":\"a\",\"logprob\":-0.1}]}]}}\n\n", true},
+	} {
+		got, ok := run(t, "text/event-stream", [][]byte{[]byte(tt.body)})
+		if !ok || got.Logprobs != tt.want || got.Malformed != 0 {
+			t.Errorf("%s: claimed %v, logprobs %v (want %v), malformed %d", tt.name, ok, got.Logprobs, tt.want, got.Malformed)
 		}
 	}
 }

@@ -114,6 +114,9 @@ func (p *Parser) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Acti
 	if body := ex.RequestBody(); len(body) > 0 {
 		if msgs, err := jsonrpc.Parse(body); err == nil {
 			for _, m := range msgs {
+				if !m.V2() {
+					continue // no JSON-RPC 2.0 envelope: not MCP
+				}
 				if jsonrpc.A2AMethod(m.Method) {
 					st.foreign = true // A2A: a2a-parser's traffic
 				}
@@ -173,7 +176,10 @@ func (st *state) add(data []byte) {
 		return
 	}
 	msgs, err := jsonrpc.Parse(data)
-	if err != nil {
+	if err == nil {
+		msgs = v2(msgs)
+	}
+	if err != nil || len(msgs) == 0 {
 		// Counted, but only JSON-RPC makes the exchange MCP traffic.
 		st.res.Malformed++
 		return
@@ -213,6 +219,19 @@ func (st *state) add(data []byte) {
 		}
 		st.res.Responses = append(st.res.Responses, r)
 	}
+}
+
+// v2 keeps the messages with the JSON-RPC 2.0 envelope: the only evidence
+// of MCP in a response. An OpenAI-compatible chunk or a plain JSON error
+// body may have an id and an error object, but never "jsonrpc":"2.0".
+func v2(msgs []jsonrpc.Message) []jsonrpc.Message {
+	out := msgs[:0]
+	for _, m := range msgs {
+		if m.V2() {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func toCall(m jsonrpc.Message) Call {
