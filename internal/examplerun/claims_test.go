@@ -8,7 +8,7 @@ import (
 
 	"github.com/abkit/abkit/examples/plugins/a2aparser"
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
+	"github.com/abkit/abkit/sdk/plugintest"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/testbin"

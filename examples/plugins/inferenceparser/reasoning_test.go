@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
-	"github.com/abkit/abkit/examples/plugins/internal/plugintest"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 // Vectors written here in the shapes of OpenAI-compatible servers
