@@ -102,7 +102,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{[]string{"run", "--plugin", bin("guardrail"), "--run", "("}, cli.ExitUsage, "--run"},
 		{[]string{"explain", "P17/body-write/declared-only"}, cli.ExitOK, "writes_response_body"},
 		{[]string{"explain", "P17/nope"}, cli.ExitUsage, "did you mean"},
-		{[]string{"list", "--rules"}, cli.ExitOK, "P27  not checked"},
+		{[]string{"list", "--rules"}, cli.ExitOK, "P27  rule   not checked"},
 	} {
 		code, out := run(tc.args...)
 		if code != tc.code || !strings.Contains(out, tc.want) {

@@ -122,7 +122,8 @@ func TestBrokenBinariesFailExactly(t *testing.T) {
 			t.Parallel()
 			rep, err := conformance.Run(context.Background(), conformance.PluginSuite(),
 				conformance.Binary(filepath.Join(binDir, name), hostGuard),
-				conformance.Options{Timeout: time.Minute})
+				// Broken plugins are written against abkit's alternatives.
+				conformance.Options{Timeout: time.Minute, Strict: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +151,7 @@ func TestBrokenInProcessFailExactly(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			rep, err := conformance.Run(context.Background(), conformance.PluginSuite(), conformance.InProcess(plugins[name]),
-				conformance.Options{Timeout: time.Minute, PoisonFrames: true, Skip: skip})
+				conformance.Options{Timeout: time.Minute, PoisonFrames: true, Skip: skip, Strict: true})
 			if err != nil {
 				t.Fatal(err)
 			}

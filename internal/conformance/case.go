@@ -151,6 +151,13 @@ func (t *T) ChoiceErrorf(id, rule, format string, args ...any) {
 	t.failures = append(t.failures, Failure{Rule: rule, Choice: id, Message: fmt.Sprintf(format, args...)})
 }
 
+// ChoiceErrorAt is ChoiceErrorf at a place (see Failure.At).
+func (t *T) ChoiceErrorAt(id, rule, at, format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failures = append(t.failures, Failure{Rule: rule, At: at, Choice: id, Message: fmt.Sprintf(format, args...)})
+}
+
 // ChoiceDiff is Diff for a comparison that follows choice point id.
 func (t *T) ChoiceDiff(id, rule, what string, want, got any, opts ...cmp.Option) bool {
 	d := cmp.Diff(want, got, opts...)

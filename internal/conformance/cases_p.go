@@ -69,10 +69,13 @@ kebab-case name.`,
 		Run: func(t *T) {
 			d := t.Describe()
 			switch {
+			// The source asks only for a case-sensitive string; a
+			// non-empty name without whitespace is what abkit's chains
+			// can refer to (choice P1.names).
 			case d.Name == "":
-				t.Errorf("P1", "the descriptor's name is empty")
+				t.ChoiceErrorf("P1.names", "P1", "the descriptor's name is empty")
 			case strings.IndexFunc(d.Name, unicode.IsSpace) >= 0:
-				t.Errorf("P1", "name %q contains whitespace", d.Name)
+				t.ChoiceErrorf("P1.names", "P1", "name %q contains whitespace", d.Name)
 			}
 		},
 	})
@@ -300,7 +303,7 @@ have Ready read it.`,
 		},
 	})
 	r.Add(&Case{
-		ID: "P14/ready/concurrent-consistent", Rules: []string{"P14"},
+		ID: "P14/ready/concurrent-consistent", Rules: []string{"P14"}, Choice: "P14.ready",
 		Summary: "Ready gives one answer under 8 concurrent callers",
 		Explain: `After Start, 8 goroutines call Ready 25 times each, each call
 interleaved with an Echo round trip as in P14/ready/fast. With nothing

@@ -34,6 +34,9 @@ type ChoicePoint struct {
 	Reference string `json:"reference"`
 	// Alternatives are every allowed behaviour, the reference's first.
 	Alternatives []Alternative `json:"alternatives"`
+	// Followed is set when checks inside rule cases follow the declared
+	// alternative (T.Alternative) rather than being skipped.
+	Followed bool `json:"followed,omitempty"`
 }
 
 // Alternative is one allowed behaviour at a choice point.
@@ -62,7 +65,7 @@ func (c ChoicePoint) Names() []string {
 func ChoicePoints() []ChoicePoint {
 	alt := func(name, summary string) Alternative { return Alternative{Name: name, Summary: summary} }
 	return []ChoicePoint{
-		{ID: "P1.names", Rule: "P1", Summary: "names in a chain: unique and non-empty, or repeated",
+		{ID: "P1.names", Followed: true, Rule: "P1", Summary: "names in a chain: unique and non-empty, or repeated",
 			Reference: "unique", Alternatives: []Alternative{
 				alt("unique", "an empty or repeated name in a chain is a build error"),
 				alt("repeated", "repeated names are allowed, the first counting for P7/P8; an empty name is reported as unknown (AuthBridge)"),
@@ -87,12 +90,12 @@ func ChoicePoints() []ChoicePoint {
 				alt("concurrent-all", "safe under concurrent calls; every plugin not ready is named"),
 				alt("first", "the first plugin not ready is named (AuthBridge)"),
 			}},
-		{ID: "P15.reject-status", Rule: "P15", Summary: "a rejection status outside 400–599",
+		{ID: "P15.reject-status", Followed: true, Rule: "P15", Summary: "a rejection status outside 400–599",
 			Reference: "remap-403", Alternatives: []Alternative{
 				alt("remap-403", "replaced by 403, with a warning"),
 				alt("as-given", "sent as the plugin gave it (AuthBridge)"),
 			}},
-		{ID: "P15.deny-wire", Rule: "P15", Summary: "what the client gets for a denial, an upstream failure and a hook panic",
+		{ID: "P15.deny-wire", Followed: true, Rule: "P15", Summary: "what the client gets for a denial, an upstream failure and a hook panic",
 			Reference: "text", Alternatives: []Alternative{
 				alt("text", "the reason as text/plain; 502 for an upstream failure; a hook panic is a 500 error outcome"),
 				alt("json", "a JSON error body; a panic is left to the HTTP server (AuthBridge)"),
@@ -102,12 +105,12 @@ func ChoicePoints() []ChoicePoint {
 				alt("refused", "refused and reported; later plugins and the wire never see it"),
 				alt("kept", "kept in memory for later plugins, unreported; never on the wire (AuthBridge)"),
 			}},
-		{ID: "P19.frame", Rule: "P19", Summary: "the bytes a frame holds",
+		{ID: "P19.frame", Followed: true, Rule: "P19", Summary: "the bytes a frame holds",
 			Reference: "raw-block", Alternatives: []Alternative{
 				alt("raw-block", "the event's raw block, with its blank line"),
 				alt("data-payload", "the event's data lines joined by LF (AuthBridge's sseframe reader)"),
 			}},
-		{ID: "P19.relay", Rule: "P19", Summary: "what the client gets of a streamed response",
+		{ID: "P19.relay", Followed: true, Rule: "P19", Summary: "what the client gets of a streamed response",
 			Reference: "upstream-bytes", Alternatives: []Alternative{
 				alt("upstream-bytes", "every upstream byte, comment and field-only blocks included"),
 				alt("reframed", "the stream re-framed to event: and data: lines (AuthBridge)"),
@@ -117,12 +120,12 @@ func ChoicePoints() []ChoicePoint {
 				alt("in-walk", "inside the reverse response walk, as that plugin's response hook"),
 				alt("after-walk", "in a frame pass after the OnResponse walk (AuthBridge)"),
 			}},
-		{ID: "P25.rejecting-frame", Rule: "P25", Summary: "the frame a mid-stream rejection rejects",
+		{ID: "P25.rejecting-frame", Followed: true, Rule: "P25", Summary: "the frame a mid-stream rejection rejects",
 			Reference: "withheld", Alternatives: []Alternative{
 				alt("withheld", "the rejecting frame never reaches the client"),
 				alt("relayed", "each frame is relayed before it is dispatched, so the client has it"),
 			}},
-		{ID: "P29.outcome", Rule: "P29", Summary: "what the outcome holds beyond kind, status, denier and duration",
+		{ID: "P29.outcome", Followed: true, Rule: "P29", Summary: "what the outcome holds beyond kind, status, denier and duration",
 			Reference: "reason", Alternatives: []Alternative{
 				alt("reason", "a reason; absent during frames; a stream ended early or cut off is an error"),
 				alt("no-reason", "no reason field (AuthBridge)"),
@@ -137,7 +140,7 @@ func ChoicePoints() []ChoicePoint {
 				alt("several", "several extensions of one plugin ID, told apart by registration"),
 				alt("one", "one extension per plugin ID (Reasonix: one runtime each)"),
 			}},
-		{ID: "D13.warnings", Rule: "D13", Summary: "where an optional extension's failure is reported",
+		{ID: "D13.warnings", Followed: true, Rule: "D13", Summary: "where an optional extension's failure is reported",
 			Reference: "in-result", Alternatives: []Alternative{
 				alt("in-result", "in the dispatch's result and to the host's warn callback"),
 				alt("callback", "to the host's warn callback only (Reasonix)"),
@@ -152,7 +155,7 @@ func ChoicePoints() []ChoicePoint {
 				alt("acknowledged", "Notify answers; its errors and panics are warned once"),
 				alt("fire-and-forget", "notifications without replies; only a failed enqueue is warned (Reasonix's JSON-RPC)"),
 			}},
-		{ID: "H2.rollback", Rule: "H2", Summary: "the value after a fail-open hook's error",
+		{ID: "H2.rollback", Followed: true, Rule: "H2", Summary: "the value after a fail-open hook's error",
 			Reference: "rollback", Alternatives: []Alternative{
 				alt("rollback", "the chain resumes with the value from before that hook"),
 				alt("keep", "what the hook changed before failing is kept (LIP)"),

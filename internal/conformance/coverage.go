@@ -97,7 +97,7 @@ func CoverageWith(reg *Registry, reasons map[string]string) []RuleCoverage {
 	}
 	choices := map[string][]ChoiceCoverage{}
 	for _, cp := range ChoicePoints() {
-		if byChoice[cp.ID] != nil {
+		if byChoice[cp.ID] != nil || cp.Followed {
 			choices[cp.Rule] = append(choices[cp.Rule], ChoiceCoverage{ChoicePoint: cp, Cases: byChoice[cp.ID]})
 		}
 	}

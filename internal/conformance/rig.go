@@ -450,9 +450,12 @@ func (r *rig) checkHooks(rule string, o outcome, hooks ...string) {
 			}
 		}
 	}
+	// A status outside 400–599 is a fault only where the plugin takes
+	// abkit's alternative of P15.reject-status (remapped to 403): under
+	// as-given the host sends it as the plugin meant it.
 	for _, w := range o.res.Warnings {
-		if w.Plugin == r.name && strings.Contains(w.Msg, "outside 400–599") && hookIn(w.Msg, hooks) {
-			t.ErrorAt(rule, o.at, "%s; reject with a 4xx or 5xx status", w.Msg)
+		if w.Plugin == r.name && strings.Contains(w.Msg, "outside 400–599") && hookIn(w.Msg, hooks) && t.Alternative("P15.reject-status") == "remap-403" {
+			t.ChoiceErrorAt("P15.reject-status", rule, o.at, "%s; reject with a 4xx or 5xx status", w.Msg)
 		}
 	}
 	var pe *pipeline.PanicError

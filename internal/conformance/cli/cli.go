@@ -225,8 +225,11 @@ func writeCoverage(w io.Writer, cov []conformance.RuleCoverage) {
 					mark = "abkit  "
 				}
 				checked := "not checked: declaring it skips the choice's cases"
-				if ids := c.Cases[a.Name]; len(ids) > 0 {
+				switch ids := c.Cases[a.Name]; {
+				case len(ids) > 0:
 					checked = strings.Join(ids, ", ")
+				case c.Followed:
+					checked = "the rule's cases follow it"
 				}
 				fmt.Fprintf(w, "            %s %s: %s [%s]\n", mark, a.Name, a.Summary, checked)
 			}

@@ -183,9 +183,11 @@ func Selftest(ctx context.Context, impls []Impl, opts conformance.Options) ([]Ro
 func judge(ctx context.Context, im Impl, opts conformance.Options) Row {
 	var rep *conformance.Report
 	var err error
-	// A reference owes abkit's alternative at every choice: it is judged
-	// strict.
-	opts.Strict = opts.Strict || im.Reference()
+	// A reference owes abkit's alternative at every choice, and a broken
+	// plugin's expected cases are written against it: both are judged
+	// strict. Broken runtimes are judged as a user's run would be, so
+	// their bug must be caught by a case that counts.
+	opts.Strict = opts.Strict || im.Reference() || (im.Kind == "plugin" && im.Cases != nil)
 	if im.Kind == "runtime" {
 		// Scenarios are independent sessions, so one runtime process
 		// serves all cases; it is relaunched if a case kills it.
