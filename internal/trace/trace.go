@@ -71,8 +71,35 @@ type Event struct {
 	// contract violation.
 	Error string `json:"error,omitempty"`
 	// Phase separates the parts of an intercept walk (walk, strategy, event).
-	Phase      string `json:"phase,omitempty"`
-	DurationNS int64  `json:"duration_ns"`
+	Phase string `json:"phase,omitempty"`
+	// Headers are the header changes the call made (P32, P33), in name
+	// order, values redacted; absent when it changed none.
+	Headers []HeaderChange `json:"headers,omitempty"`
+	// Rejection is what a rejecting call gave the client besides the
+	// status (P34): headers and body, redacted.
+	Rejection  *Rejection `json:"rejection,omitempty"`
+	DurationNS int64      `json:"duration_ns"`
+}
+
+// HeaderChange is one header a call set, replaced or deleted.
+type HeaderChange struct {
+	// Response is set for a response header, unset for a request header.
+	Response bool   `json:"response,omitempty"`
+	Name     string `json:"name"`
+	// Values are the header's values after the call (redacted); absent
+	// when Deleted.
+	Values  []string `json:"values,omitempty"`
+	Deleted bool     `json:"deleted,omitempty"`
+	// Refused says why the change was not applied (a framing header, or
+	// a response header changed after the head was sent).
+	Refused string `json:"refused,omitempty"`
+}
+
+// Rejection is the response a rejection carried (P34), redacted.
+type Rejection struct {
+	Header      map[string][]string `json:"header,omitempty"`
+	ContentType string              `json:"content_type,omitempty"`
+	Body        string              `json:"body,omitempty"`
 }
 
 // FrameIndex returns a pointer to i for Event.Frame.
