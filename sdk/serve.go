@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -227,6 +228,11 @@ type exState struct {
 	// ext holds each extension's JSON as both sides last saw it, so that
 	// only changes cross the boundary.
 	ext map[string][]byte
+	// reqSnap and respSnap are the headers as both sides last saw them,
+	// so that only a call's changes go back (P32, P33); idGen is the
+	// identity's generation both sides have (P36).
+	reqSnap, respSnap http.Header
+	idGen             uint32
 }
 
 // NewServer checks that p can be served ([Plugin.Servable]), makes its
@@ -542,19 +548,30 @@ func nonNil(b []byte) []byte {
 }
 
 // apply brings the plugin-side exchange up to date with what the host sent.
-func (st *exState) apply(req *abkitv1.HTTPRequest, resp *abkitv1.HTTPResponse, ext []*abkitv1.ExtensionValue) {
+func (st *exState) apply(req *abkitv1.HTTPRequest, resp *abkitv1.HTTPResponse, ext []*abkitv1.ExtensionValue, identity []byte) {
 	if req != nil {
-		st.ex.Request.Method, st.ex.Request.URL = req.GetMethod(), req.GetUrl()
-		st.ex.Request.Header = abkitv1.HeaderFromProto(req.GetHeader())
+		r := &st.ex.Request
+		r.Method, r.URL = req.GetMethod(), req.GetUrl()
+		r.Scheme, r.Host, r.Path, r.RawQuery, r.RemoteAddr = req.GetScheme(), req.GetHost(), req.GetPath(), req.GetRawQuery(), req.GetRemoteAddr()
+		r.Header = abkitv1.HeaderFromProto(req.GetHeader())
+		st.reqSnap = abkitv1.HeaderFromProto(req.GetHeader())
 		if req.GetHasBody() {
 			st.ctl.SetRequestBody(nonNil(req.GetBody()))
 		}
 	}
 	if resp != nil {
 		st.ctl.SetResponse(gateway.Response{Status: int(resp.GetStatus()), Header: abkitv1.HeaderFromProto(resp.GetHeader())})
+		st.respSnap = abkitv1.HeaderFromProto(resp.GetHeader())
 		if resp.GetHasBody() {
 			st.ctl.SetResponseBody(nonNil(resp.GetBody()))
 		}
+	}
+	if len(identity) > 0 {
+		var id gateway.Identity
+		if err := json.Unmarshal(identity, &id); err == nil {
+			st.ex.SetIdentity(id)
+		}
+		st.idGen = st.ctl.IdentityGen()
 	}
 	for _, e := range ext {
 		var v any
@@ -567,6 +584,32 @@ func (st *exState) apply(req *abkitv1.HTTPRequest, resp *abkitv1.HTTPResponse, e
 		b, _ := json.Marshal(v)
 		st.ext[e.GetKey()] = b
 	}
+}
+
+// changes is what a call changed that goes back to the host.
+type changes struct {
+	reqHeader, respHeader *abkitv1.HeaderDelta
+	identity              []byte
+}
+
+// collectHeaders returns the call's header and identity changes and makes
+// them what both sides have seen.
+func (st *exState) collectHeaders() changes {
+	var c changes
+	if d := abkitv1.HeaderDeltaOf(st.reqSnap, st.ex.Request.Header); d != nil {
+		c.reqHeader = d
+		st.reqSnap = st.ex.Request.Header.Clone()
+	}
+	if d := abkitv1.HeaderDeltaOf(st.respSnap, st.ex.Response.Header); d != nil {
+		c.respHeader = d
+		st.respSnap = st.ex.Response.Header.Clone()
+	}
+	if g := st.ctl.IdentityGen(); g != st.idGen {
+		st.idGen = g
+		id, _ := st.ex.Identity()
+		c.identity, _ = json.Marshal(id)
+	}
+	return c
 }
 
 // collect returns the body writes the call attempted and the extensions it
@@ -609,7 +652,7 @@ func (s *Server) hook(ctx context.Context, r *abkitv1.HookRequest, phase gateway
 	if r.GetFinal() {
 		defer in.drop(r.GetExchange())
 	}
-	st.apply(r.GetRequest(), r.GetResponse(), r.GetExtensions())
+	st.apply(r.GetRequest(), r.GetResponse(), r.GetExtensions(), r.GetIdentityJson())
 	if o := r.GetOutcome(); o != nil {
 		st.ctl.SetOutcome(outcomeFromProto(o))
 	}
@@ -633,6 +676,8 @@ func (s *Server) hook(ctx context.Context, r *abkitv1.HookRequest, phase gateway
 	})
 	resp := &abkitv1.HookResponse{Action: abkitv1.ActionToProto(act)}
 	resp.Writes, resp.Extensions = st.collect()
+	ch := st.collectHeaders()
+	resp.RequestHeader, resp.ResponseHeader, resp.IdentityJson = ch.reqHeader, ch.respHeader, ch.identity
 	switch {
 	case panicked:
 		resp.Error, resp.Panicked = panicText(err), true
@@ -719,7 +764,7 @@ func (s *Server) Frames(fs abkitv1.Plugin_FramesServer) error {
 			id = r.GetExchange()
 			st = in.state(id, "", nil)
 		}
-		st.apply(nil, r.GetResponse(), r.GetExtensions())
+		st.apply(nil, r.GetResponse(), r.GetExtensions(), r.GetIdentityJson())
 		st.ctl.Enter(in.name, gateway.PhaseFrame, in.wReq, in.wResp)
 		var act gateway.Action
 		fctx, cancel := hostCtx(ctx, r.GetCtxErr(), r.GetDeadlineUnixNano())
@@ -730,6 +775,8 @@ func (s *Server) Frames(fs abkitv1.Plugin_FramesServer) error {
 		cancel()
 		resp := &abkitv1.FrameResponse{Action: abkitv1.ActionToProto(act)}
 		resp.Writes, resp.Extensions = st.collect()
+		ch := st.collectHeaders()
+		resp.RequestHeader, resp.ResponseHeader, resp.IdentityJson = ch.reqHeader, ch.respHeader, ch.identity
 		if panicked {
 			resp.Error, resp.Panicked = panicText(perr), true
 		}

@@ -199,7 +199,10 @@ func TestIdentityForLaterPlugins(t *testing.T) {
 	b := &fake{name: "b", log: &recLog{}, req: func(_ context.Context, ex *gateway.Exchange) gateway.Action {
 		look("b.req", ex)
 		return gateway.Continue()
-	}, resp: func(_ context.Context, ex *gateway.Exchange) gateway.Action { look("b.resp", ex); return gateway.Continue() }}
+	}, resp: func(_ context.Context, ex *gateway.Exchange) gateway.Action {
+		look("b.resp", ex)
+		return gateway.Continue()
+	}}
 	c := buildFakes(t, Options{}, a, b)
 	up := Upstream{Status: 200, Header: jsonHeader(), Body: []byte("{}")}
 	x := c.NewExchange(Request{Method: "GET", URL: "/", Header: http.Header{"Authorization": {"Bearer t"}}}, ExchangeOptions{})
