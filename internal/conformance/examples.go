@@ -679,7 +679,7 @@ func begin(t *T, ch *pipeline.Chain, name string, st *Step) *inflight {
 		h, body = st.fx.Request.Header.Clone(), st.fx.Request.Body
 	}
 	fl := &inflight{rec: trace.NewRecorder(), client: &bodyClient{}, name: name, step: st, body: body}
-	fl.ex = ch.NewExchange(pipeline.Request{Method: st.Request.Method, URL: st.Request.URL, Header: h, Body: body},
+	fl.ex = ch.NewExchange(pipeline.RequestTo(st.Request.Method, st.Request.URL, h, body),
 		pipeline.ExchangeOptions{Trace: fl.rec, Client: fl.client})
 	fl.admitted = fl.ex.Request(t.Context())
 	return fl

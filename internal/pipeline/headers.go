@@ -165,3 +165,14 @@ func traceRejection(r *gateway.Rejection) *trace.Rejection {
 	}
 	return t
 }
+
+// RequestTo returns a request of method to target (an absolute URL or a
+// path) with the target's parts filled from it and, when it has no host,
+// from h's Host header (P35): how a host that has a URL and headers, not
+// a transport (a fixture, a scenario), fills them. There is no remote
+// address.
+func RequestTo(method, target string, h http.Header, body []byte) Request {
+	g := gateway.Request{URL: target}
+	g.FillTarget(h.Get("Host"))
+	return Request{Method: method, URL: target, Scheme: g.Scheme, Host: g.Host, Path: g.Path, RawQuery: g.RawQuery, Header: h, Body: body}
+}

@@ -433,7 +433,8 @@ func (c *chunks) Next(ctx context.Context) ([]byte, error) {
 
 func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32, es *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
 	rq := es.GetRequest()
-	req := pipeline.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: abkitv1.HeaderFromProto(rq.GetHeader())}
+	req := pipeline.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Scheme: rq.GetScheme(), Host: rq.GetHost(), Path: rq.GetPath(),
+		RawQuery: rq.GetRawQuery(), RemoteAddr: rq.GetRemoteAddr(), Header: abkitv1.HeaderFromProto(rq.GetHeader())}
 	if rq.GetHasBody() {
 		req.Body = rq.GetBody()
 	}
