@@ -361,6 +361,11 @@ type outcome struct {
 	res        *pipeline.Result
 	extensions map[string]string // key → JSON
 	events     []trace.Event
+	// sent is the request header the exchange started with, upstream the
+	// one that went upstream (nil when denied), identity the exchange's
+	// identity at its end (P32, P36).
+	sent, upstream http.Header
+	identity       *gateway.Identity
 }
 
 // run drives one exchange of sc. ck and reuse shape the upstream stream.
@@ -380,6 +385,7 @@ func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
 	// A real host (P35): a plugin keyed by host sees one, as behind a
 	// gateway; the scenario URLs are paths.
 	req.Scheme, req.Host, req.RemoteAddr = "https", ConformanceHost, ConformanceClient
+	sent := h.Clone()
 	ex := r.chain.NewExchange(req, pipeline.ExchangeOptions{Trace: rec})
 	rh := http.Header{}
 	rh.Set("Content-Type", sc.respType)
@@ -396,11 +402,16 @@ func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
 	}
 	ctx := t.Context()
 	t.Logf("exchange %s: %s %s", sc.name, sc.method, sc.url)
+	var upstream http.Header
 	if ex.Request(ctx) {
+		upstream = ex.Gateway().Request.Header.Clone()
 		ex.Respond(ctx, up)
 	}
 	res := ex.Finish()
-	out := outcome{at: sc.label(), res: res, events: rec.Events(), extensions: map[string]string{}}
+	out := outcome{at: sc.label(), res: res, events: rec.Events(), extensions: map[string]string{}, sent: sent, upstream: upstream}
+	if id, ok := ex.Gateway().Identity(); ok {
+		out.identity = &id
+	}
 	if ck != nil && ck.name != "whole" {
 		out.at += ", chunked " + ck.name
 	}
