@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	if err := testbin.Build(context.Background(), dir, "./examples/plugins/..."); err != nil {
+	if err := testbin.Build(context.Background(), dir, "./examples/plugins/...", "./internal/pluginhost/testdata/headerstamp", "./internal/pluginhost/testdata/bearergate"); err != nil {
 		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)

@@ -31,6 +31,8 @@ var Packages = []string{
 	"./examples/plugins/...",
 	"./internal/refruntime/broken/...",
 	"./internal/conformance/testdata/broken",
+	"./internal/pluginhost/testdata/headerstamp",
+	"./internal/pluginhost/testdata/bearergate",
 }
 
 // Root returns the module root, found with `go env GOMOD` so a test works
