@@ -10,6 +10,8 @@ package trace
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -317,4 +319,55 @@ func (t Trace) MarshalIndent() ([]byte, error) {
 		t.Events = []Event{}
 	}
 	return json.MarshalIndent(t, "", "  ")
+}
+
+// String is the change as one line: "request X-Stamp: v", "response
+// -Server" (deleted), with " (refused: why)" when it was not applied.
+func (c HeaderChange) String() string {
+	side := "request "
+	if c.Response {
+		side = "response "
+	}
+	s := side + c.Name + ": " + strings.Join(c.Values, ", ")
+	if c.Deleted {
+		s = side + "-" + c.Name
+	}
+	if c.Refused != "" {
+		s += " (refused: " + c.Refused + ")"
+	}
+	return s
+}
+
+// HeaderSummary is the header changes of an event on one line, "; "
+// between them; "" when there are none.
+func (e *Event) HeaderSummary() string {
+	parts := make([]string, len(e.Headers))
+	for i, c := range e.Headers {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// String is the rejection's response on one line: headers in name order,
+// the content type and the body.
+func (r *Rejection) String() string {
+	if r == nil {
+		return ""
+	}
+	names := make([]string, 0, len(r.Header))
+	for n := range r.Header {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, n+": "+strings.Join(r.Header[n], ", "))
+	}
+	if r.ContentType != "" {
+		parts = append(parts, "content type "+r.ContentType)
+	}
+	if r.Body != "" {
+		parts = append(parts, "body "+strconv.Quote(r.Body))
+	}
+	return strings.Join(parts, "; ")
 }
