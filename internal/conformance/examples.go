@@ -641,6 +641,11 @@ type callObs struct {
 	Reason  string `json:"reason,omitempty"`
 	Mutated string `json:"mutated,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Headers and Rejection are the call's header changes (P32, P33) and
+	// its rejection's headers and body (P34), as the trace has them
+	// (redacted): for a plugin binary they came back over the protocol.
+	Headers   []trace.HeaderChange `json:"headers,omitempty"`
+	Rejection *trace.Rejection     `json:"rejection,omitempty"`
 }
 
 type bodyClient struct {
@@ -759,7 +764,7 @@ func (fl *inflight) observe(res *pipeline.Result) exchangeObs {
 			continue
 		}
 		obs.Calls = append(obs.Calls, callObs{Hook: e.Hook, Frame: e.Frame, Last: e.Last, Action: e.Action, Status: e.Status,
-			Reason: e.Reason, Mutated: e.Mutated, Error: e.Error})
+			Reason: e.Reason, Mutated: e.Mutated, Error: e.Error, Headers: e.Headers, Rejection: e.Rejection})
 	}
 	for k, v := range fl.ex.Gateway().Extensions() {
 		if _, seeded := fl.step.Extensions[k]; seeded {
