@@ -231,6 +231,9 @@ type exState struct {
 	// reqSnap and respSnap are the headers as both sides last saw them,
 	// so that only a call's changes go back (P32, P33); idGen is the
 	// identity's generation both sides have (P36).
+	// A snapshot is the wire list as received (wireReq, wireResp) until a
+	// call changed the header, then the map as the host now has it.
+	wireReq, wireResp []*abkitv1.Header
 	reqSnap, respSnap http.Header
 	idGen             uint32
 }
@@ -554,14 +557,14 @@ func (st *exState) apply(req *abkitv1.HTTPRequest, resp *abkitv1.HTTPResponse, e
 		r.Method, r.URL = req.GetMethod(), req.GetUrl()
 		r.Scheme, r.Host, r.Path, r.RawQuery, r.RemoteAddr = req.GetScheme(), req.GetHost(), req.GetPath(), req.GetRawQuery(), req.GetRemoteAddr()
 		r.Header = abkitv1.HeaderFromProto(req.GetHeader())
-		st.reqSnap = abkitv1.HeaderFromProto(req.GetHeader())
+		st.wireReq, st.reqSnap = req.GetHeader(), nil
 		if req.GetHasBody() {
 			st.ctl.SetRequestBody(nonNil(req.GetBody()))
 		}
 	}
 	if resp != nil {
 		st.ctl.SetResponse(gateway.Response{Status: int(resp.GetStatus()), Header: abkitv1.HeaderFromProto(resp.GetHeader())})
-		st.respSnap = abkitv1.HeaderFromProto(resp.GetHeader())
+		st.wireResp, st.respSnap = resp.GetHeader(), nil
 		if resp.GetHasBody() {
 			st.ctl.SetResponseBody(nonNil(resp.GetBody()))
 		}
@@ -596,13 +599,13 @@ type changes struct {
 // them what both sides have seen.
 func (st *exState) collectHeaders() changes {
 	var c changes
-	if d := abkitv1.HeaderDeltaOf(st.reqSnap, st.ex.Request.Header); d != nil {
+	if d := delta(st.wireReq, st.reqSnap, st.ex.Request.Header); d != nil {
 		c.reqHeader = d
-		st.reqSnap = st.ex.Request.Header.Clone()
+		st.wireReq, st.reqSnap = nil, st.ex.Request.Header.Clone()
 	}
-	if d := abkitv1.HeaderDeltaOf(st.respSnap, st.ex.Response.Header); d != nil {
+	if d := delta(st.wireResp, st.respSnap, st.ex.Response.Header); d != nil {
 		c.respHeader = d
-		st.respSnap = st.ex.Response.Header.Clone()
+		st.wireResp, st.respSnap = nil, st.ex.Response.Header.Clone()
 	}
 	if g := st.ctl.IdentityGen(); g != st.idGen {
 		st.idGen = g
@@ -610,6 +613,15 @@ func (st *exState) collectHeaders() changes {
 		c.identity, _ = json.Marshal(id)
 	}
 	return c
+}
+
+// delta is what changed from the snapshot (the wire list, or snap once a
+// call changed the header) to cur.
+func delta(wire []*abkitv1.Header, snap, cur http.Header) *abkitv1.HeaderDelta {
+	if snap == nil {
+		return abkitv1.HeaderDeltaFrom(wire, cur)
+	}
+	return abkitv1.HeaderDeltaOf(snap, cur)
 }
 
 // collect returns the body writes the call attempted and the extensions it

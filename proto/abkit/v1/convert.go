@@ -129,6 +129,25 @@ func HeaderDeltaOf(before, after http.Header) *HeaderDelta {
 	return d
 }
 
+// HeaderDeltaFrom is HeaderDeltaOf with before as the wire list it was
+// decoded from (HeaderFromProto copies the values, so the list is intact):
+// the common case, nothing changed, costs no map of its own.
+func HeaderDeltaFrom(before []*Header, after http.Header) *HeaderDelta {
+	if len(before) == len(after) {
+		same := true
+		for _, x := range before {
+			if v, ok := after[x.GetName()]; !ok || !equalValues(v, x.GetValues()) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return nil
+		}
+	}
+	return HeaderDeltaOf(HeaderFromProto(before), after)
+}
+
 func equalValues(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
