@@ -19,9 +19,10 @@ func addHeaderCases(r *Registry) {
 		Summary: "request header changes reach the upstream, and none touches a framing header",
 		Explain: `Drives the standard exchanges and compares, for each allowed one, the
 request header that goes upstream with the one the exchange started with.
-Every header that differs must be one a plugin's OnRequest changed (as the
-trace records it), and every change must be there: for a plugin in another
-process the change came back over the protocol as a header delta. A change
+Every header that differs must be one a plugin's OnRequest changed, as the
+trace records it: for a plugin in another process the change came back over
+the protocol as a header delta, and what the plugin changes in its own
+behaviour examples is compared with their golden file (examples/NAME). A change
 to a framing header (Content-Length, Transfer-Encoding, Connection and the
 other hop-by-hop headers) fails: those are the host's, the change is
 ignored, so the plugin does not do what it means to.
@@ -52,8 +53,11 @@ leave framing headers alone.`,
 				}
 				for _, n := range unionNames(o.sent, o.upstream) {
 					differs := !slices.Equal(o.sent[n], o.upstream[n])
-					if differs != changed[n] && !gateway.IsFramingHeader(n) {
-						t.ErrorAt("P32", o.at, "request header %s: changed on the way upstream = %v, but the trace says the plugins changed it = %v", n, differs, changed[n])
+					// A header changed and changed back by two plugins is
+					// in the trace but not in the difference: only an
+					// unexplained difference fails.
+					if differs && !changed[n] && !gateway.IsFramingHeader(n) {
+						t.ErrorAt("P32", o.at, "request header %s changed on the way upstream, but no plugin's OnRequest changed it", n)
 					}
 				}
 			}
