@@ -439,7 +439,7 @@ func (t *tableWriter) line(e *trace.Event) error {
 	}
 	cell(action)
 	b = append(b, '\t')
-	if e.Status != 0 || e.Reason != "" || e.Mutated != "" || e.Shadow || e.Error != "" {
+	if e.Status != 0 || e.Reason != "" || e.Mutated != "" || e.Shadow || e.Error != "" || len(e.Headers) > 0 || e.Rejection != nil {
 		cell(eventDetail(e))
 	}
 	b = append(b, '\t')
@@ -488,6 +488,12 @@ func eventDetail(e *trace.Event) string {
 	}
 	if e.Mutated != "" {
 		detail = joinNonEmpty(detail, "mutated "+e.Mutated)
+	}
+	if len(e.Headers) > 0 {
+		detail = joinNonEmpty(detail, "headers "+e.HeaderSummary())
+	}
+	if e.Rejection != nil {
+		detail = joinNonEmpty(detail, "rejection "+e.Rejection.String())
 	}
 	if e.Shadow {
 		detail = joinNonEmpty(detail, "shadow")

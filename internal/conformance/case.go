@@ -280,6 +280,7 @@ func PluginSuite() *Registry {
 	addStreamCases(r)
 	addFinishCases(r)
 	addStateCases(r)
+	addHeaderCases(r)
 	addInterceptCases(r)
 	addHookCases(r)
 	return r

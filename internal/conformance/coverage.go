@@ -38,6 +38,7 @@ var uncheckable = map[string]string{
 	"P25": "owed by the host: what a mid-stream reject does to the stream",
 	"P27": "owed by the host: finish order",
 	"P29": "owed by the host: when the outcome is available",
+	"P35": "given by the host: the suite's exchanges carry a scheme, a host, a path, a query and a client address (rig.run), and what a plugin reads of them is its own business",
 	"D2":  "payload validity is the host's (wrong payloads are host errors); replacements are checked under D8",
 	"D4":  "chain order is the host's; the manifest's priority range is checked under D1/manifest/valid",
 	"D10": "owed by the host: the host verdict at permission.decision",
@@ -53,7 +54,7 @@ var uncheckable = map[string]string{
 // allRules are the rule IDs of docs/contracts.md.
 func allRules() []string {
 	var out []string
-	for i := 1; i <= 31; i++ {
+	for i := 1; i <= 36; i++ {
 		out = append(out, "P"+itoa(i))
 	}
 	for i := 1; i <= 20; i++ {

@@ -641,6 +641,11 @@ type callObs struct {
 	Reason  string `json:"reason,omitempty"`
 	Mutated string `json:"mutated,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Headers and Rejection are the call's header changes (P32, P33) and
+	// its rejection's headers and body (P34), as the trace has them
+	// (redacted): for a plugin binary they came back over the protocol.
+	Headers   []trace.HeaderChange `json:"headers,omitempty"`
+	Rejection *trace.Rejection     `json:"rejection,omitempty"`
 }
 
 type bodyClient struct {
@@ -679,7 +684,7 @@ func begin(t *T, ch *pipeline.Chain, name string, st *Step) *inflight {
 		h, body = st.fx.Request.Header.Clone(), st.fx.Request.Body
 	}
 	fl := &inflight{rec: trace.NewRecorder(), client: &bodyClient{}, name: name, step: st, body: body}
-	fl.ex = ch.NewExchange(pipeline.Request{Method: st.Request.Method, URL: st.Request.URL, Header: h, Body: body},
+	fl.ex = ch.NewExchange(pipeline.RequestTo(st.Request.Method, st.Request.URL, h, body),
 		pipeline.ExchangeOptions{Trace: fl.rec, Client: fl.client})
 	fl.admitted = fl.ex.Request(t.Context())
 	return fl
@@ -759,7 +764,7 @@ func (fl *inflight) observe(res *pipeline.Result) exchangeObs {
 			continue
 		}
 		obs.Calls = append(obs.Calls, callObs{Hook: e.Hook, Frame: e.Frame, Last: e.Last, Action: e.Action, Status: e.Status,
-			Reason: e.Reason, Mutated: e.Mutated, Error: e.Error})
+			Reason: e.Reason, Mutated: e.Mutated, Error: e.Error, Headers: e.Headers, Rejection: e.Rejection})
 	}
 	for k, v := range fl.ex.Gateway().Extensions() {
 		if _, seeded := fl.step.Extensions[k]; seeded {

@@ -25,6 +25,14 @@ import (
 // second.
 const HookBudget = time.Second
 
+// ConformanceHost and ConformanceClient are the host (authority) and the
+// client address the plugin suite's exchanges have (P35): scenario URLs
+// are paths, and a plugin keyed by host must still see one.
+const (
+	ConformanceHost   = "gateway.conformance.test"
+	ConformanceClient = "192.0.2.10:40000"
+)
+
 // hookAllowance is the time a hook call may take on this machine at this
 // moment: HookBudget plus 20 Echo round trips to the plugin's process
 // (their median of 5, taken when a call ran over HookBudget). A busy
@@ -353,6 +361,11 @@ type outcome struct {
 	res        *pipeline.Result
 	extensions map[string]string // key → JSON
 	events     []trace.Event
+	// sent is the request header the exchange started with, upstream the
+	// one that went upstream (nil when denied), identity the exchange's
+	// identity at its end (P32, P36).
+	sent, upstream http.Header
+	identity       *gateway.Identity
 }
 
 // run drives one exchange of sc. ck and reuse shape the upstream stream.
@@ -368,7 +381,12 @@ func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
 		body = []byte(sc.reqBody)
 	}
 	rec := trace.NewRecorder()
-	ex := r.chain.NewExchange(pipeline.Request{Method: sc.method, URL: sc.url, Header: h, Body: body}, pipeline.ExchangeOptions{Trace: rec})
+	req := pipeline.RequestTo(sc.method, sc.url, h, body)
+	// A real host (P35): a plugin keyed by host sees one, as behind a
+	// gateway; the scenario URLs are paths.
+	req.Scheme, req.Host, req.RemoteAddr = "https", ConformanceHost, ConformanceClient
+	sent := h.Clone()
+	ex := r.chain.NewExchange(req, pipeline.ExchangeOptions{Trace: rec})
 	rh := http.Header{}
 	rh.Set("Content-Type", sc.respType)
 	up := pipeline.Upstream{Status: sc.status, Header: rh}
@@ -384,11 +402,16 @@ func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
 	}
 	ctx := t.Context()
 	t.Logf("exchange %s: %s %s", sc.name, sc.method, sc.url)
+	var upstream http.Header
 	if ex.Request(ctx) {
+		upstream = ex.Gateway().Request.Header.Clone()
 		ex.Respond(ctx, up)
 	}
 	res := ex.Finish()
-	out := outcome{at: sc.label(), res: res, events: rec.Events(), extensions: map[string]string{}}
+	out := outcome{at: sc.label(), res: res, events: rec.Events(), extensions: map[string]string{}, sent: sent, upstream: upstream}
+	if id, ok := ex.Gateway().Identity(); ok {
+		out.identity = &id
+	}
 	if ck != nil && ck.name != "whole" {
 		out.at += ", chunked " + ck.name
 	}

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/abkit/abkit/internal/redact"
@@ -20,7 +21,16 @@ import (
 type Request struct {
 	Method string
 	URL    string
-	Header http.Header
+	// Scheme, Host, Path, RawQuery and RemoteAddr are the request's parts
+	// as the host has them from the transport (P35); see gateway.Request.
+	// A host that has only a URL and a Host header fills them with
+	// gateway.Request.FillTarget.
+	Scheme     string
+	Host       string
+	Path       string
+	RawQuery   string
+	RemoteAddr string
+	Header     http.Header
 	// Body is the request body as the host read it; nil for none. The
 	// plugins see it only when some plugin reads bodies (P11).
 	Body []byte
@@ -218,6 +228,16 @@ type Exchange struct {
 	spare     *gateway.Exchange
 	spareCtl  *gateway.Control
 
+	// Headers (P32, P33, P34): the host's framing headers of the request
+	// and of the upstream's response, the rejection that decided a denial,
+	// and, while tracing, the header before the current call.
+	reqFraming  framing
+	respFraming framing
+	rejection   *gateway.Rejection
+	rejecting   *gateway.Rejection // the call being recorded's, for its trace event
+	snap        http.Header
+	snapResp    bool
+
 	// Streaming state.
 	ctx     context.Context
 	framer  sse.Framer
@@ -233,16 +253,22 @@ var errStop = errors.New("stop")
 // NewExchange starts an exchange of req through c. The exchange takes
 // ownership of req's header and body.
 func (c *Chain) NewExchange(req Request, opts ExchangeOptions) *Exchange {
-	gx, ctl := gateway.NewExchange(c.dir, gateway.Request{Method: req.Method, URL: req.URL, Header: req.Header})
+	gx, ctl := gateway.NewExchange(c.dir, req.gateway())
 	e := &Exchange{c: c, gx: gx, ctl: ctl}
 	e.init(req, opts)
 	return e
+}
+
+func (r *Request) gateway() gateway.Request {
+	return gateway.Request{Method: r.Method, URL: r.URL, Scheme: r.Scheme, Host: r.Host, Path: r.Path,
+		RawQuery: r.RawQuery, RemoteAddr: r.RemoteAddr, Header: r.Header}
 }
 
 // init sets up a new exchange of req on e, whose chain and plugin-facing
 // exchange are set.
 func (e *Exchange) init(req Request, opts ExchangeOptions) {
 	e.rec, e.client, e.start, e.reqBody = opts.Trace, opts.Client, time.Now(), req.Body
+	e.reqFraming.take(e.gx.Request.Header)
 	if e.c.readsBody { // P11: nil unless some plugin reads bodies
 		b := req.Body
 		if b == nil {
@@ -268,7 +294,7 @@ func (e *Exchange) Reset(req Request, opts ExchangeOptions) bool {
 	}
 	c, gx, ctl, emitFn := e.c, e.gx, e.ctl, e.emitFn
 	scratch := e.scratch[:0]
-	ctl.Reset(c.dir, gateway.Request{Method: req.Method, URL: req.URL, Header: req.Header})
+	ctl.Reset(c.dir, req.gateway())
 	*e = Exchange{c: c, gx: gx, ctl: ctl, emitFn: emitFn, scratch: scratch}
 	e.init(req, opts)
 	return true
@@ -320,6 +346,9 @@ func (e *Exchange) Request(ctx context.Context) bool {
 		}
 		i = next
 	}
+	if names := e.reqFraming.restore(e.gx.Request.Header); names != nil {
+		e.warn("P32", "", "request header change(s) to %s ignored: framing headers are the host's", strings.Join(names, ", "))
+	}
 	if e.ended {
 		e.sendError()
 		return false
@@ -351,6 +380,7 @@ func (e *Exchange) requestFrom(ctx context.Context, done <-chan struct{}, from i
 		var t0 time.Time
 		if e.rec != nil {
 			t0 = e.rec.Now()
+			e.snap, e.snapResp = e.gx.Request.Header.Clone(), false
 		}
 		act := pl.p.OnRequest(ctx, e.gx)
 		if e.after(i, trace.HookOnRequest, act, t0, -1, false) {
@@ -383,15 +413,21 @@ func (e *Exchange) after(i int, hook string, act gateway.Action, t0 time.Time, f
 		e.warn("", pl.name, "%s rejected with status %d, outside 400–599; using 403", hook, status)
 		status = http.StatusForbidden
 	}
+	e.rejecting = act.Rejection
 	if pl.observe {
 		e.shadows = append(e.shadows, Shadow{Plugin: pl.name, Hook: hook, Frame: frame, Status: status, Reason: act.Reason})
 		if e.rec != nil {
 			e.record(pl, hook, t0, frame, last, "reject", act.Reason, status, true, "", mReq, mResp)
 		}
+		e.rejecting = nil
 		return false
 	}
 	if e.rec != nil {
 		e.record(pl, hook, t0, frame, last, "reject", act.Reason, status, false, "", mReq, mResp)
+	}
+	e.rejecting = nil
+	if !e.ended {
+		e.rejection = act.Rejection
 	}
 	e.end(gateway.OutcomeDeny, status, pl.name, act.Reason, nil)
 	return true
@@ -405,6 +441,21 @@ func (e *Exchange) record(pl *plug, hook string, t0 time.Time, frame int, last b
 		ev.Mutated = trace.MutatedRequestBody
 	case mResp:
 		ev.Mutated = trace.MutatedResponseBody
+	}
+	if e.snap != nil {
+		cur := e.gx.Request.Header
+		refuse := refuseFraming
+		if e.snapResp {
+			cur = e.gx.Response.Header
+			if e.headerSent {
+				refuse = refuseAll
+			}
+		}
+		ev.Headers = headerChanges(e.snap, cur, e.snapResp, refuse)
+		e.snap = nil
+	}
+	if e.rejecting != nil {
+		ev.Rejection = traceRejection(e.rejecting)
 	}
 	if !t0.IsZero() {
 		ev.DurationNS = e.rec.Since(t0)
@@ -482,6 +533,12 @@ func (e *Exchange) end(kind gateway.OutcomeKind, status int, by, reason string, 
 		return
 	}
 	e.ended = true
+	if e.streamed && !e.headerSent {
+		// A streamed response's head waits for the first frame's calls
+		// (P33); once the exchange ends it goes out as it stands, so that
+		// a frame's rejection ends the stream as it always did (P25).
+		e.sendStreamHead()
+	}
 	if e.headerSent {
 		status = e.status
 	}
@@ -493,16 +550,29 @@ func (e *Exchange) end(kind gateway.OutcomeKind, status int, by, reason string, 
 // headers already went out.
 func (e *Exchange) sendError() {
 	if e.headerSent {
+		if r := e.rejection; r != nil && (len(r.Header) > 0 || r.Body != nil) {
+			e.warn("P34", e.outcome.DeniedBy, "the rejection's headers and body were not sent: the response head had already gone out")
+		}
 		return
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	msg := e.outcome.Reason
-	if e.outcome.Kind == gateway.OutcomeError {
-		msg = http.StatusText(e.outcome.Status) // internal detail stays in the outcome
+	var h http.Header
+	var body []byte
+	if r := e.rejection; r != nil && e.outcome.Kind == gateway.OutcomeDeny {
+		var dropped []string
+		h, body, dropped = rejectionResponse(r, e.outcome.Reason)
+		if dropped != nil {
+			e.warn("P34", e.outcome.DeniedBy, "rejection header(s) %s dropped: framing headers are the host's", strings.Join(dropped, ", "))
+		}
+	} else {
+		h = http.Header{}
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		msg := e.outcome.Reason
+		if e.outcome.Kind == gateway.OutcomeError {
+			msg = http.StatusText(e.outcome.Status) // internal detail stays in the outcome
+		}
+		body = []byte(msg + "\n")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
 	}
-	body := []byte(msg + "\n")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
 	e.sendHeader(e.outcome.Status, h)
 	e.body = body
 	e.write(body)
@@ -566,6 +636,7 @@ func (e *Exchange) Respond(ctx context.Context, up Upstream) {
 	}
 	e.stage = stResponded
 	e.ctl.SetResponse(gateway.Response{Status: up.Status, Header: up.Header})
+	e.respFraming.take(e.gx.Response.Header)
 	if isEventStream(e.gx.Response.Header) && !e.c.writesResp {
 		e.respondStream(ctx, up)
 		return
@@ -613,6 +684,9 @@ func (e *Exchange) respondBuffered(ctx context.Context, up Upstream) {
 		}
 		i = next
 	}
+	if names := e.respFraming.restore(e.gx.Response.Header); names != nil {
+		e.warn("P33", "", "response header change(s) to %s ignored: framing headers are the host's", strings.Join(names, ", "))
+	}
 	if e.ended {
 		e.sendError()
 		return
@@ -655,6 +729,7 @@ func (e *Exchange) responseFrom(from int) (next int, stop bool) {
 		var t0 time.Time
 		if e.rec != nil {
 			t0 = e.rec.Now()
+			e.snap, e.snapResp = e.gx.Response.Header.Clone(), true
 		}
 		if pl.stream != nil {
 			hook = trace.HookOnResponseFrame

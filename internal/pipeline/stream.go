@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/abkit/abkit/internal/trace"
@@ -20,7 +21,8 @@ import (
 func (e *Exchange) respondStream(ctx context.Context, up Upstream) {
 	e.streamed = true
 	e.ctx = ctx
-	e.sendHeader(e.gx.Response.Status, e.gx.Response.Header)
+	// The head goes out before the first byte of the body: the first
+	// frame's calls may still change the response headers (P33).
 	if e.emitFn == nil {
 		e.emitFn = e.emit // one method value per exchange, not per chunk
 	}
@@ -51,12 +53,33 @@ func (e *Exchange) respondStream(ctx context.Context, up Upstream) {
 		e.warn("P21", "", "upstream stream ended early after %d frame(s): %v", e.frames, early)
 		e.end(gateway.OutcomeError, 0, "", "upstream stream ended early: "+early.Error(), fmt.Errorf("%w: stream ended early: %w", ErrUpstream, early))
 	}
+	if !e.headerSent {
+		e.sendStreamHead()
+	}
 	e.flush()
 	// P21: exactly one closing call per streaming plugin, whatever happened.
 	for k := 0; k < len(e.c.streamRev); {
 		k, _ = e.frameFrom(nil, e.frames, true, k)
 	}
+	if !sameHeader(e.gx.Response.Header, e.header) {
+		// P33: the head is gone; what the plugins changed since is undone,
+		// so OnFinish sees what the client got.
+		e.warn("P33", "", "response header change(s) to %s refused: made after the response head was sent", strings.Join(changedNames(e.gx.Response.Header, e.header), ", "))
+		e.gx.Response.Header = e.header.Clone()
+	}
 	e.end(gateway.OutcomeAllow, e.status, "", "", nil)
+}
+
+// sendStreamHead sends a streamed response's head as the plugins left it,
+// framing headers restored, and gives the plugins a copy from then on, so
+// that a later change cannot touch what was sent.
+func (e *Exchange) sendStreamHead() {
+	h := e.gx.Response.Header
+	if names := e.respFraming.restore(h); names != nil {
+		e.warn("P33", "", "response header change(s) to %s ignored: framing headers are the host's", strings.Join(names, ", "))
+	}
+	e.sendHeader(e.gx.Response.Status, h)
+	e.gx.Response.Header = h.Clone()
 }
 
 // emit handles one block from the framer.
@@ -76,6 +99,9 @@ func (e *Exchange) emit(raw []byte, isFrame bool) error {
 			k = next
 		}
 		e.poison()
+	}
+	if !e.headerSent {
+		e.sendStreamHead()
 	}
 	if !e.write(raw) {
 		e.stopped = true
@@ -104,6 +130,9 @@ func (e *Exchange) frameFrom(frame []byte, idx int, last bool, from int) (next i
 		var t0 time.Time
 		if e.rec != nil {
 			t0 = e.rec.Now()
+			if !e.headerSent && !last {
+				e.snap, e.snapResp = e.gx.Response.Header.Clone(), true
+			}
 		}
 		act := pl.stream.OnResponseFrame(e.ctx, e.gx, frame, last)
 		if e.after(i, trace.HookOnResponseFrame, act, t0, idx, last) {

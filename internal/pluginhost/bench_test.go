@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -292,4 +293,32 @@ func BenchmarkStartRatio(b *testing.B) {
 	b.ReportMetric(pl/e, "no-tls/exec")
 	b.ReportMetric(st/e, "start/exec")
 	b.ReportMetric(au/e, "automtls/exec")
+}
+
+// BenchmarkPipelineHook is one OnRequest call of a family P plugin across
+// the boundary with a typical set of request headers, none of which the
+// plugin changes: the per-hook cost of carrying the exchange (headers,
+// request parts, extensions) to the plugin and its answer back.
+func BenchmarkPipelineHook(b *testing.B) {
+	p := benchHelper(b)
+	f, _ := p.Factory()
+	pl, err := f.New(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := http.Header{}
+	for _, kv := range [][2]string{{"Content-Type", "application/json"}, {"Accept", "application/json"},
+		{"User-Agent", "abkit-bench/1"}, {"Authorization", "Bearer x"}, {"X-Request-Id", "0123456789abcdef"},
+		{"Accept-Encoding", "gzip"}, {"Content-Length", "42"}, {"X-Tenant", "acme"}} {
+		h.Set(kv[0], kv[1])
+	}
+	ex, ctl := gateway.NewExchange(gateway.Inbound, gateway.Request{Method: "POST", URL: "/v1/chat", Header: h})
+	ctx := context.Background()
+	ctl.Enter(f.Name, gateway.PhaseRequest, false, false)
+	b.ReportAllocs()
+	for b.Loop() {
+		if a := pl.OnRequest(ctx, ex); !a.IsContinue() {
+			b.Fatal(a)
+		}
+	}
 }

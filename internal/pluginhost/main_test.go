@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	if err := testbin.Build(context.Background(), dir, "./examples/plugins/..."); err != nil {
+	if err := testbin.Build(context.Background(), dir, "./examples/plugins/...", "./internal/pluginhost/testdata/headerstamp", "./internal/pluginhost/testdata/bearergate"); err != nil {
 		fmt.Fprintf(os.Stderr, "building the example plugins: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
@@ -122,7 +122,7 @@ func testServer(p sdk.Plugin) *pluginserver.Server {
 
 // runHelper is the test binary re-executed as a (misbehaving) plugin.
 func runHelper(mode string) {
-	if serveBoundaryHelper(mode) || serveCancelHelper(mode) {
+	if serveBoundaryHelper(mode) || serveCancelHelper(mode) || serveHeaderHelper(mode) {
 		os.Exit(0)
 	}
 	switch mode {

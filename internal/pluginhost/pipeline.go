@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -144,7 +145,9 @@ type remote struct {
 type hostEx struct {
 	id uint64
 	// sent holds each extension's JSON as the plugin last saw it.
-	sent     map[string][]byte
+	sent map[string][]byte
+	// identity is the identity's JSON as the plugin last saw it (P36).
+	identity []byte
 	reqBody  []byte // the request body the plugin has
 	respBody []byte
 	final    atomic.Bool
@@ -219,8 +222,50 @@ func (hx *hostEx) extensionsIn(ex *gateway.Exchange, vals []*abkitv1.ExtensionVa
 	}
 }
 
+// identityOut returns the exchange's identity as JSON when the plugin has
+// not seen it yet (P36), or nil.
+func (hx *hostEx) identityOut(ex *gateway.Exchange) []byte {
+	id, ok := ex.Identity()
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(id)
+	if err != nil || bytes.Equal(b, hx.identity) {
+		return nil
+	}
+	hx.identity = b
+	return b
+}
+
+// changesIn applies what the plugin's call changed besides bodies and
+// extensions: header deltas (the runtime then polices them as for an
+// in-process plugin: P32, P33) and the identity (P36).
+func (hx *hostEx) changesIn(ex *gateway.Exchange, reqH, respH *abkitv1.HeaderDelta, identity []byte) {
+	if !reqH.Empty() {
+		if ex.Request.Header == nil {
+			ex.Request.Header = http.Header{}
+		}
+		reqH.Apply(ex.Request.Header)
+	}
+	if !respH.Empty() {
+		if ex.Response.Header == nil {
+			ex.Response.Header = http.Header{}
+		}
+		respH.Apply(ex.Response.Header)
+	}
+	if len(identity) > 0 {
+		var id gateway.Identity
+		if err := json.Unmarshal(identity, &id); err == nil {
+			ex.SetIdentity(id)
+			hx.identity, _ = json.Marshal(id)
+		}
+	}
+}
+
 func (hx *hostEx) request(ex *gateway.Exchange) *abkitv1.HTTPRequest {
-	req := &abkitv1.HTTPRequest{Method: ex.Request.Method, Url: ex.Request.URL, Header: abkitv1.HeaderToProto(ex.Request.Header)}
+	r := &ex.Request
+	req := &abkitv1.HTTPRequest{Method: r.Method, Url: r.URL, Header: abkitv1.HeaderToProto(r.Header),
+		Scheme: r.Scheme, Host: r.Host, Path: r.Path, RawQuery: r.RawQuery, RemoteAddr: r.RemoteAddr}
 	if b := ex.RequestBody(); b != nil && !sameSlice(b, hx.reqBody) {
 		req.HasBody, req.Body, hx.reqBody = true, b, b
 	}
@@ -312,7 +357,8 @@ type unaryHook func(context.Context, *abkitv1.HookRequest, ...grpcCallOption) (*
 func (r *remote) call(ctx context.Context, ex *gateway.Exchange, name string, final bool, f unaryHook) *abkitv1.HookResponse {
 	hx := r.state(ex)
 	req := &abkitv1.HookRequest{Instance: r.id, Exchange: hx.id, Direction: ex.Direction.String(),
-		Request: hx.request(ex), Response: hx.response(ex), Extensions: hx.extensionsOut(ex), Final: final}
+		Request: hx.request(ex), Response: hx.response(ex), Extensions: hx.extensionsOut(ex), Final: final,
+		IdentityJson: hx.identityOut(ex)}
 	if o, ok := ex.Outcome(); ok {
 		req.Outcome = outcomeToProto(o)
 	}
@@ -337,6 +383,7 @@ func (r *remote) call(ctx context.Context, ex *gateway.Exchange, name string, fi
 	}
 	hx.applyWrites(ex, resp.GetWrites())
 	hx.extensionsIn(ex, resp.GetExtensions())
+	hx.changesIn(ex, resp.GetRequestHeader(), resp.GetResponseHeader(), resp.GetIdentityJson())
 	if resp.GetPanicked() {
 		panic(splitPanic(r.name, resp.GetError()))
 	}
@@ -394,7 +441,8 @@ func (r *remote) ready(ctx context.Context) error { return r.status(ctx, "ready"
 func (r *remote) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
 	hx := r.state(ex)
 	final := last && !r.finishes
-	req := &abkitv1.FrameRequest{Frame: frame, Last: last, Extensions: hx.extensionsOut(ex), Final: final}
+	req := &abkitv1.FrameRequest{Frame: frame, Last: last, Extensions: hx.extensionsOut(ex), Final: final,
+		IdentityJson: hx.identityOut(ex)}
 	if hx.fs == nil {
 		sctx, cancel := r.p.abortable(context.WithCancel(context.WithoutCancel(ctx)))
 		fs, err := r.p.rpc.Frames(sctx)
@@ -445,6 +493,7 @@ func (r *remote) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, 
 	}
 	hx.applyWrites(ex, resp.GetWrites())
 	hx.extensionsIn(ex, resp.GetExtensions())
+	hx.changesIn(ex, resp.GetRequestHeader(), resp.GetResponseHeader(), resp.GetIdentityJson())
 	if resp.GetPanicked() {
 		panic(splitPanic(r.name, resp.GetError()))
 	}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -178,6 +179,14 @@ type exState struct {
 	// ext holds each extension's JSON as both sides last saw it, so that
 	// only changes cross the boundary.
 	ext map[string][]byte
+	// reqSnap and respSnap are the headers as both sides last saw them,
+	// so that only a call's changes go back (P32, P33); idGen is the
+	// identity's generation both sides have (P36).
+	// A snapshot is the wire list as received (wireReq, wireResp) until a
+	// call changed the header, then the map as the host now has it.
+	wireReq, wireResp []*abkitv1.Header
+	reqSnap, respSnap http.Header
+	idGen             uint32
 }
 
 // NewServer returns a server for b. The caller has checked that b can be
@@ -481,19 +490,30 @@ func nonNil(b []byte) []byte {
 }
 
 // apply brings the plugin-side exchange up to date with what the host sent.
-func (st *exState) apply(req *abkitv1.HTTPRequest, resp *abkitv1.HTTPResponse, ext []*abkitv1.ExtensionValue) {
+func (st *exState) apply(req *abkitv1.HTTPRequest, resp *abkitv1.HTTPResponse, ext []*abkitv1.ExtensionValue, identity []byte) {
 	if req != nil {
-		st.ex.Request.Method, st.ex.Request.URL = req.GetMethod(), req.GetUrl()
-		st.ex.Request.Header = abkitv1.HeaderFromProto(req.GetHeader())
+		r := &st.ex.Request
+		r.Method, r.URL = req.GetMethod(), req.GetUrl()
+		r.Scheme, r.Host, r.Path, r.RawQuery, r.RemoteAddr = req.GetScheme(), req.GetHost(), req.GetPath(), req.GetRawQuery(), req.GetRemoteAddr()
+		r.Header = abkitv1.HeaderFromProto(req.GetHeader())
+		st.wireReq, st.reqSnap = req.GetHeader(), nil
 		if req.GetHasBody() {
 			st.ctl.SetRequestBody(nonNil(req.GetBody()))
 		}
 	}
 	if resp != nil {
 		st.ctl.SetResponse(gateway.Response{Status: int(resp.GetStatus()), Header: abkitv1.HeaderFromProto(resp.GetHeader())})
+		st.wireResp, st.respSnap = resp.GetHeader(), nil
 		if resp.GetHasBody() {
 			st.ctl.SetResponseBody(nonNil(resp.GetBody()))
 		}
+	}
+	if len(identity) > 0 {
+		var id gateway.Identity
+		if err := json.Unmarshal(identity, &id); err == nil {
+			st.ex.SetIdentity(id)
+		}
+		st.idGen = st.ctl.IdentityGen()
 	}
 	for _, e := range ext {
 		var v any
@@ -506,6 +526,41 @@ func (st *exState) apply(req *abkitv1.HTTPRequest, resp *abkitv1.HTTPResponse, e
 		b, _ := json.Marshal(v)
 		st.ext[e.GetKey()] = b
 	}
+}
+
+// changes is what a call changed that goes back to the host.
+type changes struct {
+	reqHeader, respHeader *abkitv1.HeaderDelta
+	identity              []byte
+}
+
+// collectHeaders returns the call's header and identity changes and makes
+// them what both sides have seen.
+func (st *exState) collectHeaders() changes {
+	var c changes
+	if d := delta(st.wireReq, st.reqSnap, st.ex.Request.Header); d != nil {
+		c.reqHeader = d
+		st.wireReq, st.reqSnap = nil, st.ex.Request.Header.Clone()
+	}
+	if d := delta(st.wireResp, st.respSnap, st.ex.Response.Header); d != nil {
+		c.respHeader = d
+		st.wireResp, st.respSnap = nil, st.ex.Response.Header.Clone()
+	}
+	if g := st.ctl.IdentityGen(); g != st.idGen {
+		st.idGen = g
+		id, _ := st.ex.Identity()
+		c.identity, _ = json.Marshal(id)
+	}
+	return c
+}
+
+// delta is what changed from the snapshot (the wire list, or snap once a
+// call changed the header) to cur.
+func delta(wire []*abkitv1.Header, snap, cur http.Header) *abkitv1.HeaderDelta {
+	if snap == nil {
+		return abkitv1.HeaderDeltaFrom(wire, cur)
+	}
+	return abkitv1.HeaderDeltaOf(snap, cur)
 }
 
 // collect returns the body writes the call attempted and the extensions it
@@ -548,7 +603,7 @@ func (s *Server) hook(ctx context.Context, r *abkitv1.HookRequest, phase gateway
 	if r.GetFinal() {
 		defer in.drop(r.GetExchange())
 	}
-	st.apply(r.GetRequest(), r.GetResponse(), r.GetExtensions())
+	st.apply(r.GetRequest(), r.GetResponse(), r.GetExtensions(), r.GetIdentityJson())
 	if o := r.GetOutcome(); o != nil {
 		st.ctl.SetOutcome(outcomeFromProto(o))
 	}
@@ -572,6 +627,8 @@ func (s *Server) hook(ctx context.Context, r *abkitv1.HookRequest, phase gateway
 	})
 	resp := &abkitv1.HookResponse{Action: abkitv1.ActionToProto(act)}
 	resp.Writes, resp.Extensions = st.collect()
+	ch := st.collectHeaders()
+	resp.RequestHeader, resp.ResponseHeader, resp.IdentityJson = ch.reqHeader, ch.respHeader, ch.identity
 	switch {
 	case panicked:
 		resp.Error, resp.Panicked = panicText(err), true
@@ -658,7 +715,7 @@ func (s *Server) Frames(fs abkitv1.Plugin_FramesServer) error {
 			id = r.GetExchange()
 			st = in.state(id, "", nil)
 		}
-		st.apply(nil, r.GetResponse(), r.GetExtensions())
+		st.apply(nil, r.GetResponse(), r.GetExtensions(), r.GetIdentityJson())
 		st.ctl.Enter(in.name, gateway.PhaseFrame, in.wReq, in.wResp)
 		var act gateway.Action
 		fctx, cancel := hostCtx(ctx, r.GetCtxErr(), r.GetDeadlineUnixNano())
@@ -669,6 +726,8 @@ func (s *Server) Frames(fs abkitv1.Plugin_FramesServer) error {
 		cancel()
 		resp := &abkitv1.FrameResponse{Action: abkitv1.ActionToProto(act)}
 		resp.Writes, resp.Extensions = st.collect()
+		ch := st.collectHeaders()
+		resp.RequestHeader, resp.ResponseHeader, resp.IdentityJson = ch.reqHeader, ch.respHeader, ch.identity
 		if panicked {
 			resp.Error, resp.Panicked = panicText(perr), true
 		}

@@ -66,9 +66,30 @@ func (p *probePlugin) hook(ctx context.Context, ex *gateway.Exchange, hook strin
 		if b := ex.ResponseBody(); b != nil {
 			pc.HasResponseBody, pc.ResponseBody = true, b
 		}
+		rq := &ex.Request
+		pc.Request = &abkitv1.HTTPRequest{Method: rq.Method, Url: rq.URL, Header: abkitv1.HeaderToProto(rq.Header),
+			Scheme: rq.Scheme, Host: rq.Host, Path: rq.Path, RawQuery: rq.RawQuery, RemoteAddr: rq.RemoteAddr}
+		if ex.Response.Status != 0 {
+			pc.HasResponse, pc.ResponseHeader = true, abkitv1.HeaderToProto(ex.Response.Header)
+		}
+		if id, ok := ex.Identity(); ok {
+			pc.IdentityJson, _ = json.Marshal(id)
+		}
 	}
 	r := call(ctx, p.c, pc)
 	if ex != nil {
+		if d := r.GetRequestHeader(); !d.Empty() {
+			d.Apply(ex.Request.Header)
+		}
+		if d := r.GetResponseHeader(); !d.Empty() && ex.Response.Header != nil {
+			d.Apply(ex.Response.Header)
+		}
+		if b := r.GetSetIdentityJson(); len(b) > 0 {
+			var id gateway.Identity
+			if json.Unmarshal(b, &id) == nil {
+				ex.SetIdentity(id)
+			}
+		}
 		if r.GetSetState() {
 			gateway.SetState(ex, p.state, r.GetState())
 		}
@@ -92,11 +113,7 @@ func (p *probePlugin) hook(ctx context.Context, ex *gateway.Exchange, hook strin
 }
 
 func action(r *abkitv1.ProbeReply) gateway.Action {
-	a := r.GetAction()
-	if a.GetKind() == "reject" {
-		return gateway.Reject(int(a.GetStatus()), a.GetReason())
-	}
-	return gateway.Continue()
+	return r.GetAction().Gateway()
 }
 
 func replyErr(r *abkitv1.ProbeReply) error {
@@ -441,7 +458,8 @@ func (c *chunks) Next(ctx context.Context) ([]byte, error) {
 
 func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32, es *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
 	rq := es.GetRequest()
-	req := pipeline.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: abkitv1.HeaderFromProto(rq.GetHeader())}
+	req := pipeline.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Scheme: rq.GetScheme(), Host: rq.GetHost(), Path: rq.GetPath(),
+		RawQuery: rq.GetRawQuery(), RemoteAddr: rq.GetRemoteAddr(), Header: abkitv1.HeaderFromProto(rq.GetHeader())}
 	if rq.GetHasBody() {
 		req.Body = rq.GetBody()
 	}
@@ -452,6 +470,7 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 		cancel()
 	}
 	client := &pipeline.BufferClient{}
+	orig := req.Header.Clone() // the exchange takes req.Header
 	e := chain.NewExchange(req, pipeline.ExchangeOptions{Client: client})
 	gx := e.Gateway()
 	gateway.SetState(gx, exIndexKey, idx)
@@ -459,7 +478,28 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 	var deferred, deferredFrames []func()
 	gateway.SetState(gx, deferKey, &deferred)
 	gateway.SetState(gx, frameDeferKey, &deferredFrames)
+	if s.opts.Bug == "identity-leaks" {
+		// Bug (P36): the runtime keeps the last exchange's identity.
+		s.mu.Lock()
+		if s.lastID != nil {
+			gx.SetIdentity(*s.lastID)
+		}
+		s.mu.Unlock()
+		defer func() {
+			if id, ok := gx.Identity(); ok {
+				s.mu.Lock()
+				s.lastID = &id
+				s.mu.Unlock()
+			}
+		}()
+	}
+	var upHeader http.Header
 	if e.Request(rctx) {
+		upHeader = gx.Request.Header.Clone()
+		if s.opts.Bug == "header-changes-lost" {
+			// Bug (P32): the upstream gets the request as the client sent it.
+			upHeader = orig
+		}
 		u := es.GetUpstream()
 		up := pipeline.Upstream{Status: int(u.GetStatus()), Header: abkitv1.HeaderFromProto(u.GetHeader()), Body: u.GetBody()}
 		if u.GetError() != "" {
@@ -485,7 +525,8 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 	}
 	out := &abkitv1.ExchangeRun{Outcome: outcomeProto(res.Outcome), Status: int32(client.Status), Body: client.Body.Bytes(),
 		Streamed: res.Streamed, Frames: int32(res.Frames), RequestBody: res.RequestBody,
-		Cancelled: errors.Is(res.Err, pipeline.ErrCanceled)}
+		Cancelled: errors.Is(res.Err, pipeline.ErrCanceled), Header: abkitv1.HeaderToProto(client.Header),
+		UpstreamCalled: upHeader != nil, UpstreamHeader: abkitv1.HeaderToProto(upHeader)}
 	if res.Err != nil {
 		out.Error = res.Err.Error()
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/abkit/abkit/internal/plugintls"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 )
@@ -65,6 +66,8 @@ var Bugs = map[Bug]string{
 	"unknown-field-accepted":        "D8",
 	"allow-honoured-at-tool-before": "D9",
 	"duplicate-names-accepted":      "P1",
+	"header-changes-lost":           "P32",
+	"identity-leaks":                "P36",
 }
 
 // Options configure the runtime.
@@ -139,6 +142,9 @@ type Server struct {
 
 	mu    sync.Mutex
 	conns map[uint32]abkitv1.ProbeClient
+	// lastID is the identity of the last exchange, kept only by the
+	// identity-leaks bug.
+	lastID *gateway.Identity
 }
 
 // NewServer returns the runtime service; probes are dialled through b.

@@ -387,7 +387,7 @@ func redactEvent(e *trace.Event) {
 
 // run runs one exchange and returns the report without its events.
 func run(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipeline.Upstream, rec *trace.Recorder) Report {
-	req := pipeline.Request{Method: f.Request.Method, URL: f.Request.URL, Header: f.Request.Header.Clone(), Body: f.Request.Body}
+	req := pipeline.RequestTo(f.Request.Method, f.Request.URL, f.Request.Header.Clone(), f.Request.Body)
 	return resultReport(c.Run(ctx, req, up, pipeline.ExchangeOptions{Trace: rec, Client: discard{}}))
 }
 

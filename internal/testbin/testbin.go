@@ -32,6 +32,8 @@ var Packages = []string{
 	"./internal/refruntime/broken/...",
 	"./internal/refruntime/alt/...",
 	"./internal/conformance/testdata/broken",
+	"./internal/pluginhost/testdata/headerstamp",
+	"./internal/pluginhost/testdata/bearergate",
 }
 
 // Root returns the module root, found with `go env GOMOD` so a test works

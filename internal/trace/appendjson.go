@@ -56,9 +56,26 @@ func (e *Event) AppendJSON(b []byte) []byte {
 		b = append(b, `,"phase":`...)
 		b = appendString(b, e.Phase)
 	}
+	if len(e.Headers) > 0 {
+		b = appendMarshal(b, `,"headers":`, e.Headers)
+	}
+	if e.Rejection != nil {
+		b = appendMarshal(b, `,"rejection":`, e.Rejection)
+	}
 	b = append(b, `,"duration_ns":`...)
 	b = strconv.AppendInt(b, e.DurationNS, 10)
 	return append(b, '}')
+}
+
+// appendMarshal appends key and v through json.Marshal: header changes and
+// rejections are rare, so they take the reflective path.
+func appendMarshal(b []byte, key string, v any) []byte {
+	m, err := json.Marshal(v)
+	if err != nil { // the types here always marshal
+		return b
+	}
+	b = append(b, key...)
+	return append(b, m...)
 }
 
 // appendString appends s as a JSON string the way json.Marshal does.

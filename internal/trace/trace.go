@@ -10,6 +10,8 @@ package trace
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -71,8 +73,35 @@ type Event struct {
 	// contract violation.
 	Error string `json:"error,omitempty"`
 	// Phase separates the parts of an intercept walk (walk, strategy, event).
-	Phase      string `json:"phase,omitempty"`
-	DurationNS int64  `json:"duration_ns"`
+	Phase string `json:"phase,omitempty"`
+	// Headers are the header changes the call made (P32, P33), in name
+	// order, values redacted; absent when it changed none.
+	Headers []HeaderChange `json:"headers,omitempty"`
+	// Rejection is what a rejecting call gave the client besides the
+	// status (P34): headers and body, redacted.
+	Rejection  *Rejection `json:"rejection,omitempty"`
+	DurationNS int64      `json:"duration_ns"`
+}
+
+// HeaderChange is one header a call set, replaced or deleted.
+type HeaderChange struct {
+	// Response is set for a response header, unset for a request header.
+	Response bool   `json:"response,omitempty"`
+	Name     string `json:"name"`
+	// Values are the header's values after the call (redacted); absent
+	// when Deleted.
+	Values  []string `json:"values,omitempty"`
+	Deleted bool     `json:"deleted,omitempty"`
+	// Refused says why the change was not applied (a framing header, or
+	// a response header changed after the head was sent).
+	Refused string `json:"refused,omitempty"`
+}
+
+// Rejection is the response a rejection carried (P34), redacted.
+type Rejection struct {
+	Header      map[string][]string `json:"header,omitempty"`
+	ContentType string              `json:"content_type,omitempty"`
+	Body        string              `json:"body,omitempty"`
 }
 
 // FrameIndex returns a pointer to i for Event.Frame.
@@ -290,4 +319,55 @@ func (t Trace) MarshalIndent() ([]byte, error) {
 		t.Events = []Event{}
 	}
 	return json.MarshalIndent(t, "", "  ")
+}
+
+// String is the change as one line: "request X-Stamp: v", "response
+// -Server" (deleted), with " (refused: why)" when it was not applied.
+func (c HeaderChange) String() string {
+	side := "request "
+	if c.Response {
+		side = "response "
+	}
+	s := side + c.Name + ": " + strings.Join(c.Values, ", ")
+	if c.Deleted {
+		s = side + "-" + c.Name
+	}
+	if c.Refused != "" {
+		s += " (refused: " + c.Refused + ")"
+	}
+	return s
+}
+
+// HeaderSummary is the header changes of an event on one line, "; "
+// between them; "" when there are none.
+func (e *Event) HeaderSummary() string {
+	parts := make([]string, len(e.Headers))
+	for i, c := range e.Headers {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// String is the rejection's response on one line: headers in name order,
+// the content type and the body.
+func (r *Rejection) String() string {
+	if r == nil {
+		return ""
+	}
+	names := make([]string, 0, len(r.Header))
+	for n := range r.Header {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, n+": "+strings.Join(r.Header[n], ", "))
+	}
+	if r.ContentType != "" {
+		parts = append(parts, "content type "+r.ContentType)
+	}
+	if r.Body != "" {
+		parts = append(parts, "body "+strconv.Quote(r.Body))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -233,6 +233,9 @@ func appendJSONSeeds() []Event {
 		{Seq: 1, Family: FamilyPipeline, Direction: "outbound", Hook: HookOnResponseFrame, Plugin: "guardrail", Frame: FrameIndex(0), Action: "continue", DurationNS: 1200},
 		{Seq: 7, Family: FamilyIntercept, Hook: "tool.before", Plugin: "x", Frame: FrameIndex(-3), Last: true, Action: "reject", Reason: `blocked "<b>" & 'c' \ é ` + "\u2028\x00\x7f\xff", Status: 403,
 			Mutated: MutatedResponseBody, Shadow: true, Error: "panic: \t\n", Phase: "walk", DurationNS: -5},
+		{Seq: 2, Family: FamilyPipeline, Hook: HookOnRequest, Plugin: "gate", Action: "reject", Status: 401,
+			Headers:   []HeaderChange{{Name: "X-A", Values: []string{"<1>", "2"}}, {Response: true, Name: "Server", Deleted: true, Refused: "late"}},
+			Rejection: &Rejection{Header: map[string][]string{"Www-Authenticate": {`Bearer realm="x"`}}, ContentType: "application/json", Body: `{"e":"&"}`}},
 	}
 }
 

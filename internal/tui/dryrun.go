@@ -165,7 +165,7 @@ func frames(x Exchange) [][]byte {
 func FromFixture(name string, f *fixture.Fixture) Exchange {
 	x := Exchange{
 		Name: name, Direction: f.Direction,
-		Request: pipeline.Request{Method: f.Request.Method, URL: f.Request.URL, Header: f.Request.Header, Body: f.Request.Body},
+		Request: pipeline.RequestTo(f.Request.Method, f.Request.URL, f.Request.Header, f.Request.Body),
 		Status:  f.Response.Status, Header: f.Response.Header, Body: f.Response.Body,
 	}
 	for _, c := range f.Response.Chunks {

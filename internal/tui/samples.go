@@ -30,9 +30,8 @@ func ExampleChainYAML() []byte { return append([]byte(nil), exampleChain...) }
 func sseHeader() http.Header { return http.Header{"Content-Type": {"text/event-stream"}} }
 
 func chatRequest(content string) pipeline.Request {
-	return pipeline.Request{Method: "POST", URL: "https://llm.example/v1/chat/completions",
-		Header: http.Header{"Content-Type": {"application/json"}},
-		Body:   []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"` + content + `"}]}`)}
+	return pipeline.RequestTo("POST", "https://llm.example/v1/chat/completions", http.Header{"Content-Type": {"application/json"}},
+		[]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"`+content+`"}]}`))
 }
 
 func delta(s string) string {
@@ -63,9 +62,8 @@ func SampleExchanges() []Exchange {
 		},
 		{
 			Name: "chat-pii-redact", Note: "buffered chat completion, pii-redactor rewrites the body", Direction: "outbound",
-			Request: pipeline.Request{Method: "POST", URL: "https://llm.example/v1/chat/completions",
-				Header: http.Header{"Content-Type": {"application/json"}},
-				Body:   []byte(`{"model":"m","messages":[{"role":"user","content":"Who is on call?"}]}`)},
+			Request: pipeline.RequestTo("POST", "https://llm.example/v1/chat/completions", http.Header{"Content-Type": {"application/json"}},
+				[]byte(`{"model":"m","messages":[{"role":"user","content":"Who is on call?"}]}`)),
 			Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
 			Body: []byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"Call Ana at ana@example.com or +1 415 555 0100."}}]}`),
 		},

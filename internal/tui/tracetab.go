@@ -45,7 +45,7 @@ type traceTab struct {
 // hook, action, reason, error or the text of its frame.
 func (t *traceTab) matches(i int, q string) bool {
 	e := t.run.Events[i]
-	hay := []string{e.Plugin, e.Hook, e.Action, e.Reason, e.Error, e.Mutated}
+	hay := []string{e.Plugin, e.Hook, e.Action, e.Reason, e.Error, e.Mutated, e.HeaderSummary()}
 	if e.Frame != nil && *e.Frame >= 0 && *e.Frame < len(t.run.Frames) {
 		hay = append(hay, string(t.run.Frames[*e.Frame]))
 	}
@@ -220,6 +220,10 @@ func (t *traceTab) eventView(w, h int, th theme) []string {
 		add("shadow", "yes (on_error: observe, the chain went on)")
 	}
 	add("mutated", e.Mutated)
+	for _, hc := range e.Headers {
+		add("header", hc.String())
+	}
+	add("rejects", e.Rejection.String())
 	if e.DurationNS > 0 {
 		add("took", time.Duration(e.DurationNS).String())
 	}

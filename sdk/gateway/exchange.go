@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -36,14 +38,63 @@ func ParseDirection(s string) (Direction, error) {
 }
 
 // Request is the request side of an exchange as plugins see it.
+//
+// URL is the request target as the host has it (an absolute URL, or a
+// path with its query). The host also sets the target's parts (P35):
+// Scheme ("http" or "https"; empty when the host cannot tell, and a plugin
+// then picks its own default), Host (the authority, from the URL or the
+// Host header), Path (unescaped, as net/url gives it), RawQuery (without
+// the "?") and RemoteAddr (the client's address as the transport gives
+// it, "ip:port"; empty when there is no client, as in a dry run).
+//
+// Header is the plugin's to change during OnRequest (P32): set, replace
+// and delete; later plugins see the change and the upstream receives it,
+// except the framing headers (see [IsFramingHeader]), which stay the
+// host's.
 type Request struct {
-	Method string
-	URL    string
-	Header http.Header
+	Method     string
+	URL        string
+	Scheme     string
+	Host       string
+	Path       string
+	RawQuery   string
+	RemoteAddr string
+	Header     http.Header
+}
+
+// FillTarget sets the target's parts that are empty from r.URL, and the
+// host from hostHeader when the URL has none: what a host that only has a
+// URL and a Host header (a fixture) does to fill them (P35). A URL that
+// does not parse leaves them empty.
+func (r *Request) FillTarget(hostHeader string) {
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return
+	}
+	if r.Scheme == "" {
+		r.Scheme = u.Scheme
+	}
+	if r.Host == "" {
+		r.Host = u.Host
+		if r.Host == "" {
+			r.Host = hostHeader
+		}
+	}
+	if r.Path == "" {
+		r.Path = u.Path
+	}
+	if r.RawQuery == "" {
+		r.RawQuery = u.RawQuery
+	}
 }
 
 // Response is the response side of an exchange as plugins see it. Status is
 // zero until the upstream answered.
+//
+// Header is the plugin's to change during OnResponse of a buffered
+// response and, for a streamed one, during the first frame's calls, before
+// the head goes to the client (P33); a change after the head was sent is
+// refused (undone) and reported. Framing headers stay the host's.
 type Response struct {
 	Status int
 	Header http.Header
@@ -117,6 +168,11 @@ type Exchange struct {
 
 	extensions map[string]any
 	state      map[*keyID]any
+
+	identity Identity
+	// idGen counts SetIdentity calls: 0 means no identity (P36). Hosts
+	// compare it to learn whether the identity changed.
+	idGen uint32
 
 	outcome    Outcome
 	hasOutcome bool
@@ -200,6 +256,39 @@ func (ex *Exchange) Extension(key string) (any, bool) {
 
 // Extensions returns the extension map. Callers must not modify it.
 func (ex *Exchange) Extensions() map[string]any { return ex.extensions }
+
+// Identity is the exchange's verified identity (P36): who the request is
+// from, as an authentication plugin established it. Its JSON form is the
+// one that crosses the process boundary (docs/protocol.md).
+type Identity struct {
+	// Subject is the principal (a JWT's sub).
+	Subject string `json:"subject"`
+	// ClientID is the client the credential was issued to (azp or
+	// client_id), if known.
+	ClientID string `json:"client_id,omitempty"`
+	// Scopes are the granted scopes, in the credential's order.
+	Scopes []string `json:"scopes,omitempty"`
+	// Claims are the verified claims as a JSON object, for readers that
+	// need more than the three fields. Nil: none kept.
+	Claims json.RawMessage `json:"claims,omitempty"`
+}
+
+// SetIdentity establishes the exchange's verified identity for every later
+// hook of this exchange, in any plugin, OnFinish included (P36). A later
+// call replaces it. The identity belongs to this exchange only.
+func (ex *Exchange) SetIdentity(id Identity) {
+	ex.identity = id
+	ex.idGen++
+	if ex.idGen == 0 { // wrapped: 0 means unset
+		ex.idGen = 1
+	}
+}
+
+// Identity returns the exchange's identity; ok is false until a plugin set
+// one (P36).
+func (ex *Exchange) Identity() (id Identity, ok bool) {
+	return ex.identity, ex.idGen != 0
+}
 
 // Outcome returns how the exchange ended. ok is false outside OnFinish
 // (P29).
@@ -315,6 +404,11 @@ func (c *Control) TakeWrites() []Write {
 	c.ex.writes = nil
 	return w
 }
+
+// IdentityGen returns a number that changes whenever SetIdentity is called
+// and is 0 while no identity is set: a host carrying the identity across a
+// process boundary sends it only when it changed.
+func (c *Control) IdentityGen() uint32 { return c.ex.idGen }
 
 // SetExtensions replaces the extension map wholesale; hosts use it to carry
 // a plugin's results across a process boundary.

@@ -42,7 +42,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
+	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -215,6 +218,75 @@ type Action struct {
 	Kind   ActionKind
 	Status int
 	Reason string
+	// Rejection, when set on a rejection, is what the client gets with the
+	// denial besides the status: response headers and a body (P34). Nil
+	// means the runtime's plain-text reason body (P15).
+	Rejection *Rejection
+}
+
+// Rejection is the response a rejecting plugin gives the client (P34): a
+// bearer challenge's WWW-Authenticate, a rate limit's Retry-After, a JSON
+// error body.
+//
+// Header is merged into the denial's headers. Headers the host manages
+// for framing (Content-Length, Transfer-Encoding, Content-Encoding and the
+// hop-by-hop headers, see [IsFramingHeader]) stay the host's: the runtime
+// drops them from Header and warns. Body, when non-nil, replaces the
+// plain-text reason body; ContentType is its media type (empty: the
+// runtime uses text/plain; charset=utf-8 when Body is set). A
+// Content-Type in Header is used when ContentType is empty.
+type Rejection struct {
+	Header      http.Header
+	Body        []byte
+	ContentType string
+}
+
+// RejectWith stops the chain like [Reject] and gives the client r's
+// headers and body with the status (P34).
+func RejectWith(status int, reason string, r Rejection) Action {
+	return Action{Kind: ActReject, Status: status, Reason: reason, Rejection: &r}
+}
+
+// Challenge rejects with 401 and a bearer challenge (RFC 6750 section 3):
+// WWW-Authenticate: Bearer realm="realm", plus error="code" when code is
+// not empty (for example "invalid_token").
+func Challenge(realm, code, reason string) Action {
+	v := "Bearer realm=" + strconv.Quote(realm)
+	if code != "" {
+		v += ", error=" + strconv.Quote(code)
+	}
+	return RejectWith(http.StatusUnauthorized, reason, Rejection{Header: http.Header{"Www-Authenticate": {v}}})
+}
+
+// RateLimited rejects with 429 and Retry-After in whole seconds (rounded
+// up; at least 1) when retryAfter is positive.
+func RateLimited(retryAfter time.Duration, reason string) Action {
+	var h http.Header
+	if retryAfter > 0 {
+		secs := int64((retryAfter + time.Second - 1) / time.Second)
+		h = http.Header{"Retry-After": {strconv.FormatInt(secs, 10)}}
+	}
+	return RejectWith(http.StatusTooManyRequests, reason, Rejection{Header: h})
+}
+
+// IsFramingHeader reports whether name (any case) is a header the host
+// manages for the message's framing and the connection: Content-Length,
+// Content-Encoding, Transfer-Encoding, Trailer, TE, Connection,
+// Keep-Alive, Upgrade, Proxy-Connection. A plugin's changes to them are
+// not applied (P32, P33, P34).
+func IsFramingHeader(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer", "Te",
+		"Connection", "Keep-Alive", "Upgrade", "Proxy-Connection":
+		return true
+	}
+	return false
+}
+
+// FramingHeaderNames returns the canonical names IsFramingHeader reports.
+func FramingHeaderNames() [9]string {
+	return [9]string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer", "Te",
+		"Connection", "Keep-Alive", "Upgrade", "Proxy-Connection"}
 }
 
 // Continue lets the exchange go on.

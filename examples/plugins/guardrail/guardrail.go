@@ -178,6 +178,13 @@ func (p *Guardrail) match(s string) (string, bool) {
 	return "", false
 }
 
+// rejectJSON rejects with a JSON error body, in the shape API clients of
+// the LLM providers parse (P34), instead of the runtime's plain text.
+func rejectJSON(status int, reason string) gateway.Action {
+	body, _ := json.Marshal(map[string]any{"error": map[string]string{"type": "guardrail_blocked", "message": reason}})
+	return gateway.RejectWith(status, reason, gateway.Rejection{Body: body, ContentType: "application/json"})
+}
+
 // OnRequest checks the request text the parsers extracted.
 func (p *Guardrail) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	if !p.request {
@@ -185,7 +192,7 @@ func (p *Guardrail) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.A
 	}
 	for _, text := range requestTexts(ex) {
 		if label, ok := p.match(text); ok {
-			return gateway.Reject(p.status, fmt.Sprintf("blocked by guardrail rule %s in the request", label))
+			return rejectJSON(p.status, fmt.Sprintf("blocked by guardrail rule %s in the request", label))
 		}
 	}
 	return gateway.Continue()

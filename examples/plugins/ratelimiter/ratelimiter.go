@@ -122,7 +122,9 @@ func (p *Limiter) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Act
 		log := p.prune(b, now)
 		if len(log) >= p.limit {
 			retry := log[0].Add(p.window).Sub(now)
-			return gateway.Reject(429, fmt.Sprintf("rate limit reached: %d exchanges per %s%s; retry in %s", p.limit, p.window, p.forKey(b), retry.Round(time.Millisecond)))
+			// Retry-After tells the client when the oldest admission
+			// leaves the window (P34).
+			return gateway.RateLimited(retry, fmt.Sprintf("rate limit reached: %d exchanges per %s%s; retry in %s", p.limit, p.window, p.forKey(b), retry.Round(time.Millisecond)))
 		}
 		p.admitted[b] = append(log, now)
 		p.sweep(now)

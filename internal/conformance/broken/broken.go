@@ -8,6 +8,7 @@ package broken
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,8 @@ var Expect = map[string][]string{
 	"chunk-dependent":         {},
 	"crash-mid-stream":        {"P20/frames/many-frames"},
 	"hang":                    {"P14/ready/concurrent-consistent", "P14/ready/fast"},
+	"framing-header":          {"P32/headers/request-changes"},
+	"late-header":             {"P33/headers/after-head"},
 	// forks-child honours every rule; as a binary it starts a helper
 	// process that outlives it unless the host kills its process group.
 	"forks-child": {},
@@ -72,6 +75,8 @@ func Plugins(crash func()) map[string]sdk.Plugin {
 		"chunk-dependent":         pipe("chunk-dependent", &keeper{basic: basic{caps: gateway.Capabilities{Description: "Parses frames it kept without copying"}}}),
 		"crash-mid-stream":        pipe("crash-mid-stream", crasher{basic{caps: gateway.Capabilities{Description: "Dies in the middle of a long stream"}}, crash}),
 		"hang":                    pipe("hang", hanger{basic{caps: gateway.Capabilities{Description: "Never answers a readiness check"}}}),
+		"framing-header":          pipe("framing-header", framer{basic{caps: gateway.Capabilities{Description: "Sets a request's Content-Length itself"}}}),
+		"late-header":             pipe("late-header", lateHeader{basic{caps: gateway.Capabilities{Description: "Changes response headers in every frame"}}}),
 		"long-bundle-description": longBundleDescription(),
 		"forks-child":             pipe("forks-child", basic{caps: gateway.Capabilities{Description: "Starts a helper process as a binary"}}),
 		// slow-request is not in Expect: whether it fails P15 for its
@@ -129,6 +134,12 @@ func named(name string, p gateway.Plugin) gateway.Plugin {
 	case slowRequest:
 		x.name = name
 		return x
+	case framer:
+		x.name = name
+		return x
+	case lateHeader:
+		x.name = name
+		return x
 	}
 	return p
 }
@@ -159,6 +170,25 @@ func capsDrift() sdk.Plugin {
 
 // writer writes the response body without writes_response_body (P17).
 type writer struct{ basic }
+
+// framer changes a framing header, which is the host's (P32).
+type framer struct{ basic }
+
+func (framer) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+	ex.Request.Header.Set("Content-Length", "1")
+	return gateway.Continue()
+}
+
+// lateHeader changes a response header in every frame call, also after
+// the head went out (P33).
+type lateHeader struct{ basic }
+
+func (lateHeader) OnResponseFrame(_ context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	if !last {
+		ex.Response.Header.Set("X-Frame-Bytes", strconv.Itoa(len(frame)+len(ex.Response.Header.Get("X-Frame-Bytes"))))
+	}
+	return gateway.Continue()
+}
 
 func (writer) OnResponse(_ context.Context, ex *gateway.Exchange) gateway.Action {
 	ex.SetResponseBody([]byte("rewritten"))

@@ -33,6 +33,7 @@ func choice(id string, c *conformance.Case, alt ...string) *conformance.Case {
 
 func addPipelineCases(r *conformance.Registry) {
 	addPipelineResultCases(r)
+	addHeaderCases(r)
 	// P15, P16, P26, P27: order of request, response and finish, with and
 	// without a denier, for 1, 6 and 20 plugins.
 	for _, n := range []int{1, 6, 20} {

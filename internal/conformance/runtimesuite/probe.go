@@ -3,6 +3,7 @@ package runtimesuite
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -35,6 +36,13 @@ type Call struct {
 	Point    string
 	Payload  string
 	Value    string
+	// Family P: the request as the hook saw it (method, URL, parts and
+	// header, no body), the response header (nil before the upstream
+	// answered) and the identity as JSON ("" when none is set).
+	Request    *abkitv1.HTTPRequest
+	ReqHeader  http.Header
+	RespHeader http.Header
+	Identity   string
 }
 
 // Script answers one call; nil means the neutral answer (continue, pass).
@@ -130,6 +138,13 @@ func (ps probeServer) Call(_ context.Context, pc *abkitv1.ProbeCall) (*abkitv1.P
 		b := string(pc.GetResponseBody())
 		c.RespBody = &b
 	}
+	if rq := pc.GetRequest(); rq != nil {
+		c.Request, c.ReqHeader = rq, abkitv1.HeaderFromProto(rq.GetHeader())
+	}
+	if pc.GetHasResponse() {
+		c.RespHeader = abkitv1.HeaderFromProto(pc.GetResponseHeader())
+	}
+	c.Identity = string(pc.GetIdentityJson())
 	s := p.s
 	s.mu.Lock()
 	if c.Hook == "frame" {

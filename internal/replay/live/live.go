@@ -336,7 +336,14 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	}
 	keep := &capture{limit: limit}
 	targetURL := target.String()
-	x := s.chain.NewExchange(pipeline.Request{Method: r.Method, URL: targetURL, Header: sent.Clone(), Body: reqBody},
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	// The parts are the request's as the client sent it (P35); URL is
+	// where it goes.
+	x := s.chain.NewExchange(pipeline.Request{Method: r.Method, URL: targetURL, Scheme: scheme, Host: r.Host, Path: r.URL.Path,
+		RawQuery: r.URL.RawQuery, RemoteAddr: r.RemoteAddr, Header: sent.Clone(), Body: reqBody},
 		pipeline.ExchangeOptions{Trace: rec, Client: pipeline.HTTPClient{W: w}})
 	var (
 		upStatus   int

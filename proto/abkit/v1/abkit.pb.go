@@ -716,8 +716,16 @@ type HTTPRequest struct {
 	// has_body is set when the host sends the body: on the first call that
 	// sees it and whenever it changed (a writer replaced it, P17). Unset means
 	// "as last sent"; a body never sent is nil to the plugin, not empty (P11).
-	HasBody       bool   `protobuf:"varint,4,opt,name=has_body,json=hasBody,proto3" json:"has_body,omitempty"`
-	Body          []byte `protobuf:"bytes,5,opt,name=body,proto3" json:"body,omitempty"`
+	HasBody bool   `protobuf:"varint,4,opt,name=has_body,json=hasBody,proto3" json:"has_body,omitempty"`
+	Body    []byte `protobuf:"bytes,5,opt,name=body,proto3" json:"body,omitempty"`
+	// The request's parts as the host has them from the transport (P35):
+	// scheme ("http", "https" or empty when unknown), host (the authority),
+	// path (unescaped), raw_query (without "?") and the client's address.
+	Scheme        string `protobuf:"bytes,6,opt,name=scheme,proto3" json:"scheme,omitempty"`
+	Host          string `protobuf:"bytes,7,opt,name=host,proto3" json:"host,omitempty"`
+	Path          string `protobuf:"bytes,8,opt,name=path,proto3" json:"path,omitempty"`
+	RawQuery      string `protobuf:"bytes,9,opt,name=raw_query,json=rawQuery,proto3" json:"raw_query,omitempty"`
+	RemoteAddr    string `protobuf:"bytes,10,opt,name=remote_addr,json=remoteAddr,proto3" json:"remote_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -787,6 +795,99 @@ func (x *HTTPRequest) GetBody() []byte {
 	return nil
 }
 
+func (x *HTTPRequest) GetScheme() string {
+	if x != nil {
+		return x.Scheme
+	}
+	return ""
+}
+
+func (x *HTTPRequest) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *HTTPRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *HTTPRequest) GetRawQuery() string {
+	if x != nil {
+		return x.RawQuery
+	}
+	return ""
+}
+
+func (x *HTTPRequest) GetRemoteAddr() string {
+	if x != nil {
+		return x.RemoteAddr
+	}
+	return ""
+}
+
+// HeaderDelta is what a plugin changed in one header map during a call
+// (P32, P33): the names it set or replaced, each with all its values after
+// the call, and the names it deleted. An empty delta (the usual case) is
+// left out. The host applies it to its own map; its runtime then decides
+// (framing headers stay the host's; response headers are refused after
+// the head was sent), as it does for an in-process plugin.
+type HeaderDelta struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Set           []*Header              `protobuf:"bytes,1,rep,name=set,proto3" json:"set,omitempty"`
+	Deleted       []string               `protobuf:"bytes,2,rep,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeaderDelta) Reset() {
+	*x = HeaderDelta{}
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeaderDelta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeaderDelta) ProtoMessage() {}
+
+func (x *HeaderDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeaderDelta.ProtoReflect.Descriptor instead.
+func (*HeaderDelta) Descriptor() ([]byte, []int) {
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *HeaderDelta) GetSet() []*Header {
+	if x != nil {
+		return x.Set
+	}
+	return nil
+}
+
+func (x *HeaderDelta) GetDeleted() []string {
+	if x != nil {
+		return x.Deleted
+	}
+	return nil
+}
+
 type HTTPResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Status        int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
@@ -799,7 +900,7 @@ type HTTPResponse struct {
 
 func (x *HTTPResponse) Reset() {
 	*x = HTTPResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +912,7 @@ func (x *HTTPResponse) String() string {
 func (*HTTPResponse) ProtoMessage() {}
 
 func (x *HTTPResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +925,7 @@ func (x *HTTPResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPResponse.ProtoReflect.Descriptor instead.
 func (*HTTPResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{12}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HTTPResponse) GetStatus() int32 {
@@ -870,7 +971,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +983,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +996,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{13}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Outcome) GetKind() string {
@@ -945,7 +1046,7 @@ type ExtensionValue struct {
 
 func (x *ExtensionValue) Reset() {
 	*x = ExtensionValue{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1058,7 @@ func (x *ExtensionValue) String() string {
 func (*ExtensionValue) ProtoMessage() {}
 
 func (x *ExtensionValue) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1071,7 @@ func (x *ExtensionValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtensionValue.ProtoReflect.Descriptor instead.
 func (*ExtensionValue) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{14}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ExtensionValue) GetKey() string {
@@ -1009,14 +1110,19 @@ type HookRequest struct {
 	// is still called, and the plugin makes the context its hook receives
 	// done the same way before the hook runs, so the hook observes exactly
 	// what it would observe in-process (ctx.Err()).
-	CtxErr        string `protobuf:"bytes,9,opt,name=ctx_err,json=ctxErr,proto3" json:"ctx_err,omitempty"`
+	CtxErr string `protobuf:"bytes,9,opt,name=ctx_err,json=ctxErr,proto3" json:"ctx_err,omitempty"`
+	// identity_json is the exchange's identity (P36, sdk/gateway.Identity as
+	// JSON: {"subject":..,"client_id":..,"scopes":[..],"claims":{..}}), sent
+	// only when it changed since the plugin last saw it; empty: unchanged (or
+	// still none).
+	IdentityJson  []byte `protobuf:"bytes,10,opt,name=identity_json,json=identityJson,proto3" json:"identity_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HookRequest) Reset() {
 	*x = HookRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1134,7 @@ func (x *HookRequest) String() string {
 func (*HookRequest) ProtoMessage() {}
 
 func (x *HookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1147,7 @@ func (x *HookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRequest.ProtoReflect.Descriptor instead.
 func (*HookRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{15}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HookRequest) GetInstance() uint64 {
@@ -1107,20 +1213,29 @@ func (x *HookRequest) GetCtxErr() string {
 	return ""
 }
 
+func (x *HookRequest) GetIdentityJson() []byte {
+	if x != nil {
+		return x.IdentityJson
+	}
+	return nil
+}
+
 // Action is a pipeline hook's answer.
 type Action struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "continue" or "reject".
-	Kind          string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	Status        int32  `protobuf:"varint,2,opt,name=status,proto3" json:"status,omitempty"`
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Kind   string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Status int32  `protobuf:"varint,2,opt,name=status,proto3" json:"status,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Set on a rejection that gives the client headers and a body (P34).
+	Rejection     *Rejection `protobuf:"bytes,4,opt,name=rejection,proto3" json:"rejection,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1132,7 +1247,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1145,7 +1260,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{16}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Action) GetKind() string {
@@ -1169,6 +1284,84 @@ func (x *Action) GetReason() string {
 	return ""
 }
 
+func (x *Action) GetRejection() *Rejection {
+	if x != nil {
+		return x.Rejection
+	}
+	return nil
+}
+
+// Rejection is the response a rejection carries besides its status
+// (sdk/gateway.Rejection). has_body distinguishes an empty body from none
+// (none: the runtime's plain-text reason).
+type Rejection struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        []*Header              `protobuf:"bytes,1,rep,name=header,proto3" json:"header,omitempty"`
+	HasBody       bool                   `protobuf:"varint,2,opt,name=has_body,json=hasBody,proto3" json:"has_body,omitempty"`
+	Body          []byte                 `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	ContentType   string                 `protobuf:"bytes,4,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Rejection) Reset() {
+	*x = Rejection{}
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Rejection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Rejection) ProtoMessage() {}
+
+func (x *Rejection) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Rejection.ProtoReflect.Descriptor instead.
+func (*Rejection) Descriptor() ([]byte, []int) {
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Rejection) GetHeader() []*Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *Rejection) GetHasBody() bool {
+	if x != nil {
+		return x.HasBody
+	}
+	return false
+}
+
+func (x *Rejection) GetBody() []byte {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *Rejection) GetContentType() string {
+	if x != nil {
+		return x.ContentType
+	}
+	return ""
+}
+
 // BodyWrite is one body write the plugin attempted during the call. The host
 // repeats it through its own exchange, which applies or refuses it (P17);
 // body is the plugin's body after the call when the write applied plugin-side.
@@ -1185,7 +1378,7 @@ type BodyWrite struct {
 
 func (x *BodyWrite) Reset() {
 	*x = BodyWrite{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1390,7 @@ func (x *BodyWrite) String() string {
 func (*BodyWrite) ProtoMessage() {}
 
 func (x *BodyWrite) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1403,7 @@ func (x *BodyWrite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BodyWrite.ProtoReflect.Descriptor instead.
 func (*BodyWrite) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{17}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BodyWrite) GetResponse() bool {
@@ -1243,14 +1436,21 @@ type HookResponse struct {
 	// other hooks a panic in the plugin, with its stack.
 	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	// Set when the plugin panicked.
-	Panicked      bool `protobuf:"varint,5,opt,name=panicked,proto3" json:"panicked,omitempty"`
+	Panicked bool `protobuf:"varint,5,opt,name=panicked,proto3" json:"panicked,omitempty"`
+	// What the call changed in the request and response headers (P32, P33);
+	// unset when it changed nothing.
+	RequestHeader  *HeaderDelta `protobuf:"bytes,6,opt,name=request_header,json=requestHeader,proto3" json:"request_header,omitempty"`
+	ResponseHeader *HeaderDelta `protobuf:"bytes,7,opt,name=response_header,json=responseHeader,proto3" json:"response_header,omitempty"`
+	// The identity the call set (P36), as HookRequest.identity_json; empty
+	// when it did not change it.
+	IdentityJson  []byte `protobuf:"bytes,8,opt,name=identity_json,json=identityJson,proto3" json:"identity_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HookResponse) Reset() {
 	*x = HookResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1462,7 @@ func (x *HookResponse) String() string {
 func (*HookResponse) ProtoMessage() {}
 
 func (x *HookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1475,7 @@ func (x *HookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookResponse.ProtoReflect.Descriptor instead.
 func (*HookResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{18}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HookResponse) GetAction() *Action {
@@ -1313,6 +1513,27 @@ func (x *HookResponse) GetPanicked() bool {
 	return false
 }
 
+func (x *HookResponse) GetRequestHeader() *HeaderDelta {
+	if x != nil {
+		return x.RequestHeader
+	}
+	return nil
+}
+
+func (x *HookResponse) GetResponseHeader() *HeaderDelta {
+	if x != nil {
+		return x.ResponseHeader
+	}
+	return nil
+}
+
+func (x *HookResponse) GetIdentityJson() []byte {
+	if x != nil {
+		return x.IdentityJson
+	}
+	return nil
+}
+
 type FrameRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The first message of a stream names the instance and exchange and
@@ -1332,13 +1553,15 @@ type FrameRequest struct {
 	// nanoseconds; 0: none). The stream outlives one frame, so the deadline
 	// travels with each frame rather than as the stream's gRPC deadline.
 	DeadlineUnixNano int64 `protobuf:"varint,9,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// identity_json: as HookRequest.identity_json.
+	IdentityJson  []byte `protobuf:"bytes,10,opt,name=identity_json,json=identityJson,proto3" json:"identity_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FrameRequest) Reset() {
 	*x = FrameRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1573,7 @@ func (x *FrameRequest) String() string {
 func (*FrameRequest) ProtoMessage() {}
 
 func (x *FrameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1586,7 @@ func (x *FrameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrameRequest.ProtoReflect.Descriptor instead.
 func (*FrameRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{19}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FrameRequest) GetInstance() uint64 {
@@ -1429,20 +1652,31 @@ func (x *FrameRequest) GetDeadlineUnixNano() int64 {
 	return 0
 }
 
+func (x *FrameRequest) GetIdentityJson() []byte {
+	if x != nil {
+		return x.IdentityJson
+	}
+	return nil
+}
+
 type FrameResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Action        *Action                `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
-	Writes        []*BodyWrite           `protobuf:"bytes,2,rep,name=writes,proto3" json:"writes,omitempty"`
-	Extensions    []*ExtensionValue      `protobuf:"bytes,3,rep,name=extensions,proto3" json:"extensions,omitempty"`
-	Error         string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
-	Panicked      bool                   `protobuf:"varint,5,opt,name=panicked,proto3" json:"panicked,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Action     *Action                `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
+	Writes     []*BodyWrite           `protobuf:"bytes,2,rep,name=writes,proto3" json:"writes,omitempty"`
+	Extensions []*ExtensionValue      `protobuf:"bytes,3,rep,name=extensions,proto3" json:"extensions,omitempty"`
+	Error      string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Panicked   bool                   `protobuf:"varint,5,opt,name=panicked,proto3" json:"panicked,omitempty"`
+	// As HookResponse: the frame call's header changes (P33) and identity.
+	RequestHeader  *HeaderDelta `protobuf:"bytes,6,opt,name=request_header,json=requestHeader,proto3" json:"request_header,omitempty"`
+	ResponseHeader *HeaderDelta `protobuf:"bytes,7,opt,name=response_header,json=responseHeader,proto3" json:"response_header,omitempty"`
+	IdentityJson   []byte       `protobuf:"bytes,8,opt,name=identity_json,json=identityJson,proto3" json:"identity_json,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *FrameResponse) Reset() {
 	*x = FrameResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1688,7 @@ func (x *FrameResponse) String() string {
 func (*FrameResponse) ProtoMessage() {}
 
 func (x *FrameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1701,7 @@ func (x *FrameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrameResponse.ProtoReflect.Descriptor instead.
 func (*FrameResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{20}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *FrameResponse) GetAction() *Action {
@@ -1505,6 +1739,27 @@ func (x *FrameResponse) GetPanicked() bool {
 	return false
 }
 
+func (x *FrameResponse) GetRequestHeader() *HeaderDelta {
+	if x != nil {
+		return x.RequestHeader
+	}
+	return nil
+}
+
+func (x *FrameResponse) GetResponseHeader() *HeaderDelta {
+	if x != nil {
+		return x.ResponseHeader
+	}
+	return nil
+}
+
+func (x *FrameResponse) GetIdentityJson() []byte {
+	if x != nil {
+		return x.IdentityJson
+	}
+	return nil
+}
+
 type ReleaseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Instance      uint64                 `protobuf:"varint,1,opt,name=instance,proto3" json:"instance,omitempty"`
@@ -1515,7 +1770,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1527,7 +1782,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1540,7 +1795,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{21}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReleaseRequest) GetInstance() uint64 {
@@ -1573,7 +1828,7 @@ type Manifest struct {
 
 func (x *Manifest) Reset() {
 	*x = Manifest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1840,7 @@ func (x *Manifest) String() string {
 func (*Manifest) ProtoMessage() {}
 
 func (x *Manifest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1853,7 @@ func (x *Manifest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Manifest.ProtoReflect.Descriptor instead.
 func (*Manifest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{22}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Manifest) GetPluginId() string {
@@ -1653,7 +1908,7 @@ type InterceptRequest struct {
 
 func (x *InterceptRequest) Reset() {
 	*x = InterceptRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1665,7 +1920,7 @@ func (x *InterceptRequest) String() string {
 func (*InterceptRequest) ProtoMessage() {}
 
 func (x *InterceptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1678,7 +1933,7 @@ func (x *InterceptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterceptRequest.ProtoReflect.Descriptor instead.
 func (*InterceptRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{23}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *InterceptRequest) GetPoint() string {
@@ -1710,7 +1965,7 @@ type InterceptResponse struct {
 
 func (x *InterceptResponse) Reset() {
 	*x = InterceptResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +1977,7 @@ func (x *InterceptResponse) String() string {
 func (*InterceptResponse) ProtoMessage() {}
 
 func (x *InterceptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +1990,7 @@ func (x *InterceptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterceptResponse.ProtoReflect.Descriptor instead.
 func (*InterceptResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{24}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *InterceptResponse) GetDecision() string {
@@ -1776,7 +2031,7 @@ type NotifyRequest struct {
 
 func (x *NotifyRequest) Reset() {
 	*x = NotifyRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1788,7 +2043,7 @@ func (x *NotifyRequest) String() string {
 func (*NotifyRequest) ProtoMessage() {}
 
 func (x *NotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1801,7 +2056,7 @@ func (x *NotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyRequest.ProtoReflect.Descriptor instead.
 func (*NotifyRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{25}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *NotifyRequest) GetPoint() string {
@@ -1835,7 +2090,7 @@ type HookSpec struct {
 
 func (x *HookSpec) Reset() {
 	*x = HookSpec{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +2102,7 @@ func (x *HookSpec) String() string {
 func (*HookSpec) ProtoMessage() {}
 
 func (x *HookSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +2115,7 @@ func (x *HookSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookSpec.ProtoReflect.Descriptor instead.
 func (*HookSpec) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{26}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HookSpec) GetId() string {
@@ -1912,7 +2167,7 @@ type HookError struct {
 
 func (x *HookError) Reset() {
 	*x = HookError{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1924,7 +2179,7 @@ func (x *HookError) String() string {
 func (*HookError) ProtoMessage() {}
 
 func (x *HookError) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1937,7 +2192,7 @@ func (x *HookError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookError.ProtoReflect.Descriptor instead.
 func (*HookError) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{27}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HookError) GetKind() string {
@@ -1972,7 +2227,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2239,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2252,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{28}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SubmitRequest) GetHook() uint32 {
@@ -2025,7 +2280,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2037,7 +2292,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2050,7 +2305,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{29}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SubmitResponse) GetSubmitJson() []byte {
@@ -2078,7 +2333,7 @@ type PartRequest struct {
 
 func (x *PartRequest) Reset() {
 	*x = PartRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2090,7 +2345,7 @@ func (x *PartRequest) String() string {
 func (*PartRequest) ProtoMessage() {}
 
 func (x *PartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2103,7 +2358,7 @@ func (x *PartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartRequest.ProtoReflect.Descriptor instead.
 func (*PartRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{30}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PartRequest) GetHook() uint32 {
@@ -2130,7 +2385,7 @@ type PartResponse struct {
 
 func (x *PartResponse) Reset() {
 	*x = PartResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2397,7 @@ func (x *PartResponse) String() string {
 func (*PartResponse) ProtoMessage() {}
 
 func (x *PartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2410,7 @@ func (x *PartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartResponse.ProtoReflect.Descriptor instead.
 func (*PartResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{31}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PartResponse) GetPartJson() []byte {
@@ -2183,7 +2438,7 @@ type ToolRequest struct {
 
 func (x *ToolRequest) Reset() {
 	*x = ToolRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2195,7 +2450,7 @@ func (x *ToolRequest) String() string {
 func (*ToolRequest) ProtoMessage() {}
 
 func (x *ToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2208,7 +2463,7 @@ func (x *ToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRequest.ProtoReflect.Descriptor instead.
 func (*ToolRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{32}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ToolRequest) GetHook() uint32 {
@@ -2236,7 +2491,7 @@ type ToolResponse struct {
 
 func (x *ToolResponse) Reset() {
 	*x = ToolResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2248,7 +2503,7 @@ func (x *ToolResponse) String() string {
 func (*ToolResponse) ProtoMessage() {}
 
 func (x *ToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2261,7 +2516,7 @@ func (x *ToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResponse.ProtoReflect.Descriptor instead.
 func (*ToolResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{33}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ToolResponse) GetDecisionJson() []byte {
@@ -2335,13 +2590,23 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\"4\n" +
 	"\x06Header\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06values\x18\x02 \x03(\tR\x06values\"\x90\x01\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\"\x8e\x02\n" +
 	"\vHTTPRequest\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12(\n" +
 	"\x06header\x18\x03 \x03(\v2\x10.abkit.v1.HeaderR\x06header\x12\x19\n" +
 	"\bhas_body\x18\x04 \x01(\bR\ahasBody\x12\x12\n" +
-	"\x04body\x18\x05 \x01(\fR\x04body\"\x7f\n" +
+	"\x04body\x18\x05 \x01(\fR\x04body\x12\x16\n" +
+	"\x06scheme\x18\x06 \x01(\tR\x06scheme\x12\x12\n" +
+	"\x04host\x18\a \x01(\tR\x04host\x12\x12\n" +
+	"\x04path\x18\b \x01(\tR\x04path\x12\x1b\n" +
+	"\traw_query\x18\t \x01(\tR\brawQuery\x12\x1f\n" +
+	"\vremote_addr\x18\n" +
+	" \x01(\tR\n" +
+	"remoteAddr\"K\n" +
+	"\vHeaderDelta\x12\"\n" +
+	"\x03set\x18\x01 \x03(\v2\x10.abkit.v1.HeaderR\x03set\x12\x18\n" +
+	"\adeleted\x18\x02 \x03(\tR\adeleted\"\x7f\n" +
 	"\fHTTPResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12(\n" +
 	"\x06header\x18\x02 \x03(\v2\x10.abkit.v1.HeaderR\x06header\x12\x19\n" +
@@ -2356,7 +2621,7 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"durationNs\"6\n" +
 	"\x0eExtensionValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
-	"\x04json\x18\x02 \x01(\fR\x04json\"\xde\x02\n" +
+	"\x04json\x18\x02 \x01(\fR\x04json\"\x83\x03\n" +
 	"\vHookRequest\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\x12\x1a\n" +
 	"\bexchange\x18\x02 \x01(\x04R\bexchange\x12\x1c\n" +
@@ -2368,15 +2633,23 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"extensions\x12+\n" +
 	"\aoutcome\x18\a \x01(\v2\x11.abkit.v1.OutcomeR\aoutcome\x12\x14\n" +
 	"\x05final\x18\b \x01(\bR\x05final\x12\x17\n" +
-	"\actx_err\x18\t \x01(\tR\x06ctxErr\"L\n" +
+	"\actx_err\x18\t \x01(\tR\x06ctxErr\x12#\n" +
+	"\ridentity_json\x18\n" +
+	" \x01(\fR\fidentityJson\"\x7f\n" +
 	"\x06Action\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"U\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x121\n" +
+	"\trejection\x18\x04 \x01(\v2\x13.abkit.v1.RejectionR\trejection\"\x87\x01\n" +
+	"\tRejection\x12(\n" +
+	"\x06header\x18\x01 \x03(\v2\x10.abkit.v1.HeaderR\x06header\x12\x19\n" +
+	"\bhas_body\x18\x02 \x01(\bR\ahasBody\x12\x12\n" +
+	"\x04body\x18\x03 \x01(\fR\x04body\x12!\n" +
+	"\fcontent_type\x18\x04 \x01(\tR\vcontentType\"U\n" +
 	"\tBodyWrite\x12\x1a\n" +
 	"\bresponse\x18\x01 \x01(\bR\bresponse\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12\x18\n" +
-	"\aapplied\x18\x03 \x01(\bR\aapplied\"\xd1\x01\n" +
+	"\aapplied\x18\x03 \x01(\bR\aapplied\"\xf4\x02\n" +
 	"\fHookResponse\x12(\n" +
 	"\x06action\x18\x01 \x01(\v2\x10.abkit.v1.ActionR\x06action\x12+\n" +
 	"\x06writes\x18\x02 \x03(\v2\x13.abkit.v1.BodyWriteR\x06writes\x128\n" +
@@ -2384,7 +2657,10 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"extensions\x18\x03 \x03(\v2\x18.abkit.v1.ExtensionValueR\n" +
 	"extensions\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1a\n" +
-	"\bpanicked\x18\x05 \x01(\bR\bpanicked\"\xbb\x02\n" +
+	"\bpanicked\x18\x05 \x01(\bR\bpanicked\x12<\n" +
+	"\x0erequest_header\x18\x06 \x01(\v2\x15.abkit.v1.HeaderDeltaR\rrequestHeader\x12>\n" +
+	"\x0fresponse_header\x18\a \x01(\v2\x15.abkit.v1.HeaderDeltaR\x0eresponseHeader\x12#\n" +
+	"\ridentity_json\x18\b \x01(\fR\fidentityJson\"\xe0\x02\n" +
 	"\fFrameRequest\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\x12\x1a\n" +
 	"\bexchange\x18\x02 \x01(\x04R\bexchange\x122\n" +
@@ -2396,7 +2672,9 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"extensions\x12\x14\n" +
 	"\x05final\x18\a \x01(\bR\x05final\x12\x17\n" +
 	"\actx_err\x18\b \x01(\tR\x06ctxErr\x12,\n" +
-	"\x12deadline_unix_nano\x18\t \x01(\x03R\x10deadlineUnixNano\"\xd2\x01\n" +
+	"\x12deadline_unix_nano\x18\t \x01(\x03R\x10deadlineUnixNano\x12#\n" +
+	"\ridentity_json\x18\n" +
+	" \x01(\fR\fidentityJson\"\xf5\x02\n" +
 	"\rFrameResponse\x12(\n" +
 	"\x06action\x18\x01 \x01(\v2\x10.abkit.v1.ActionR\x06action\x12+\n" +
 	"\x06writes\x18\x02 \x03(\v2\x13.abkit.v1.BodyWriteR\x06writes\x128\n" +
@@ -2404,7 +2682,10 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"extensions\x18\x03 \x03(\v2\x18.abkit.v1.ExtensionValueR\n" +
 	"extensions\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1a\n" +
-	"\bpanicked\x18\x05 \x01(\bR\bpanicked\"J\n" +
+	"\bpanicked\x18\x05 \x01(\bR\bpanicked\x12<\n" +
+	"\x0erequest_header\x18\x06 \x01(\v2\x15.abkit.v1.HeaderDeltaR\rrequestHeader\x12>\n" +
+	"\x0fresponse_header\x18\a \x01(\v2\x15.abkit.v1.HeaderDeltaR\x0eresponseHeader\x12#\n" +
+	"\ridentity_json\x18\b \x01(\fR\fidentityJson\"J\n" +
 	"\x0eReleaseRequest\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\x12\x1c\n" +
 	"\texchanges\x18\x02 \x03(\x04R\texchanges\"\xac\x01\n" +
@@ -2492,7 +2773,7 @@ func file_proto_abkit_v1_abkit_proto_rawDescGZIP() []byte {
 	return file_proto_abkit_v1_abkit_proto_rawDescData
 }
 
-var file_proto_abkit_v1_abkit_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_proto_abkit_v1_abkit_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_proto_abkit_v1_abkit_proto_goTypes = []any{
 	(*Empty)(nil),               // 0: abkit.v1.Empty
 	(*EchoMessage)(nil),         // 1: abkit.v1.EchoMessage
@@ -2506,94 +2787,103 @@ var file_proto_abkit_v1_abkit_proto_goTypes = []any{
 	(*InstanceRequest)(nil),     // 9: abkit.v1.InstanceRequest
 	(*Header)(nil),              // 10: abkit.v1.Header
 	(*HTTPRequest)(nil),         // 11: abkit.v1.HTTPRequest
-	(*HTTPResponse)(nil),        // 12: abkit.v1.HTTPResponse
-	(*Outcome)(nil),             // 13: abkit.v1.Outcome
-	(*ExtensionValue)(nil),      // 14: abkit.v1.ExtensionValue
-	(*HookRequest)(nil),         // 15: abkit.v1.HookRequest
-	(*Action)(nil),              // 16: abkit.v1.Action
-	(*BodyWrite)(nil),           // 17: abkit.v1.BodyWrite
-	(*HookResponse)(nil),        // 18: abkit.v1.HookResponse
-	(*FrameRequest)(nil),        // 19: abkit.v1.FrameRequest
-	(*FrameResponse)(nil),       // 20: abkit.v1.FrameResponse
-	(*ReleaseRequest)(nil),      // 21: abkit.v1.ReleaseRequest
-	(*Manifest)(nil),            // 22: abkit.v1.Manifest
-	(*InterceptRequest)(nil),    // 23: abkit.v1.InterceptRequest
-	(*InterceptResponse)(nil),   // 24: abkit.v1.InterceptResponse
-	(*NotifyRequest)(nil),       // 25: abkit.v1.NotifyRequest
-	(*HookSpec)(nil),            // 26: abkit.v1.HookSpec
-	(*HookError)(nil),           // 27: abkit.v1.HookError
-	(*SubmitRequest)(nil),       // 28: abkit.v1.SubmitRequest
-	(*SubmitResponse)(nil),      // 29: abkit.v1.SubmitResponse
-	(*PartRequest)(nil),         // 30: abkit.v1.PartRequest
-	(*PartResponse)(nil),        // 31: abkit.v1.PartResponse
-	(*ToolRequest)(nil),         // 32: abkit.v1.ToolRequest
-	(*ToolResponse)(nil),        // 33: abkit.v1.ToolResponse
-	nil,                         // 34: abkit.v1.DescribeResponse.AlternativesEntry
+	(*HeaderDelta)(nil),         // 12: abkit.v1.HeaderDelta
+	(*HTTPResponse)(nil),        // 13: abkit.v1.HTTPResponse
+	(*Outcome)(nil),             // 14: abkit.v1.Outcome
+	(*ExtensionValue)(nil),      // 15: abkit.v1.ExtensionValue
+	(*HookRequest)(nil),         // 16: abkit.v1.HookRequest
+	(*Action)(nil),              // 17: abkit.v1.Action
+	(*Rejection)(nil),           // 18: abkit.v1.Rejection
+	(*BodyWrite)(nil),           // 19: abkit.v1.BodyWrite
+	(*HookResponse)(nil),        // 20: abkit.v1.HookResponse
+	(*FrameRequest)(nil),        // 21: abkit.v1.FrameRequest
+	(*FrameResponse)(nil),       // 22: abkit.v1.FrameResponse
+	(*ReleaseRequest)(nil),      // 23: abkit.v1.ReleaseRequest
+	(*Manifest)(nil),            // 24: abkit.v1.Manifest
+	(*InterceptRequest)(nil),    // 25: abkit.v1.InterceptRequest
+	(*InterceptResponse)(nil),   // 26: abkit.v1.InterceptResponse
+	(*NotifyRequest)(nil),       // 27: abkit.v1.NotifyRequest
+	(*HookSpec)(nil),            // 28: abkit.v1.HookSpec
+	(*HookError)(nil),           // 29: abkit.v1.HookError
+	(*SubmitRequest)(nil),       // 30: abkit.v1.SubmitRequest
+	(*SubmitResponse)(nil),      // 31: abkit.v1.SubmitResponse
+	(*PartRequest)(nil),         // 32: abkit.v1.PartRequest
+	(*PartResponse)(nil),        // 33: abkit.v1.PartResponse
+	(*ToolRequest)(nil),         // 34: abkit.v1.ToolRequest
+	(*ToolResponse)(nil),        // 35: abkit.v1.ToolResponse
+	nil,                         // 36: abkit.v1.DescribeResponse.AlternativesEntry
 }
 var file_proto_abkit_v1_abkit_proto_depIdxs = []int32{
 	5,  // 0: abkit.v1.DescribeResponse.pipeline:type_name -> abkit.v1.PipelineInfo
-	22, // 1: abkit.v1.DescribeResponse.extension:type_name -> abkit.v1.Manifest
-	26, // 2: abkit.v1.DescribeResponse.hooks:type_name -> abkit.v1.HookSpec
-	34, // 3: abkit.v1.DescribeResponse.alternatives:type_name -> abkit.v1.DescribeResponse.AlternativesEntry
+	24, // 1: abkit.v1.DescribeResponse.extension:type_name -> abkit.v1.Manifest
+	28, // 2: abkit.v1.DescribeResponse.hooks:type_name -> abkit.v1.HookSpec
+	36, // 3: abkit.v1.DescribeResponse.alternatives:type_name -> abkit.v1.DescribeResponse.AlternativesEntry
 	6,  // 4: abkit.v1.PipelineInfo.capabilities:type_name -> abkit.v1.Capabilities
 	6,  // 5: abkit.v1.PipelineInfo.observed:type_name -> abkit.v1.Capabilities
 	6,  // 6: abkit.v1.NewInstanceResponse.capabilities:type_name -> abkit.v1.Capabilities
 	10, // 7: abkit.v1.HTTPRequest.header:type_name -> abkit.v1.Header
-	10, // 8: abkit.v1.HTTPResponse.header:type_name -> abkit.v1.Header
-	11, // 9: abkit.v1.HookRequest.request:type_name -> abkit.v1.HTTPRequest
-	12, // 10: abkit.v1.HookRequest.response:type_name -> abkit.v1.HTTPResponse
-	14, // 11: abkit.v1.HookRequest.extensions:type_name -> abkit.v1.ExtensionValue
-	13, // 12: abkit.v1.HookRequest.outcome:type_name -> abkit.v1.Outcome
-	16, // 13: abkit.v1.HookResponse.action:type_name -> abkit.v1.Action
-	17, // 14: abkit.v1.HookResponse.writes:type_name -> abkit.v1.BodyWrite
-	14, // 15: abkit.v1.HookResponse.extensions:type_name -> abkit.v1.ExtensionValue
-	12, // 16: abkit.v1.FrameRequest.response:type_name -> abkit.v1.HTTPResponse
-	14, // 17: abkit.v1.FrameRequest.extensions:type_name -> abkit.v1.ExtensionValue
-	16, // 18: abkit.v1.FrameResponse.action:type_name -> abkit.v1.Action
-	17, // 19: abkit.v1.FrameResponse.writes:type_name -> abkit.v1.BodyWrite
-	14, // 20: abkit.v1.FrameResponse.extensions:type_name -> abkit.v1.ExtensionValue
-	27, // 21: abkit.v1.SubmitResponse.error:type_name -> abkit.v1.HookError
-	27, // 22: abkit.v1.PartResponse.error:type_name -> abkit.v1.HookError
-	27, // 23: abkit.v1.ToolResponse.error:type_name -> abkit.v1.HookError
-	3,  // 24: abkit.v1.Plugin.Describe:input_type -> abkit.v1.DescribeRequest
-	7,  // 25: abkit.v1.Plugin.NewInstance:input_type -> abkit.v1.NewInstanceRequest
-	9,  // 26: abkit.v1.Plugin.Init:input_type -> abkit.v1.InstanceRequest
-	9,  // 27: abkit.v1.Plugin.Shutdown:input_type -> abkit.v1.InstanceRequest
-	9,  // 28: abkit.v1.Plugin.Ready:input_type -> abkit.v1.InstanceRequest
-	15, // 29: abkit.v1.Plugin.OnRequest:input_type -> abkit.v1.HookRequest
-	15, // 30: abkit.v1.Plugin.OnResponse:input_type -> abkit.v1.HookRequest
-	15, // 31: abkit.v1.Plugin.Finish:input_type -> abkit.v1.HookRequest
-	19, // 32: abkit.v1.Plugin.Frames:input_type -> abkit.v1.FrameRequest
-	21, // 33: abkit.v1.Plugin.Release:input_type -> abkit.v1.ReleaseRequest
-	23, // 34: abkit.v1.Plugin.Intercept:input_type -> abkit.v1.InterceptRequest
-	25, // 35: abkit.v1.Plugin.Notify:input_type -> abkit.v1.NotifyRequest
-	28, // 36: abkit.v1.Plugin.Submit:input_type -> abkit.v1.SubmitRequest
-	30, // 37: abkit.v1.Plugin.Part:input_type -> abkit.v1.PartRequest
-	32, // 38: abkit.v1.Plugin.Tool:input_type -> abkit.v1.ToolRequest
-	1,  // 39: abkit.v1.Diagnostics.Echo:input_type -> abkit.v1.EchoMessage
-	1,  // 40: abkit.v1.Diagnostics.EchoStream:input_type -> abkit.v1.EchoMessage
-	4,  // 41: abkit.v1.Plugin.Describe:output_type -> abkit.v1.DescribeResponse
-	8,  // 42: abkit.v1.Plugin.NewInstance:output_type -> abkit.v1.NewInstanceResponse
-	2,  // 43: abkit.v1.Plugin.Init:output_type -> abkit.v1.Status
-	2,  // 44: abkit.v1.Plugin.Shutdown:output_type -> abkit.v1.Status
-	2,  // 45: abkit.v1.Plugin.Ready:output_type -> abkit.v1.Status
-	18, // 46: abkit.v1.Plugin.OnRequest:output_type -> abkit.v1.HookResponse
-	18, // 47: abkit.v1.Plugin.OnResponse:output_type -> abkit.v1.HookResponse
-	18, // 48: abkit.v1.Plugin.Finish:output_type -> abkit.v1.HookResponse
-	20, // 49: abkit.v1.Plugin.Frames:output_type -> abkit.v1.FrameResponse
-	0,  // 50: abkit.v1.Plugin.Release:output_type -> abkit.v1.Empty
-	24, // 51: abkit.v1.Plugin.Intercept:output_type -> abkit.v1.InterceptResponse
-	2,  // 52: abkit.v1.Plugin.Notify:output_type -> abkit.v1.Status
-	29, // 53: abkit.v1.Plugin.Submit:output_type -> abkit.v1.SubmitResponse
-	31, // 54: abkit.v1.Plugin.Part:output_type -> abkit.v1.PartResponse
-	33, // 55: abkit.v1.Plugin.Tool:output_type -> abkit.v1.ToolResponse
-	1,  // 56: abkit.v1.Diagnostics.Echo:output_type -> abkit.v1.EchoMessage
-	1,  // 57: abkit.v1.Diagnostics.EchoStream:output_type -> abkit.v1.EchoMessage
-	41, // [41:58] is the sub-list for method output_type
-	24, // [24:41] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	10, // 8: abkit.v1.HeaderDelta.set:type_name -> abkit.v1.Header
+	10, // 9: abkit.v1.HTTPResponse.header:type_name -> abkit.v1.Header
+	11, // 10: abkit.v1.HookRequest.request:type_name -> abkit.v1.HTTPRequest
+	13, // 11: abkit.v1.HookRequest.response:type_name -> abkit.v1.HTTPResponse
+	15, // 12: abkit.v1.HookRequest.extensions:type_name -> abkit.v1.ExtensionValue
+	14, // 13: abkit.v1.HookRequest.outcome:type_name -> abkit.v1.Outcome
+	18, // 14: abkit.v1.Action.rejection:type_name -> abkit.v1.Rejection
+	10, // 15: abkit.v1.Rejection.header:type_name -> abkit.v1.Header
+	17, // 16: abkit.v1.HookResponse.action:type_name -> abkit.v1.Action
+	19, // 17: abkit.v1.HookResponse.writes:type_name -> abkit.v1.BodyWrite
+	15, // 18: abkit.v1.HookResponse.extensions:type_name -> abkit.v1.ExtensionValue
+	12, // 19: abkit.v1.HookResponse.request_header:type_name -> abkit.v1.HeaderDelta
+	12, // 20: abkit.v1.HookResponse.response_header:type_name -> abkit.v1.HeaderDelta
+	13, // 21: abkit.v1.FrameRequest.response:type_name -> abkit.v1.HTTPResponse
+	15, // 22: abkit.v1.FrameRequest.extensions:type_name -> abkit.v1.ExtensionValue
+	17, // 23: abkit.v1.FrameResponse.action:type_name -> abkit.v1.Action
+	19, // 24: abkit.v1.FrameResponse.writes:type_name -> abkit.v1.BodyWrite
+	15, // 25: abkit.v1.FrameResponse.extensions:type_name -> abkit.v1.ExtensionValue
+	12, // 26: abkit.v1.FrameResponse.request_header:type_name -> abkit.v1.HeaderDelta
+	12, // 27: abkit.v1.FrameResponse.response_header:type_name -> abkit.v1.HeaderDelta
+	29, // 28: abkit.v1.SubmitResponse.error:type_name -> abkit.v1.HookError
+	29, // 29: abkit.v1.PartResponse.error:type_name -> abkit.v1.HookError
+	29, // 30: abkit.v1.ToolResponse.error:type_name -> abkit.v1.HookError
+	3,  // 31: abkit.v1.Plugin.Describe:input_type -> abkit.v1.DescribeRequest
+	7,  // 32: abkit.v1.Plugin.NewInstance:input_type -> abkit.v1.NewInstanceRequest
+	9,  // 33: abkit.v1.Plugin.Init:input_type -> abkit.v1.InstanceRequest
+	9,  // 34: abkit.v1.Plugin.Shutdown:input_type -> abkit.v1.InstanceRequest
+	9,  // 35: abkit.v1.Plugin.Ready:input_type -> abkit.v1.InstanceRequest
+	16, // 36: abkit.v1.Plugin.OnRequest:input_type -> abkit.v1.HookRequest
+	16, // 37: abkit.v1.Plugin.OnResponse:input_type -> abkit.v1.HookRequest
+	16, // 38: abkit.v1.Plugin.Finish:input_type -> abkit.v1.HookRequest
+	21, // 39: abkit.v1.Plugin.Frames:input_type -> abkit.v1.FrameRequest
+	23, // 40: abkit.v1.Plugin.Release:input_type -> abkit.v1.ReleaseRequest
+	25, // 41: abkit.v1.Plugin.Intercept:input_type -> abkit.v1.InterceptRequest
+	27, // 42: abkit.v1.Plugin.Notify:input_type -> abkit.v1.NotifyRequest
+	30, // 43: abkit.v1.Plugin.Submit:input_type -> abkit.v1.SubmitRequest
+	32, // 44: abkit.v1.Plugin.Part:input_type -> abkit.v1.PartRequest
+	34, // 45: abkit.v1.Plugin.Tool:input_type -> abkit.v1.ToolRequest
+	1,  // 46: abkit.v1.Diagnostics.Echo:input_type -> abkit.v1.EchoMessage
+	1,  // 47: abkit.v1.Diagnostics.EchoStream:input_type -> abkit.v1.EchoMessage
+	4,  // 48: abkit.v1.Plugin.Describe:output_type -> abkit.v1.DescribeResponse
+	8,  // 49: abkit.v1.Plugin.NewInstance:output_type -> abkit.v1.NewInstanceResponse
+	2,  // 50: abkit.v1.Plugin.Init:output_type -> abkit.v1.Status
+	2,  // 51: abkit.v1.Plugin.Shutdown:output_type -> abkit.v1.Status
+	2,  // 52: abkit.v1.Plugin.Ready:output_type -> abkit.v1.Status
+	20, // 53: abkit.v1.Plugin.OnRequest:output_type -> abkit.v1.HookResponse
+	20, // 54: abkit.v1.Plugin.OnResponse:output_type -> abkit.v1.HookResponse
+	20, // 55: abkit.v1.Plugin.Finish:output_type -> abkit.v1.HookResponse
+	22, // 56: abkit.v1.Plugin.Frames:output_type -> abkit.v1.FrameResponse
+	0,  // 57: abkit.v1.Plugin.Release:output_type -> abkit.v1.Empty
+	26, // 58: abkit.v1.Plugin.Intercept:output_type -> abkit.v1.InterceptResponse
+	2,  // 59: abkit.v1.Plugin.Notify:output_type -> abkit.v1.Status
+	31, // 60: abkit.v1.Plugin.Submit:output_type -> abkit.v1.SubmitResponse
+	33, // 61: abkit.v1.Plugin.Part:output_type -> abkit.v1.PartResponse
+	35, // 62: abkit.v1.Plugin.Tool:output_type -> abkit.v1.ToolResponse
+	1,  // 63: abkit.v1.Diagnostics.Echo:output_type -> abkit.v1.EchoMessage
+	1,  // 64: abkit.v1.Diagnostics.EchoStream:output_type -> abkit.v1.EchoMessage
+	48, // [48:65] is the sub-list for method output_type
+	31, // [31:48] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_proto_abkit_v1_abkit_proto_init() }
@@ -2607,7 +2897,7 @@ func file_proto_abkit_v1_abkit_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_abkit_v1_abkit_proto_rawDesc), len(file_proto_abkit_v1_abkit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -743,9 +743,15 @@ type ExchangeRun struct {
 	// Why the exchange ended in error, if it did.
 	Error string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
 	// The outcome carries a recognisable cancellation (P15).
-	Cancelled     bool `protobuf:"varint,9,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Cancelled bool `protobuf:"varint,9,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	// The response headers the client got (P33, P34).
+	Header []*Header `protobuf:"bytes,10,rep,name=header,proto3" json:"header,omitempty"`
+	// Whether the request went upstream, and the request header it went
+	// with (P32).
+	UpstreamCalled bool      `protobuf:"varint,11,opt,name=upstream_called,json=upstreamCalled,proto3" json:"upstream_called,omitempty"`
+	UpstreamHeader []*Header `protobuf:"bytes,12,rep,name=upstream_header,json=upstreamHeader,proto3" json:"upstream_header,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExchangeRun) Reset() {
@@ -839,6 +845,27 @@ func (x *ExchangeRun) GetCancelled() bool {
 		return x.Cancelled
 	}
 	return false
+}
+
+func (x *ExchangeRun) GetHeader() []*Header {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *ExchangeRun) GetUpstreamCalled() bool {
+	if x != nil {
+		return x.UpstreamCalled
+	}
+	return false
+}
+
+func (x *ExchangeRun) GetUpstreamHeader() []*Header {
+	if x != nil {
+		return x.UpstreamHeader
+	}
+	return nil
 }
 
 type PipelineRun struct {
@@ -1536,9 +1563,17 @@ type ProbeCall struct {
 	Point           string `protobuf:"bytes,16,opt,name=point,proto3" json:"point,omitempty"`
 	PayloadJson     []byte `protobuf:"bytes,17,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
 	// Family H: the submit, part or tool event as JSON.
-	ValueJson     []byte `protobuf:"bytes,18,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ValueJson []byte `protobuf:"bytes,18,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
+	// Family P: the request as the hook sees it, without its body (method,
+	// URL, parts, header: P32, P35), the response header once the upstream
+	// answered (P33), and the exchange's identity as JSON when one is set
+	// (P36, as abkit.proto's HookRequest.identity_json).
+	Request        *HTTPRequest `protobuf:"bytes,19,opt,name=request,proto3" json:"request,omitempty"`
+	HasResponse    bool         `protobuf:"varint,20,opt,name=has_response,json=hasResponse,proto3" json:"has_response,omitempty"`
+	ResponseHeader []*Header    `protobuf:"bytes,21,rep,name=response_header,json=responseHeader,proto3" json:"response_header,omitempty"`
+	IdentityJson   []byte       `protobuf:"bytes,22,opt,name=identity_json,json=identityJson,proto3" json:"identity_json,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ProbeCall) Reset() {
@@ -1697,6 +1732,34 @@ func (x *ProbeCall) GetValueJson() []byte {
 	return nil
 }
 
+func (x *ProbeCall) GetRequest() *HTTPRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *ProbeCall) GetHasResponse() bool {
+	if x != nil {
+		return x.HasResponse
+	}
+	return false
+}
+
+func (x *ProbeCall) GetResponseHeader() []*Header {
+	if x != nil {
+		return x.ResponseHeader
+	}
+	return nil
+}
+
+func (x *ProbeCall) GetIdentityJson() []byte {
+	if x != nil {
+		return x.IdentityJson
+	}
+	return nil
+}
+
 // ProbeReply scripts the hook's behaviour.
 type ProbeReply struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -1722,10 +1785,16 @@ type ProbeReply struct {
 	ReplacementJson []byte `protobuf:"bytes,13,opt,name=replacement_json,json=replacementJson,proto3" json:"replacement_json,omitempty"`
 	// Family H: the value after the hook (submit, part) or the tool decision
 	// as JSON; reject with this reason (submit).
-	ValueJson     []byte `protobuf:"bytes,14,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
-	Reject        string `protobuf:"bytes,15,opt,name=reject,proto3" json:"reject,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ValueJson []byte `protobuf:"bytes,14,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
+	Reject    string `protobuf:"bytes,15,opt,name=reject,proto3" json:"reject,omitempty"`
+	// Family P: change headers in the hook (P32, P33) and set the
+	// exchange's identity (P36, JSON as ProbeCall.identity_json). A
+	// rejection's headers and body travel in action.rejection (P34).
+	RequestHeader   *HeaderDelta `protobuf:"bytes,16,opt,name=request_header,json=requestHeader,proto3" json:"request_header,omitempty"`
+	ResponseHeader  *HeaderDelta `protobuf:"bytes,17,opt,name=response_header,json=responseHeader,proto3" json:"response_header,omitempty"`
+	SetIdentityJson []byte       `protobuf:"bytes,18,opt,name=set_identity_json,json=setIdentityJson,proto3" json:"set_identity_json,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ProbeReply) Reset() {
@@ -1863,6 +1932,27 @@ func (x *ProbeReply) GetReject() string {
 	return ""
 }
 
+func (x *ProbeReply) GetRequestHeader() *HeaderDelta {
+	if x != nil {
+		return x.RequestHeader
+	}
+	return nil
+}
+
+func (x *ProbeReply) GetResponseHeader() *HeaderDelta {
+	if x != nil {
+		return x.ResponseHeader
+	}
+	return nil
+}
+
+func (x *ProbeReply) GetSetIdentityJson() []byte {
+	if x != nil {
+		return x.SetIdentityJson
+	}
+	return nil
+}
+
 var File_proto_abkit_v1_runtime_proto protoreflect.FileDescriptor
 
 const file_proto_abkit_v1_runtime_proto_rawDesc = "" +
@@ -1927,7 +2017,7 @@ const file_proto_abkit_v1_runtime_proto_rawDesc = "" +
 	"\x0eRuntimeWarning\x12\x12\n" +
 	"\x04rule\x18\x01 \x01(\tR\x04rule\x12\x16\n" +
 	"\x06plugin\x18\x02 \x01(\tR\x06plugin\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\xa7\x02\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xb5\x03\n" +
 	"\vExchangeRun\x12+\n" +
 	"\aoutcome\x18\x01 \x01(\v2\x11.abkit.v1.OutcomeR\aoutcome\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x12\n" +
@@ -1937,7 +2027,11 @@ const file_proto_abkit_v1_runtime_proto_rawDesc = "" +
 	"\frequest_body\x18\x06 \x01(\fR\vrequestBody\x124\n" +
 	"\bwarnings\x18\a \x03(\v2\x18.abkit.v1.RuntimeWarningR\bwarnings\x12\x14\n" +
 	"\x05error\x18\b \x01(\tR\x05error\x12\x1c\n" +
-	"\tcancelled\x18\t \x01(\bR\tcancelled\"\xde\x01\n" +
+	"\tcancelled\x18\t \x01(\bR\tcancelled\x12(\n" +
+	"\x06header\x18\n" +
+	" \x03(\v2\x10.abkit.v1.HeaderR\x06header\x12'\n" +
+	"\x0fupstream_called\x18\v \x01(\bR\x0eupstreamCalled\x129\n" +
+	"\x0fupstream_header\x18\f \x03(\v2\x10.abkit.v1.HeaderR\x0eupstreamHeader\"\xde\x01\n" +
 	"\vPipelineRun\x127\n" +
 	"\fbuild_errors\x18\x01 \x03(\v2\x14.abkit.v1.BuildErrorR\vbuildErrors\x12\x1f\n" +
 	"\vstart_error\x18\x02 \x01(\tR\n" +
@@ -2006,7 +2100,7 @@ const file_proto_abkit_v1_runtime_proto_rawDesc = "" +
 	"\x06errors\x18\x03 \x03(\v2\x15.abkit.v1.HookFailureR\x06errors\x12/\n" +
 	"\afailure\x18\x04 \x01(\v2\x15.abkit.v1.HookFailureR\afailure\x12\x1c\n" +
 	"\tswallowed\x18\x05 \x01(\bR\tswallowed\x12!\n" +
-	"\fswallowed_by\x18\x06 \x01(\tR\vswallowedBy\"\xae\x04\n" +
+	"\fswallowed_by\x18\x06 \x01(\tR\vswallowedBy\"\xe2\x05\n" +
 	"\tProbeCall\x12\x14\n" +
 	"\x05probe\x18\x01 \x01(\rR\x05probe\x12\x12\n" +
 	"\x04hook\x18\x02 \x01(\tR\x04hook\x12\x1a\n" +
@@ -2029,7 +2123,11 @@ const file_proto_abkit_v1_runtime_proto_rawDesc = "" +
 	"\x05point\x18\x10 \x01(\tR\x05point\x12!\n" +
 	"\fpayload_json\x18\x11 \x01(\fR\vpayloadJson\x12\x1d\n" +
 	"\n" +
-	"value_json\x18\x12 \x01(\fR\tvalueJson\"\xdd\x03\n" +
+	"value_json\x18\x12 \x01(\fR\tvalueJson\x12/\n" +
+	"\arequest\x18\x13 \x01(\v2\x15.abkit.v1.HTTPRequestR\arequest\x12!\n" +
+	"\fhas_response\x18\x14 \x01(\bR\vhasResponse\x129\n" +
+	"\x0fresponse_header\x18\x15 \x03(\v2\x10.abkit.v1.HeaderR\x0eresponseHeader\x12#\n" +
+	"\ridentity_json\x18\x16 \x01(\fR\fidentityJson\"\x87\x05\n" +
 	"\n" +
 	"ProbeReply\x12(\n" +
 	"\x06action\x18\x01 \x01(\v2\x10.abkit.v1.ActionR\x06action\x12\x14\n" +
@@ -2048,7 +2146,10 @@ const file_proto_abkit_v1_runtime_proto_rawDesc = "" +
 	"\x10replacement_json\x18\r \x01(\fR\x0freplacementJson\x12\x1d\n" +
 	"\n" +
 	"value_json\x18\x0e \x01(\fR\tvalueJson\x12\x16\n" +
-	"\x06reject\x18\x0f \x01(\tR\x06reject2\x9f\x02\n" +
+	"\x06reject\x18\x0f \x01(\tR\x06reject\x12<\n" +
+	"\x0erequest_header\x18\x10 \x01(\v2\x15.abkit.v1.HeaderDeltaR\rrequestHeader\x12>\n" +
+	"\x0fresponse_header\x18\x11 \x01(\v2\x15.abkit.v1.HeaderDeltaR\x0eresponseHeader\x12*\n" +
+	"\x11set_identity_json\x18\x12 \x01(\fR\x0fsetIdentityJson2\x9f\x02\n" +
 	"\aRuntime\x12V\n" +
 	"\x0fDescribeRuntime\x12 .abkit.v1.RuntimeDescribeRequest\x1a!.abkit.v1.RuntimeDescribeResponse\x12@\n" +
 	"\vRunPipeline\x12\x1a.abkit.v1.PipelineScenario\x1a\x15.abkit.v1.PipelineRun\x12C\n" +
@@ -2099,6 +2200,7 @@ var file_proto_abkit_v1_runtime_proto_goTypes = []any{
 	(*HTTPRequest)(nil),             // 25: abkit.v1.HTTPRequest
 	(*Outcome)(nil),                 // 26: abkit.v1.Outcome
 	(*Action)(nil),                  // 27: abkit.v1.Action
+	(*HeaderDelta)(nil),             // 28: abkit.v1.HeaderDelta
 }
 var file_proto_abkit_v1_runtime_proto_depIdxs = []int32{
 	20, // 0: abkit.v1.RuntimeDescribeResponse.alternatives:type_name -> abkit.v1.RuntimeDescribeResponse.AlternativesEntry
@@ -2113,32 +2215,38 @@ var file_proto_abkit_v1_runtime_proto_depIdxs = []int32{
 	5,  // 9: abkit.v1.PipelineScenario.exchanges:type_name -> abkit.v1.ExchangeSpec
 	26, // 10: abkit.v1.ExchangeRun.outcome:type_name -> abkit.v1.Outcome
 	8,  // 11: abkit.v1.ExchangeRun.warnings:type_name -> abkit.v1.RuntimeWarning
-	7,  // 12: abkit.v1.PipelineRun.build_errors:type_name -> abkit.v1.BuildError
-	9,  // 13: abkit.v1.PipelineRun.exchanges:type_name -> abkit.v1.ExchangeRun
-	2,  // 14: abkit.v1.InterceptScenario.extensions:type_name -> abkit.v1.ProbeSpec
-	12, // 15: abkit.v1.InterceptResult.failure:type_name -> abkit.v1.ExtensionFailure
-	13, // 16: abkit.v1.InterceptRun.results:type_name -> abkit.v1.InterceptResult
-	12, // 17: abkit.v1.InterceptRun.warnings:type_name -> abkit.v1.ExtensionFailure
-	2,  // 18: abkit.v1.HookScenario.hooks:type_name -> abkit.v1.ProbeSpec
-	16, // 19: abkit.v1.HookRun.errors:type_name -> abkit.v1.HookFailure
-	16, // 20: abkit.v1.HookRun.failure:type_name -> abkit.v1.HookFailure
-	26, // 21: abkit.v1.ProbeCall.outcome:type_name -> abkit.v1.Outcome
-	27, // 22: abkit.v1.ProbeReply.action:type_name -> abkit.v1.Action
-	0,  // 23: abkit.v1.Runtime.DescribeRuntime:input_type -> abkit.v1.RuntimeDescribeRequest
-	6,  // 24: abkit.v1.Runtime.RunPipeline:input_type -> abkit.v1.PipelineScenario
-	11, // 25: abkit.v1.Runtime.RunIntercept:input_type -> abkit.v1.InterceptScenario
-	15, // 26: abkit.v1.Runtime.RunHooks:input_type -> abkit.v1.HookScenario
-	18, // 27: abkit.v1.Probe.Call:input_type -> abkit.v1.ProbeCall
-	1,  // 28: abkit.v1.Runtime.DescribeRuntime:output_type -> abkit.v1.RuntimeDescribeResponse
-	10, // 29: abkit.v1.Runtime.RunPipeline:output_type -> abkit.v1.PipelineRun
-	14, // 30: abkit.v1.Runtime.RunIntercept:output_type -> abkit.v1.InterceptRun
-	17, // 31: abkit.v1.Runtime.RunHooks:output_type -> abkit.v1.HookRun
-	19, // 32: abkit.v1.Probe.Call:output_type -> abkit.v1.ProbeReply
-	28, // [28:33] is the sub-list for method output_type
-	23, // [23:28] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	24, // 12: abkit.v1.ExchangeRun.header:type_name -> abkit.v1.Header
+	24, // 13: abkit.v1.ExchangeRun.upstream_header:type_name -> abkit.v1.Header
+	7,  // 14: abkit.v1.PipelineRun.build_errors:type_name -> abkit.v1.BuildError
+	9,  // 15: abkit.v1.PipelineRun.exchanges:type_name -> abkit.v1.ExchangeRun
+	2,  // 16: abkit.v1.InterceptScenario.extensions:type_name -> abkit.v1.ProbeSpec
+	12, // 17: abkit.v1.InterceptResult.failure:type_name -> abkit.v1.ExtensionFailure
+	13, // 18: abkit.v1.InterceptRun.results:type_name -> abkit.v1.InterceptResult
+	12, // 19: abkit.v1.InterceptRun.warnings:type_name -> abkit.v1.ExtensionFailure
+	2,  // 20: abkit.v1.HookScenario.hooks:type_name -> abkit.v1.ProbeSpec
+	16, // 21: abkit.v1.HookRun.errors:type_name -> abkit.v1.HookFailure
+	16, // 22: abkit.v1.HookRun.failure:type_name -> abkit.v1.HookFailure
+	26, // 23: abkit.v1.ProbeCall.outcome:type_name -> abkit.v1.Outcome
+	25, // 24: abkit.v1.ProbeCall.request:type_name -> abkit.v1.HTTPRequest
+	24, // 25: abkit.v1.ProbeCall.response_header:type_name -> abkit.v1.Header
+	27, // 26: abkit.v1.ProbeReply.action:type_name -> abkit.v1.Action
+	28, // 27: abkit.v1.ProbeReply.request_header:type_name -> abkit.v1.HeaderDelta
+	28, // 28: abkit.v1.ProbeReply.response_header:type_name -> abkit.v1.HeaderDelta
+	0,  // 29: abkit.v1.Runtime.DescribeRuntime:input_type -> abkit.v1.RuntimeDescribeRequest
+	6,  // 30: abkit.v1.Runtime.RunPipeline:input_type -> abkit.v1.PipelineScenario
+	11, // 31: abkit.v1.Runtime.RunIntercept:input_type -> abkit.v1.InterceptScenario
+	15, // 32: abkit.v1.Runtime.RunHooks:input_type -> abkit.v1.HookScenario
+	18, // 33: abkit.v1.Probe.Call:input_type -> abkit.v1.ProbeCall
+	1,  // 34: abkit.v1.Runtime.DescribeRuntime:output_type -> abkit.v1.RuntimeDescribeResponse
+	10, // 35: abkit.v1.Runtime.RunPipeline:output_type -> abkit.v1.PipelineRun
+	14, // 36: abkit.v1.Runtime.RunIntercept:output_type -> abkit.v1.InterceptRun
+	17, // 37: abkit.v1.Runtime.RunHooks:output_type -> abkit.v1.HookRun
+	19, // 38: abkit.v1.Probe.Call:output_type -> abkit.v1.ProbeReply
+	34, // [34:39] is the sub-list for method output_type
+	29, // [29:34] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_proto_abkit_v1_runtime_proto_init() }

@@ -1,0 +1,9 @@
+// Command bearer-gate serves gatewayplugins.Gate for the boundary tests.
+package main
+
+import (
+	"github.com/abkit/abkit/internal/pluginhost/testdata/gatewayplugins"
+	"github.com/abkit/abkit/sdk"
+)
+
+func main() { sdk.Serve(gatewayplugins.Gate()) }
