@@ -71,8 +71,25 @@ type Event struct {
 	// contract violation.
 	Error string `json:"error,omitempty"`
 	// Phase separates the parts of an intercept walk (walk, strategy, event).
-	Phase      string `json:"phase,omitempty"`
-	DurationNS int64  `json:"duration_ns"`
+	Phase string `json:"phase,omitempty"`
+	// Extensions are the exchange extensions the call set or removed (P
+	// only), in the order of their first change, so that an author sees
+	// what a parser extracted at the step it did.
+	Extensions []ExtensionDelta `json:"extensions,omitempty"`
+	DurationNS int64            `json:"duration_ns"`
+}
+
+// ExtensionDelta is one extension a pipeline hook call set or removed.
+type ExtensionDelta struct {
+	Key string `json:"key"`
+	// Value is the value the call stored, as JSON with credentials
+	// redacted; absent when Removed.
+	Value json.RawMessage `json:"value,omitempty"`
+	// Removed: the call deleted the key.
+	Removed bool `json:"removed,omitempty"`
+	// Refused says why the host refused the value (it breaks the schema
+	// its writer declares, X1); the key kept its previous value.
+	Refused string `json:"refused,omitempty"`
 }
 
 // FrameIndex returns a pointer to i for Event.Frame.
@@ -254,6 +271,7 @@ func (e Event) clone() Event {
 	if e.Frame != nil {
 		e.Frame = FrameIndex(*e.Frame)
 	}
+	e.Extensions = slices.Clone(e.Extensions)
 	return e
 }
 

@@ -94,6 +94,11 @@ type Capabilities struct {
 	Requires           []string `json:"requires,omitempty"`
 	RequiresAny        []string `json:"requires_any,omitempty"`
 	Description        string   `json:"description"`
+	// Extensions declares the exchange extensions the plugin writes and
+	// reads, each with an optional JSON Schema (see [ExtensionSpec]). Like
+	// the rest of the capabilities it is type-level (P2). Nil declares
+	// nothing: the plugin's extensions are untyped.
+	Extensions []ExtensionSpec `json:"extensions,omitempty"`
 }
 
 // Normalize returns c with the implications of P4 applied: either write
@@ -105,6 +110,7 @@ func (c Capabilities) Normalize() Capabilities {
 	}
 	c.Requires = slices.Clone(c.Requires)
 	c.RequiresAny = slices.Clone(c.RequiresAny)
+	c.Extensions = cloneSpecs(c.Extensions)
 	return c
 }
 
@@ -116,7 +122,8 @@ func (c Capabilities) Equal(o Capabilities) bool {
 		c.WritesResponseBody == o.WritesResponseBody &&
 		slices.Equal(c.Requires, o.Requires) &&
 		slices.Equal(c.RequiresAny, o.RequiresAny) &&
-		c.Description == o.Description
+		c.Description == o.Description &&
+		slices.EqualFunc(c.Extensions, o.Extensions, ExtensionSpec.Equal)
 }
 
 // MaxDescriptionRunes is the longest description P5 allows.

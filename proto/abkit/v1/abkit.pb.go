@@ -394,7 +394,10 @@ type Capabilities struct {
 	RequiresAny        []string               `protobuf:"bytes,5,rep,name=requires_any,json=requiresAny,proto3" json:"requires_any,omitempty"`
 	Description        string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
 	// The name the instance reported (P1, P2).
-	Name          string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	// The extensions the plugin declares it writes and reads (typed
+	// extensions, X1/X2), as sdk/gateway.ExtensionSpec.
+	Extensions    []*ExtensionSpec `protobuf:"bytes,8,rep,name=extensions,proto3" json:"extensions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -478,6 +481,99 @@ func (x *Capabilities) GetName() string {
 	return ""
 }
 
+func (x *Capabilities) GetExtensions() []*ExtensionSpec {
+	if x != nil {
+		return x.Extensions
+	}
+	return nil
+}
+
+// ExtensionSpec is one extension a plugin declares (sdk/gateway.ExtensionSpec).
+type ExtensionSpec struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Key      string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Writes   bool                   `protobuf:"varint,2,opt,name=writes,proto3" json:"writes,omitempty"`
+	Reads    bool                   `protobuf:"varint,3,opt,name=reads,proto3" json:"reads,omitempty"`
+	Optional bool                   `protobuf:"varint,4,opt,name=optional,proto3" json:"optional,omitempty"`
+	// A JSON Schema of the value, as JSON; empty: none.
+	SchemaJson    []byte `protobuf:"bytes,5,opt,name=schema_json,json=schemaJson,proto3" json:"schema_json,omitempty"`
+	Description   string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExtensionSpec) Reset() {
+	*x = ExtensionSpec{}
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExtensionSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExtensionSpec) ProtoMessage() {}
+
+func (x *ExtensionSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExtensionSpec.ProtoReflect.Descriptor instead.
+func (*ExtensionSpec) Descriptor() ([]byte, []int) {
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ExtensionSpec) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ExtensionSpec) GetWrites() bool {
+	if x != nil {
+		return x.Writes
+	}
+	return false
+}
+
+func (x *ExtensionSpec) GetReads() bool {
+	if x != nil {
+		return x.Reads
+	}
+	return false
+}
+
+func (x *ExtensionSpec) GetOptional() bool {
+	if x != nil {
+		return x.Optional
+	}
+	return false
+}
+
+func (x *ExtensionSpec) GetSchemaJson() []byte {
+	if x != nil {
+		return x.SchemaJson
+	}
+	return nil
+}
+
+func (x *ExtensionSpec) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
 type NewInstanceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The entry's raw JSON config block; empty when the entry has none.
@@ -490,7 +586,7 @@ type NewInstanceRequest struct {
 
 func (x *NewInstanceRequest) Reset() {
 	*x = NewInstanceRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[7]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -502,7 +598,7 @@ func (x *NewInstanceRequest) String() string {
 func (*NewInstanceRequest) ProtoMessage() {}
 
 func (x *NewInstanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[7]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -515,7 +611,7 @@ func (x *NewInstanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NewInstanceRequest.ProtoReflect.Descriptor instead.
 func (*NewInstanceRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{7}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NewInstanceRequest) GetConfigJson() []byte {
@@ -545,7 +641,7 @@ type NewInstanceResponse struct {
 
 func (x *NewInstanceResponse) Reset() {
 	*x = NewInstanceResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[8]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +653,7 @@ func (x *NewInstanceResponse) String() string {
 func (*NewInstanceResponse) ProtoMessage() {}
 
 func (x *NewInstanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[8]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +666,7 @@ func (x *NewInstanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NewInstanceResponse.ProtoReflect.Descriptor instead.
 func (*NewInstanceResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{8}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *NewInstanceResponse) GetInstance() uint64 {
@@ -610,7 +706,7 @@ type InstanceRequest struct {
 
 func (x *InstanceRequest) Reset() {
 	*x = InstanceRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[9]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -622,7 +718,7 @@ func (x *InstanceRequest) String() string {
 func (*InstanceRequest) ProtoMessage() {}
 
 func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[9]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -635,7 +731,7 @@ func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceRequest.ProtoReflect.Descriptor instead.
 func (*InstanceRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{9}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *InstanceRequest) GetInstance() uint64 {
@@ -656,7 +752,7 @@ type Header struct {
 
 func (x *Header) Reset() {
 	*x = Header{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[10]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +764,7 @@ func (x *Header) String() string {
 func (*Header) ProtoMessage() {}
 
 func (x *Header) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[10]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +777,7 @@ func (x *Header) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Header.ProtoReflect.Descriptor instead.
 func (*Header) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{10}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Header) GetName() string {
@@ -714,7 +810,7 @@ type HTTPRequest struct {
 
 func (x *HTTPRequest) Reset() {
 	*x = HTTPRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[11]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -726,7 +822,7 @@ func (x *HTTPRequest) String() string {
 func (*HTTPRequest) ProtoMessage() {}
 
 func (x *HTTPRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[11]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -739,7 +835,7 @@ func (x *HTTPRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPRequest.ProtoReflect.Descriptor instead.
 func (*HTTPRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{11}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HTTPRequest) GetMethod() string {
@@ -789,7 +885,7 @@ type HTTPResponse struct {
 
 func (x *HTTPResponse) Reset() {
 	*x = HTTPResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -801,7 +897,7 @@ func (x *HTTPResponse) String() string {
 func (*HTTPResponse) ProtoMessage() {}
 
 func (x *HTTPResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -814,7 +910,7 @@ func (x *HTTPResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPResponse.ProtoReflect.Descriptor instead.
 func (*HTTPResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{12}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HTTPResponse) GetStatus() int32 {
@@ -860,7 +956,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +968,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +981,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{13}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Outcome) GetKind() string {
@@ -926,16 +1022,20 @@ func (x *Outcome) GetDurationNs() int64 {
 // ExtensionValue is one entry of the exchange's extension map, as JSON. Only
 // the entries that changed since the other side last saw them are sent.
 type ExtensionValue struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Json          []byte                 `protobuf:"bytes,2,opt,name=json,proto3" json:"json,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// The value; empty when removed is set.
+	Json []byte `protobuf:"bytes,2,opt,name=json,proto3" json:"json,omitempty"`
+	// removed: the key was deleted (Exchange.DeleteExtension) since the other
+	// side last saw it; json is empty.
+	Removed       bool `protobuf:"varint,3,opt,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExtensionValue) Reset() {
 	*x = ExtensionValue{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1047,7 @@ func (x *ExtensionValue) String() string {
 func (*ExtensionValue) ProtoMessage() {}
 
 func (x *ExtensionValue) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1060,7 @@ func (x *ExtensionValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtensionValue.ProtoReflect.Descriptor instead.
 func (*ExtensionValue) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{14}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ExtensionValue) GetKey() string {
@@ -975,6 +1075,13 @@ func (x *ExtensionValue) GetJson() []byte {
 		return x.Json
 	}
 	return nil
+}
+
+func (x *ExtensionValue) GetRemoved() bool {
+	if x != nil {
+		return x.Removed
+	}
+	return false
 }
 
 type HookRequest struct {
@@ -1006,7 +1113,7 @@ type HookRequest struct {
 
 func (x *HookRequest) Reset() {
 	*x = HookRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1018,7 +1125,7 @@ func (x *HookRequest) String() string {
 func (*HookRequest) ProtoMessage() {}
 
 func (x *HookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1031,7 +1138,7 @@ func (x *HookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRequest.ProtoReflect.Descriptor instead.
 func (*HookRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{15}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HookRequest) GetInstance() uint64 {
@@ -1110,7 +1217,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1229,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1242,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{16}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Action) GetKind() string {
@@ -1175,7 +1282,7 @@ type BodyWrite struct {
 
 func (x *BodyWrite) Reset() {
 	*x = BodyWrite{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1187,7 +1294,7 @@ func (x *BodyWrite) String() string {
 func (*BodyWrite) ProtoMessage() {}
 
 func (x *BodyWrite) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1200,7 +1307,7 @@ func (x *BodyWrite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BodyWrite.ProtoReflect.Descriptor instead.
 func (*BodyWrite) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{17}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BodyWrite) GetResponse() bool {
@@ -1240,7 +1347,7 @@ type HookResponse struct {
 
 func (x *HookResponse) Reset() {
 	*x = HookResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1359,7 @@ func (x *HookResponse) String() string {
 func (*HookResponse) ProtoMessage() {}
 
 func (x *HookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1372,7 @@ func (x *HookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookResponse.ProtoReflect.Descriptor instead.
 func (*HookResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{18}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HookResponse) GetAction() *Action {
@@ -1328,7 +1435,7 @@ type FrameRequest struct {
 
 func (x *FrameRequest) Reset() {
 	*x = FrameRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1340,7 +1447,7 @@ func (x *FrameRequest) String() string {
 func (*FrameRequest) ProtoMessage() {}
 
 func (x *FrameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1353,7 +1460,7 @@ func (x *FrameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrameRequest.ProtoReflect.Descriptor instead.
 func (*FrameRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{19}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FrameRequest) GetInstance() uint64 {
@@ -1432,7 +1539,7 @@ type FrameResponse struct {
 
 func (x *FrameResponse) Reset() {
 	*x = FrameResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1444,7 +1551,7 @@ func (x *FrameResponse) String() string {
 func (*FrameResponse) ProtoMessage() {}
 
 func (x *FrameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1457,7 +1564,7 @@ func (x *FrameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrameResponse.ProtoReflect.Descriptor instead.
 func (*FrameResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{20}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FrameResponse) GetAction() *Action {
@@ -1505,7 +1612,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1517,7 +1624,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1530,7 +1637,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{21}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReleaseRequest) GetInstance() uint64 {
@@ -1563,7 +1670,7 @@ type Manifest struct {
 
 func (x *Manifest) Reset() {
 	*x = Manifest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1575,7 +1682,7 @@ func (x *Manifest) String() string {
 func (*Manifest) ProtoMessage() {}
 
 func (x *Manifest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1588,7 +1695,7 @@ func (x *Manifest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Manifest.ProtoReflect.Descriptor instead.
 func (*Manifest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{22}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Manifest) GetPluginId() string {
@@ -1643,7 +1750,7 @@ type InterceptRequest struct {
 
 func (x *InterceptRequest) Reset() {
 	*x = InterceptRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +1762,7 @@ func (x *InterceptRequest) String() string {
 func (*InterceptRequest) ProtoMessage() {}
 
 func (x *InterceptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +1775,7 @@ func (x *InterceptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterceptRequest.ProtoReflect.Descriptor instead.
 func (*InterceptRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{23}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *InterceptRequest) GetPoint() string {
@@ -1700,7 +1807,7 @@ type InterceptResponse struct {
 
 func (x *InterceptResponse) Reset() {
 	*x = InterceptResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +1819,7 @@ func (x *InterceptResponse) String() string {
 func (*InterceptResponse) ProtoMessage() {}
 
 func (x *InterceptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +1832,7 @@ func (x *InterceptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterceptResponse.ProtoReflect.Descriptor instead.
 func (*InterceptResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{24}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *InterceptResponse) GetDecision() string {
@@ -1766,7 +1873,7 @@ type NotifyRequest struct {
 
 func (x *NotifyRequest) Reset() {
 	*x = NotifyRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +1885,7 @@ func (x *NotifyRequest) String() string {
 func (*NotifyRequest) ProtoMessage() {}
 
 func (x *NotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +1898,7 @@ func (x *NotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyRequest.ProtoReflect.Descriptor instead.
 func (*NotifyRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{25}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *NotifyRequest) GetPoint() string {
@@ -1825,7 +1932,7 @@ type HookSpec struct {
 
 func (x *HookSpec) Reset() {
 	*x = HookSpec{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +1944,7 @@ func (x *HookSpec) String() string {
 func (*HookSpec) ProtoMessage() {}
 
 func (x *HookSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +1957,7 @@ func (x *HookSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookSpec.ProtoReflect.Descriptor instead.
 func (*HookSpec) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{26}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HookSpec) GetId() string {
@@ -1902,7 +2009,7 @@ type HookError struct {
 
 func (x *HookError) Reset() {
 	*x = HookError{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1914,7 +2021,7 @@ func (x *HookError) String() string {
 func (*HookError) ProtoMessage() {}
 
 func (x *HookError) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1927,7 +2034,7 @@ func (x *HookError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookError.ProtoReflect.Descriptor instead.
 func (*HookError) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{27}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HookError) GetKind() string {
@@ -1962,7 +2069,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2081,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2094,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{28}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SubmitRequest) GetHook() uint32 {
@@ -2015,7 +2122,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2134,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2147,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{29}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SubmitResponse) GetSubmitJson() []byte {
@@ -2068,7 +2175,7 @@ type PartRequest struct {
 
 func (x *PartRequest) Reset() {
 	*x = PartRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2080,7 +2187,7 @@ func (x *PartRequest) String() string {
 func (*PartRequest) ProtoMessage() {}
 
 func (x *PartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2093,7 +2200,7 @@ func (x *PartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartRequest.ProtoReflect.Descriptor instead.
 func (*PartRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{30}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PartRequest) GetHook() uint32 {
@@ -2120,7 +2227,7 @@ type PartResponse struct {
 
 func (x *PartResponse) Reset() {
 	*x = PartResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2132,7 +2239,7 @@ func (x *PartResponse) String() string {
 func (*PartResponse) ProtoMessage() {}
 
 func (x *PartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2145,7 +2252,7 @@ func (x *PartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartResponse.ProtoReflect.Descriptor instead.
 func (*PartResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{31}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PartResponse) GetPartJson() []byte {
@@ -2173,7 +2280,7 @@ type ToolRequest struct {
 
 func (x *ToolRequest) Reset() {
 	*x = ToolRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2185,7 +2292,7 @@ func (x *ToolRequest) String() string {
 func (*ToolRequest) ProtoMessage() {}
 
 func (x *ToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2198,7 +2305,7 @@ func (x *ToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRequest.ProtoReflect.Descriptor instead.
 func (*ToolRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{32}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ToolRequest) GetHook() uint32 {
@@ -2226,7 +2333,7 @@ type ToolResponse struct {
 
 func (x *ToolResponse) Reset() {
 	*x = ToolResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2238,7 +2345,7 @@ func (x *ToolResponse) String() string {
 func (*ToolResponse) ProtoMessage() {}
 
 func (x *ToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2251,7 +2358,7 @@ func (x *ToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResponse.ProtoReflect.Descriptor instead.
 func (*ToolResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{33}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ToolResponse) GetDecisionJson() []byte {
@@ -2296,7 +2403,7 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\x12config_schema_json\x18\x03 \x01(\fR\x10configSchemaJson\x122\n" +
 	"\bobserved\x18\x04 \x03(\v2\x16.abkit.v1.CapabilitiesR\bobserved\x12\x1f\n" +
 	"\vprobe_error\x18\x05 \x01(\tR\n" +
-	"probeError\"\x84\x02\n" +
+	"probeError\"\xbd\x02\n" +
 	"\fCapabilities\x12\x1d\n" +
 	"\n" +
 	"reads_body\x18\x01 \x01(\bR\treadsBody\x12.\n" +
@@ -2305,7 +2412,18 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\brequires\x18\x04 \x03(\tR\brequires\x12!\n" +
 	"\frequires_any\x18\x05 \x03(\tR\vrequiresAny\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x12\x12\n" +
-	"\x04name\x18\a \x01(\tR\x04name\"S\n" +
+	"\x04name\x18\a \x01(\tR\x04name\x127\n" +
+	"\n" +
+	"extensions\x18\b \x03(\v2\x17.abkit.v1.ExtensionSpecR\n" +
+	"extensions\"\xae\x01\n" +
+	"\rExtensionSpec\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06writes\x18\x02 \x01(\bR\x06writes\x12\x14\n" +
+	"\x05reads\x18\x03 \x01(\bR\x05reads\x12\x1a\n" +
+	"\boptional\x18\x04 \x01(\bR\boptional\x12\x1f\n" +
+	"\vschema_json\x18\x05 \x01(\fR\n" +
+	"schemaJson\x12 \n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\"S\n" +
 	"\x12NewInstanceRequest\x12\x1f\n" +
 	"\vconfig_json\x18\x01 \x01(\fR\n" +
 	"configJson\x12\x1c\n" +
@@ -2339,10 +2457,11 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\tdenied_by\x18\x03 \x01(\tR\bdeniedBy\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1f\n" +
 	"\vduration_ns\x18\x05 \x01(\x03R\n" +
-	"durationNs\"6\n" +
+	"durationNs\"P\n" +
 	"\x0eExtensionValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
-	"\x04json\x18\x02 \x01(\fR\x04json\"\xde\x02\n" +
+	"\x04json\x18\x02 \x01(\fR\x04json\x12\x18\n" +
+	"\aremoved\x18\x03 \x01(\bR\aremoved\"\xde\x02\n" +
 	"\vHookRequest\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\x12\x1a\n" +
 	"\bexchange\x18\x02 \x01(\x04R\bexchange\x12\x1c\n" +
@@ -2478,7 +2597,7 @@ func file_proto_abkit_v1_abkit_proto_rawDescGZIP() []byte {
 	return file_proto_abkit_v1_abkit_proto_rawDescData
 }
 
-var file_proto_abkit_v1_abkit_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_proto_abkit_v1_abkit_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_proto_abkit_v1_abkit_proto_goTypes = []any{
 	(*Empty)(nil),               // 0: abkit.v1.Empty
 	(*EchoMessage)(nil),         // 1: abkit.v1.EchoMessage
@@ -2487,97 +2606,99 @@ var file_proto_abkit_v1_abkit_proto_goTypes = []any{
 	(*DescribeResponse)(nil),    // 4: abkit.v1.DescribeResponse
 	(*PipelineInfo)(nil),        // 5: abkit.v1.PipelineInfo
 	(*Capabilities)(nil),        // 6: abkit.v1.Capabilities
-	(*NewInstanceRequest)(nil),  // 7: abkit.v1.NewInstanceRequest
-	(*NewInstanceResponse)(nil), // 8: abkit.v1.NewInstanceResponse
-	(*InstanceRequest)(nil),     // 9: abkit.v1.InstanceRequest
-	(*Header)(nil),              // 10: abkit.v1.Header
-	(*HTTPRequest)(nil),         // 11: abkit.v1.HTTPRequest
-	(*HTTPResponse)(nil),        // 12: abkit.v1.HTTPResponse
-	(*Outcome)(nil),             // 13: abkit.v1.Outcome
-	(*ExtensionValue)(nil),      // 14: abkit.v1.ExtensionValue
-	(*HookRequest)(nil),         // 15: abkit.v1.HookRequest
-	(*Action)(nil),              // 16: abkit.v1.Action
-	(*BodyWrite)(nil),           // 17: abkit.v1.BodyWrite
-	(*HookResponse)(nil),        // 18: abkit.v1.HookResponse
-	(*FrameRequest)(nil),        // 19: abkit.v1.FrameRequest
-	(*FrameResponse)(nil),       // 20: abkit.v1.FrameResponse
-	(*ReleaseRequest)(nil),      // 21: abkit.v1.ReleaseRequest
-	(*Manifest)(nil),            // 22: abkit.v1.Manifest
-	(*InterceptRequest)(nil),    // 23: abkit.v1.InterceptRequest
-	(*InterceptResponse)(nil),   // 24: abkit.v1.InterceptResponse
-	(*NotifyRequest)(nil),       // 25: abkit.v1.NotifyRequest
-	(*HookSpec)(nil),            // 26: abkit.v1.HookSpec
-	(*HookError)(nil),           // 27: abkit.v1.HookError
-	(*SubmitRequest)(nil),       // 28: abkit.v1.SubmitRequest
-	(*SubmitResponse)(nil),      // 29: abkit.v1.SubmitResponse
-	(*PartRequest)(nil),         // 30: abkit.v1.PartRequest
-	(*PartResponse)(nil),        // 31: abkit.v1.PartResponse
-	(*ToolRequest)(nil),         // 32: abkit.v1.ToolRequest
-	(*ToolResponse)(nil),        // 33: abkit.v1.ToolResponse
+	(*ExtensionSpec)(nil),       // 7: abkit.v1.ExtensionSpec
+	(*NewInstanceRequest)(nil),  // 8: abkit.v1.NewInstanceRequest
+	(*NewInstanceResponse)(nil), // 9: abkit.v1.NewInstanceResponse
+	(*InstanceRequest)(nil),     // 10: abkit.v1.InstanceRequest
+	(*Header)(nil),              // 11: abkit.v1.Header
+	(*HTTPRequest)(nil),         // 12: abkit.v1.HTTPRequest
+	(*HTTPResponse)(nil),        // 13: abkit.v1.HTTPResponse
+	(*Outcome)(nil),             // 14: abkit.v1.Outcome
+	(*ExtensionValue)(nil),      // 15: abkit.v1.ExtensionValue
+	(*HookRequest)(nil),         // 16: abkit.v1.HookRequest
+	(*Action)(nil),              // 17: abkit.v1.Action
+	(*BodyWrite)(nil),           // 18: abkit.v1.BodyWrite
+	(*HookResponse)(nil),        // 19: abkit.v1.HookResponse
+	(*FrameRequest)(nil),        // 20: abkit.v1.FrameRequest
+	(*FrameResponse)(nil),       // 21: abkit.v1.FrameResponse
+	(*ReleaseRequest)(nil),      // 22: abkit.v1.ReleaseRequest
+	(*Manifest)(nil),            // 23: abkit.v1.Manifest
+	(*InterceptRequest)(nil),    // 24: abkit.v1.InterceptRequest
+	(*InterceptResponse)(nil),   // 25: abkit.v1.InterceptResponse
+	(*NotifyRequest)(nil),       // 26: abkit.v1.NotifyRequest
+	(*HookSpec)(nil),            // 27: abkit.v1.HookSpec
+	(*HookError)(nil),           // 28: abkit.v1.HookError
+	(*SubmitRequest)(nil),       // 29: abkit.v1.SubmitRequest
+	(*SubmitResponse)(nil),      // 30: abkit.v1.SubmitResponse
+	(*PartRequest)(nil),         // 31: abkit.v1.PartRequest
+	(*PartResponse)(nil),        // 32: abkit.v1.PartResponse
+	(*ToolRequest)(nil),         // 33: abkit.v1.ToolRequest
+	(*ToolResponse)(nil),        // 34: abkit.v1.ToolResponse
 }
 var file_proto_abkit_v1_abkit_proto_depIdxs = []int32{
 	5,  // 0: abkit.v1.DescribeResponse.pipeline:type_name -> abkit.v1.PipelineInfo
-	22, // 1: abkit.v1.DescribeResponse.extension:type_name -> abkit.v1.Manifest
-	26, // 2: abkit.v1.DescribeResponse.hooks:type_name -> abkit.v1.HookSpec
+	23, // 1: abkit.v1.DescribeResponse.extension:type_name -> abkit.v1.Manifest
+	27, // 2: abkit.v1.DescribeResponse.hooks:type_name -> abkit.v1.HookSpec
 	6,  // 3: abkit.v1.PipelineInfo.capabilities:type_name -> abkit.v1.Capabilities
 	6,  // 4: abkit.v1.PipelineInfo.observed:type_name -> abkit.v1.Capabilities
-	6,  // 5: abkit.v1.NewInstanceResponse.capabilities:type_name -> abkit.v1.Capabilities
-	10, // 6: abkit.v1.HTTPRequest.header:type_name -> abkit.v1.Header
-	10, // 7: abkit.v1.HTTPResponse.header:type_name -> abkit.v1.Header
-	11, // 8: abkit.v1.HookRequest.request:type_name -> abkit.v1.HTTPRequest
-	12, // 9: abkit.v1.HookRequest.response:type_name -> abkit.v1.HTTPResponse
-	14, // 10: abkit.v1.HookRequest.extensions:type_name -> abkit.v1.ExtensionValue
-	13, // 11: abkit.v1.HookRequest.outcome:type_name -> abkit.v1.Outcome
-	16, // 12: abkit.v1.HookResponse.action:type_name -> abkit.v1.Action
-	17, // 13: abkit.v1.HookResponse.writes:type_name -> abkit.v1.BodyWrite
-	14, // 14: abkit.v1.HookResponse.extensions:type_name -> abkit.v1.ExtensionValue
-	12, // 15: abkit.v1.FrameRequest.response:type_name -> abkit.v1.HTTPResponse
-	14, // 16: abkit.v1.FrameRequest.extensions:type_name -> abkit.v1.ExtensionValue
-	16, // 17: abkit.v1.FrameResponse.action:type_name -> abkit.v1.Action
-	17, // 18: abkit.v1.FrameResponse.writes:type_name -> abkit.v1.BodyWrite
-	14, // 19: abkit.v1.FrameResponse.extensions:type_name -> abkit.v1.ExtensionValue
-	27, // 20: abkit.v1.SubmitResponse.error:type_name -> abkit.v1.HookError
-	27, // 21: abkit.v1.PartResponse.error:type_name -> abkit.v1.HookError
-	27, // 22: abkit.v1.ToolResponse.error:type_name -> abkit.v1.HookError
-	3,  // 23: abkit.v1.Plugin.Describe:input_type -> abkit.v1.DescribeRequest
-	7,  // 24: abkit.v1.Plugin.NewInstance:input_type -> abkit.v1.NewInstanceRequest
-	9,  // 25: abkit.v1.Plugin.Init:input_type -> abkit.v1.InstanceRequest
-	9,  // 26: abkit.v1.Plugin.Shutdown:input_type -> abkit.v1.InstanceRequest
-	9,  // 27: abkit.v1.Plugin.Ready:input_type -> abkit.v1.InstanceRequest
-	15, // 28: abkit.v1.Plugin.OnRequest:input_type -> abkit.v1.HookRequest
-	15, // 29: abkit.v1.Plugin.OnResponse:input_type -> abkit.v1.HookRequest
-	15, // 30: abkit.v1.Plugin.Finish:input_type -> abkit.v1.HookRequest
-	19, // 31: abkit.v1.Plugin.Frames:input_type -> abkit.v1.FrameRequest
-	21, // 32: abkit.v1.Plugin.Release:input_type -> abkit.v1.ReleaseRequest
-	23, // 33: abkit.v1.Plugin.Intercept:input_type -> abkit.v1.InterceptRequest
-	25, // 34: abkit.v1.Plugin.Notify:input_type -> abkit.v1.NotifyRequest
-	28, // 35: abkit.v1.Plugin.Submit:input_type -> abkit.v1.SubmitRequest
-	30, // 36: abkit.v1.Plugin.Part:input_type -> abkit.v1.PartRequest
-	32, // 37: abkit.v1.Plugin.Tool:input_type -> abkit.v1.ToolRequest
-	1,  // 38: abkit.v1.Diagnostics.Echo:input_type -> abkit.v1.EchoMessage
-	1,  // 39: abkit.v1.Diagnostics.EchoStream:input_type -> abkit.v1.EchoMessage
-	4,  // 40: abkit.v1.Plugin.Describe:output_type -> abkit.v1.DescribeResponse
-	8,  // 41: abkit.v1.Plugin.NewInstance:output_type -> abkit.v1.NewInstanceResponse
-	2,  // 42: abkit.v1.Plugin.Init:output_type -> abkit.v1.Status
-	2,  // 43: abkit.v1.Plugin.Shutdown:output_type -> abkit.v1.Status
-	2,  // 44: abkit.v1.Plugin.Ready:output_type -> abkit.v1.Status
-	18, // 45: abkit.v1.Plugin.OnRequest:output_type -> abkit.v1.HookResponse
-	18, // 46: abkit.v1.Plugin.OnResponse:output_type -> abkit.v1.HookResponse
-	18, // 47: abkit.v1.Plugin.Finish:output_type -> abkit.v1.HookResponse
-	20, // 48: abkit.v1.Plugin.Frames:output_type -> abkit.v1.FrameResponse
-	0,  // 49: abkit.v1.Plugin.Release:output_type -> abkit.v1.Empty
-	24, // 50: abkit.v1.Plugin.Intercept:output_type -> abkit.v1.InterceptResponse
-	2,  // 51: abkit.v1.Plugin.Notify:output_type -> abkit.v1.Status
-	29, // 52: abkit.v1.Plugin.Submit:output_type -> abkit.v1.SubmitResponse
-	31, // 53: abkit.v1.Plugin.Part:output_type -> abkit.v1.PartResponse
-	33, // 54: abkit.v1.Plugin.Tool:output_type -> abkit.v1.ToolResponse
-	1,  // 55: abkit.v1.Diagnostics.Echo:output_type -> abkit.v1.EchoMessage
-	1,  // 56: abkit.v1.Diagnostics.EchoStream:output_type -> abkit.v1.EchoMessage
-	40, // [40:57] is the sub-list for method output_type
-	23, // [23:40] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	7,  // 5: abkit.v1.Capabilities.extensions:type_name -> abkit.v1.ExtensionSpec
+	6,  // 6: abkit.v1.NewInstanceResponse.capabilities:type_name -> abkit.v1.Capabilities
+	11, // 7: abkit.v1.HTTPRequest.header:type_name -> abkit.v1.Header
+	11, // 8: abkit.v1.HTTPResponse.header:type_name -> abkit.v1.Header
+	12, // 9: abkit.v1.HookRequest.request:type_name -> abkit.v1.HTTPRequest
+	13, // 10: abkit.v1.HookRequest.response:type_name -> abkit.v1.HTTPResponse
+	15, // 11: abkit.v1.HookRequest.extensions:type_name -> abkit.v1.ExtensionValue
+	14, // 12: abkit.v1.HookRequest.outcome:type_name -> abkit.v1.Outcome
+	17, // 13: abkit.v1.HookResponse.action:type_name -> abkit.v1.Action
+	18, // 14: abkit.v1.HookResponse.writes:type_name -> abkit.v1.BodyWrite
+	15, // 15: abkit.v1.HookResponse.extensions:type_name -> abkit.v1.ExtensionValue
+	13, // 16: abkit.v1.FrameRequest.response:type_name -> abkit.v1.HTTPResponse
+	15, // 17: abkit.v1.FrameRequest.extensions:type_name -> abkit.v1.ExtensionValue
+	17, // 18: abkit.v1.FrameResponse.action:type_name -> abkit.v1.Action
+	18, // 19: abkit.v1.FrameResponse.writes:type_name -> abkit.v1.BodyWrite
+	15, // 20: abkit.v1.FrameResponse.extensions:type_name -> abkit.v1.ExtensionValue
+	28, // 21: abkit.v1.SubmitResponse.error:type_name -> abkit.v1.HookError
+	28, // 22: abkit.v1.PartResponse.error:type_name -> abkit.v1.HookError
+	28, // 23: abkit.v1.ToolResponse.error:type_name -> abkit.v1.HookError
+	3,  // 24: abkit.v1.Plugin.Describe:input_type -> abkit.v1.DescribeRequest
+	8,  // 25: abkit.v1.Plugin.NewInstance:input_type -> abkit.v1.NewInstanceRequest
+	10, // 26: abkit.v1.Plugin.Init:input_type -> abkit.v1.InstanceRequest
+	10, // 27: abkit.v1.Plugin.Shutdown:input_type -> abkit.v1.InstanceRequest
+	10, // 28: abkit.v1.Plugin.Ready:input_type -> abkit.v1.InstanceRequest
+	16, // 29: abkit.v1.Plugin.OnRequest:input_type -> abkit.v1.HookRequest
+	16, // 30: abkit.v1.Plugin.OnResponse:input_type -> abkit.v1.HookRequest
+	16, // 31: abkit.v1.Plugin.Finish:input_type -> abkit.v1.HookRequest
+	20, // 32: abkit.v1.Plugin.Frames:input_type -> abkit.v1.FrameRequest
+	22, // 33: abkit.v1.Plugin.Release:input_type -> abkit.v1.ReleaseRequest
+	24, // 34: abkit.v1.Plugin.Intercept:input_type -> abkit.v1.InterceptRequest
+	26, // 35: abkit.v1.Plugin.Notify:input_type -> abkit.v1.NotifyRequest
+	29, // 36: abkit.v1.Plugin.Submit:input_type -> abkit.v1.SubmitRequest
+	31, // 37: abkit.v1.Plugin.Part:input_type -> abkit.v1.PartRequest
+	33, // 38: abkit.v1.Plugin.Tool:input_type -> abkit.v1.ToolRequest
+	1,  // 39: abkit.v1.Diagnostics.Echo:input_type -> abkit.v1.EchoMessage
+	1,  // 40: abkit.v1.Diagnostics.EchoStream:input_type -> abkit.v1.EchoMessage
+	4,  // 41: abkit.v1.Plugin.Describe:output_type -> abkit.v1.DescribeResponse
+	9,  // 42: abkit.v1.Plugin.NewInstance:output_type -> abkit.v1.NewInstanceResponse
+	2,  // 43: abkit.v1.Plugin.Init:output_type -> abkit.v1.Status
+	2,  // 44: abkit.v1.Plugin.Shutdown:output_type -> abkit.v1.Status
+	2,  // 45: abkit.v1.Plugin.Ready:output_type -> abkit.v1.Status
+	19, // 46: abkit.v1.Plugin.OnRequest:output_type -> abkit.v1.HookResponse
+	19, // 47: abkit.v1.Plugin.OnResponse:output_type -> abkit.v1.HookResponse
+	19, // 48: abkit.v1.Plugin.Finish:output_type -> abkit.v1.HookResponse
+	21, // 49: abkit.v1.Plugin.Frames:output_type -> abkit.v1.FrameResponse
+	0,  // 50: abkit.v1.Plugin.Release:output_type -> abkit.v1.Empty
+	25, // 51: abkit.v1.Plugin.Intercept:output_type -> abkit.v1.InterceptResponse
+	2,  // 52: abkit.v1.Plugin.Notify:output_type -> abkit.v1.Status
+	30, // 53: abkit.v1.Plugin.Submit:output_type -> abkit.v1.SubmitResponse
+	32, // 54: abkit.v1.Plugin.Part:output_type -> abkit.v1.PartResponse
+	34, // 55: abkit.v1.Plugin.Tool:output_type -> abkit.v1.ToolResponse
+	1,  // 56: abkit.v1.Diagnostics.Echo:output_type -> abkit.v1.EchoMessage
+	1,  // 57: abkit.v1.Diagnostics.EchoStream:output_type -> abkit.v1.EchoMessage
+	41, // [41:58] is the sub-list for method output_type
+	24, // [24:41] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_proto_abkit_v1_abkit_proto_init() }
@@ -2591,7 +2712,7 @@ func file_proto_abkit_v1_abkit_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_abkit_v1_abkit_proto_rawDesc), len(file_proto_abkit_v1_abkit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
