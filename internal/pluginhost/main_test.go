@@ -107,7 +107,7 @@ func helperBundle(mode string) sdk.Plugin {
 
 // runHelper is the test binary re-executed as a (misbehaving) plugin.
 func runHelper(mode string) {
-	if serveBoundaryHelper(mode) || serveCancelHelper(mode) {
+	if serveBoundaryHelper(mode) || serveCancelHelper(mode) || serveExtensionHelper(mode) {
 		os.Exit(0)
 	}
 	switch mode {
