@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abkit/abkit/internal/extschema"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -124,6 +125,15 @@ func Lint(c *Catalog) []Finding {
 			for _, r := range caps.RequiresAny {
 				if !names[r] {
 					add(d.Name, "P8", "fix the name, or add a source that provides "+strconv.Quote(r), "requires_any names %q, which is not in the catalog (%s)", r, nearest(r, names))
+				}
+			}
+			// X1: declared extension schemas compile.
+			for _, s := range caps.Extensions {
+				if s.Key == "" {
+					add(d.Name, "X1", "give every declared extension its key", "an extension declaration has an empty key")
+				}
+				if _, err := extschema.Compile(d.Name, s.Key, s.Schema); err != nil {
+					add(d.Name, "X1", "fix the schema in the plugin's Capabilities().Extensions", "%v", err)
 				}
 			}
 		}

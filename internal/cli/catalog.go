@@ -182,6 +182,9 @@ func printShow(o *globalOpts, cat *catalog.Catalog, s showOutput) error {
 		add("writes_response_body", strconv.FormatBool(c.WritesResponseBody))
 		add("requires", depList(cat, c.Requires, p))
 		add("requires_any", depList(cat, c.RequiresAny, p))
+		for _, l := range catalog.ExtensionLines(c.Extensions) {
+			add("extension", l)
+		}
 	}
 	if len(d.Behaviours) > 0 {
 		add("behaviours", strings.Join(d.Behaviours, ","))
