@@ -161,8 +161,11 @@ func ExtensionLines(specs []gateway.ExtensionSpec) []string {
 	return out
 }
 
+// schemaSummaryKeys is how many property names a summary lists.
+const schemaSummaryKeys = 4
+
 // schemaSummary is a schema's type and top-level properties, such as
-// "object{model, stream}"; the whole schema is in the JSON output.
+// "object{model, stream}" (the first few, sorted); the whole schema is in the JSON output.
 func schemaSummary(raw json.RawMessage) string {
 	var s struct {
 		Type       any                        `json:"type"`
@@ -184,6 +187,9 @@ func schemaSummary(raw json.RawMessage) string {
 	}
 	if len(s.Properties) > 0 {
 		keys := slices.Sorted(maps.Keys(s.Properties))
+		if len(keys) > schemaSummaryKeys {
+			keys = append(keys[:schemaSummaryKeys], "…")
+		}
 		t += "{" + strings.Join(keys, ", ") + "}"
 	}
 	return t

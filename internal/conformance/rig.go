@@ -402,6 +402,18 @@ func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
 	for _, e := range out.events {
 		t.rec.Add(e)
 		t.Logf("  %s %s frame=%v last=%v -> %s %s %s (%.3fms)", e.Hook, e.Plugin, fmtFrame(e.Frame), e.Last, e.Action, e.Reason, e.Error, float64(e.DurationNS)/1e6)
+		// What the call left in the extensions (recorded redacted), so an
+		// author sees what a parser extracted at the step it did.
+		for _, x := range e.Extensions {
+			switch {
+			case x.Refused != "":
+				t.Logf("    ext %s refused: %s", x.Key, x.Refused)
+			case x.Removed:
+				t.Logf("    ext %s removed", x.Key)
+			default:
+				t.Logf("    ext %s = %s", x.Key, x.Value)
+			}
+		}
 	}
 	t.Logf("  outcome %s status %d by %q: %s", res.Outcome.Kind, res.Outcome.Status, res.Outcome.DeniedBy, res.Outcome.Reason)
 	return out

@@ -8,6 +8,7 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -90,6 +91,26 @@ type ExtensionDelta struct {
 	// Refused says why the host refused the value (it breaks the schema
 	// its writer declares, X1); the key kept its previous value.
 	Refused string `json:"refused,omitempty"`
+}
+
+// UnmarshalJSON reads d keeping Value compact, as the runtime records it,
+// so that a trace read back from indented JSON (a golden file, the live
+// API) equals the one recorded.
+func (d *ExtensionDelta) UnmarshalJSON(b []byte) error {
+	type plain ExtensionDelta
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	if len(p.Value) > 0 {
+		var c bytes.Buffer
+		if err := json.Compact(&c, p.Value); err != nil {
+			return err
+		}
+		p.Value = c.Bytes()
+	}
+	*d = ExtensionDelta(p)
+	return nil
 }
 
 // FrameIndex returns a pointer to i for Event.Frame.

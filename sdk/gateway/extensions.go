@@ -50,15 +50,31 @@ func (s ExtensionSpec) Equal(o ExtensionSpec) bool {
 		s.Description == o.Description && bytes.Equal(s.Schema, o.Schema)
 }
 
+// cloneSpecs copies the declarations for Normalize, each schema compacted
+// (as JSON carries it across a process boundary or into a cache) so that
+// one declaration compares equal wherever it was read.
 func cloneSpecs(in []ExtensionSpec) []ExtensionSpec {
 	if in == nil {
 		return nil
 	}
 	out := slices.Clone(in)
 	for i := range out {
-		out[i].Schema = slices.Clone(out[i].Schema)
+		out[i].Schema = CompactJSON(out[i].Schema)
 	}
 	return out
+}
+
+// CompactJSON returns a compacted copy of b, or a plain copy when b is not
+// valid JSON (a broken schema is reported where it is compiled).
+func CompactJSON(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	var c bytes.Buffer
+	if json.Compact(&c, b) != nil {
+		return slices.Clone(b)
+	}
+	return c.Bytes()
 }
 
 // Writer returns the declaration of the extension key the capabilities

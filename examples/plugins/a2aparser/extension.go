@@ -16,10 +16,11 @@ var schema []byte
 
 // Extension declares the "a2a" extension the parser writes, with its
 // schema.
-func Extension() gateway.ExtensionSpec {
-	return gateway.ExtensionSpec{Key: Key, Writes: true, Schema: json.RawMessage(schema),
-		Description: "An A2A task's request, states, artifacts and messages"}
-}
+func Extension() gateway.ExtensionSpec { return extension }
+
+// extension is made once: the schema compacted as JSON carries it.
+var extension = gateway.ExtensionSpec{Key: Key, Writes: true, Schema: json.RawMessage(gateway.CompactJSON(schema)),
+	Description: "An A2A task's request, states, artifacts and messages"}
 
 // Capabilities: reads bodies, streams, and writes the "a2a" extension.
 func (p *Parser) Capabilities() gateway.Capabilities {

@@ -16,10 +16,11 @@ var schema []byte
 
 // Extension declares the "inference" extension the parser writes, with its
 // schema.
-func Extension() gateway.ExtensionSpec {
-	return gateway.ExtensionSpec{Key: Key, Writes: true, Schema: json.RawMessage(schema),
-		Description: "What the parser read from an LLM request and its response"}
-}
+func Extension() gateway.ExtensionSpec { return extension }
+
+// extension is made once: the schema compacted as JSON carries it.
+var extension = gateway.ExtensionSpec{Key: Key, Writes: true, Schema: json.RawMessage(gateway.CompactJSON(schema)),
+	Description: "What the parser read from an LLM request and its response"}
 
 // Capabilities: reads bodies, streams, and writes the "inference" extension.
 func (p *Parser) Capabilities() gateway.Capabilities {

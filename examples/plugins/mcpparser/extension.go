@@ -16,10 +16,11 @@ var schema []byte
 
 // Extension declares the "mcp" extension the parser writes, with its
 // schema.
-func Extension() gateway.ExtensionSpec {
-	return gateway.ExtensionSpec{Key: Key, Writes: true, Schema: json.RawMessage(schema),
-		Description: "The MCP JSON-RPC calls of a request and the responses to them"}
-}
+func Extension() gateway.ExtensionSpec { return extension }
+
+// extension is made once: the schema compacted as JSON carries it.
+var extension = gateway.ExtensionSpec{Key: Key, Writes: true, Schema: json.RawMessage(gateway.CompactJSON(schema)),
+	Description: "The MCP JSON-RPC calls of a request and the responses to them"}
 
 // Capabilities: reads bodies, streams, and writes the "mcp" extension.
 func (p *Parser) Capabilities() gateway.Capabilities {

@@ -51,7 +51,7 @@ func extensionSpecsToProto(in []gateway.ExtensionSpec) []*ExtensionSpec {
 	var out []*ExtensionSpec
 	for _, s := range in {
 		out = append(out, &ExtensionSpec{Key: s.Key, Writes: s.Writes, Reads: s.Reads, Optional: s.Optional,
-			SchemaJson: s.Schema, Description: s.Description})
+			SchemaJson: gateway.CompactJSON(s.Schema), Description: s.Description})
 	}
 	return out
 }
