@@ -139,9 +139,26 @@ func extDelta(key string, v any, present bool, refused string) trace.ExtensionDe
 		if err != nil {
 			b, _ = json.Marshal(fmt.Sprintf("(does not marshal to JSON: %v)", err))
 		}
-		d.Value = redact.Bytes(b)
+		d.Value = redact.Bytes(canonicalJSON(b))
 	}
 	return d
+}
+
+// canonicalJSON re-encodes b with object keys sorted, numbers as written:
+// a parser's struct in process and the map it becomes across a process
+// boundary then trace the same.
+func canonicalJSON(b []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return b
+	}
+	c, err := json.Marshal(v)
+	if err != nil {
+		return b
+	}
+	return c
 }
 
 // takeExtTrace hands the kept changes to one trace event.
