@@ -323,6 +323,9 @@ func configLines(prefix string, fields []gateway.Field) []string {
 		if len(f.Enum) > 0 {
 			fmt.Fprintf(&b, " enum=%s", strings.Join(f.Enum, "|"))
 		}
+		if r := RangeText(f); r != "" {
+			fmt.Fprintf(&b, " range=%s", r)
+		}
 		if f.Description != "" {
 			fmt.Fprintf(&b, " — %s", f.Description)
 		}

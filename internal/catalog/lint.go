@@ -295,6 +295,18 @@ func lintFields(plugin, path string, fields []gateway.Field, add addFunc) {
 				}
 			}
 		}
+		numeric := f.Type == "integer" || f.Type == "number"
+		switch {
+		case (f.Minimum != nil || f.Maximum != nil) && !numeric:
+			add(plugin, RuleSchema, "drop minimum and maximum, or make the field an integer or number", "%s has bounds, which %s field cannot have", where, article(f.Type))
+		case f.Minimum != nil && f.Maximum != nil && *f.Minimum > *f.Maximum:
+			add(plugin, RuleSchema, "make minimum at most maximum", "%s has minimum %v above its maximum %v", where, *f.Minimum, *f.Maximum)
+		}
+		if numeric && f.Default != nil && checkDefault(f.Type, f.Default) == nil {
+			if n, ok := numberOf(f.Default); ok && (f.Minimum != nil && n < *f.Minimum || f.Maximum != nil && n > *f.Maximum) {
+				add(plugin, RuleSchema, "make the default a value within the bounds", "%s default %v is out of range %s", where, f.Default, RangeText(f))
+			}
+		}
 		if f.Default != nil {
 			if err := checkDefault(f.Type, f.Default); err != nil {
 				add(plugin, RuleSchema, "make the default a value of the field's type", "%s default %v: %v", where, f.Default, err)
@@ -354,15 +366,10 @@ func checkDefault(t string, v any) error {
 	case "boolean":
 		ok = k == reflect.Bool
 	case "integer":
-		switch {
-		case rv.CanInt(), rv.CanUint():
-			ok = true
-		case rv.CanFloat():
-			f := rv.Float()
-			ok = f == math.Trunc(f) && !math.IsInf(f, 0)
-		}
+		n, isNum := numberOf(v)
+		ok = isNum && IsInteger(n)
 	case "number":
-		ok = rv.CanInt() || rv.CanUint() || rv.CanFloat()
+		_, ok = numberOf(v)
 	case "array":
 		ok = k == reflect.Slice || k == reflect.Array
 	case "object":

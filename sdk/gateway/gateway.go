@@ -168,12 +168,31 @@ type Factory struct {
 }
 
 // ConfigSchema describes a plugin's configuration block.
+//
+// A plugin that takes configuration but describes only part of it, or none
+// (a port of a plugin that decodes its own config), sets Open, so that
+// hosts check only the fields listed, and gives Examples, so that hosts can
+// make an instance to describe it: without either, the conformance suite
+// reports its P6 probe as not probed (a skip with the reason), not as a
+// failure.
 type ConfigSchema struct {
 	Fields []Field `json:"fields"`
+	// Open: the block may hold keys Fields does not list; they are the
+	// plugin's to check.
+	Open bool `json:"open,omitempty"`
+	// Examples are config blocks the plugin accepts, tried after the
+	// defaults and the sample when a host probes it (ProbeConfigs).
+	Examples []json.RawMessage `json:"examples,omitempty"`
 }
 
 // Field is one configuration field. Type is one of string, integer, number,
 // boolean, array, object, duration.
+//
+// An integer is a whole number that fits in 64 bits (1, 2.0 and 1e3 are
+// integers; 1.5 and 1e30 are not); a number is any finite number. Minimum
+// and Maximum bound either, inclusive. An enum of an integer or number
+// field lists its values as decimal text ("1", "2.5") and is compared by
+// value.
 type Field struct {
 	Name        string   `json:"name"`
 	Type        string   `json:"type"`
@@ -182,6 +201,9 @@ type Field struct {
 	Default     any      `json:"default,omitempty"`
 	Enum        []string `json:"enum,omitempty"`
 	Fields      []Field  `json:"fields,omitempty"`
+	// Minimum and Maximum bound an integer or number field; nil: no bound.
+	Minimum *float64 `json:"minimum,omitempty"`
+	Maximum *float64 `json:"maximum,omitempty"`
 }
 
 // ActionKind says whether a hook lets the exchange go on.
