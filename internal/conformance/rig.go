@@ -466,6 +466,10 @@ func (r *rig) checkHooks(rule string, o outcome, hooks ...string) {
 		if w.Plugin == r.name && strings.Contains(w.Msg, "outside 400–599") && hookIn(w.Msg, hooks) {
 			t.ErrorAt(rule, o.at, "%s; reject with a 4xx or 5xx status", w.Msg)
 		}
+		if w.Plugin == r.name && w.Rule == "X1" && strings.Contains(w.Msg, " refused, ") {
+			// The plugin stored a value its own declared schema refuses.
+			t.ErrorAt(rule, o.at, "%s (X1); make the value match the schema in Capabilities().Extensions, or fix the schema", w.Msg)
+		}
 	}
 	var pe *pipeline.PanicError
 	if errors.As(o.res.Err, &pe) && contains(hooks, pe.Hook) {
