@@ -247,3 +247,22 @@ func TestDryrunShowsExtensions(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalogShowsExtensions: catalog show lists what a plugin declares it
+// writes and reads; catalog list -o json carries the declarations whole.
+func TestCatalogShowsExtensions(t *testing.T) {
+	code, out, errOut := runAbctl(t, "catalog", "show", "guardrail")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "reads inference (optional)") || !strings.Contains(out, "reads mcp (optional)") {
+		t.Errorf("catalog show guardrail lacks its reads:\n%s", out)
+	}
+	code, out, errOut = runAbctl(t, "catalog", "list", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, `"key": "inference"`) || !strings.Contains(out, `"schema": {`) {
+		t.Errorf("catalog list -o json lacks the inference declaration with its schema")
+	}
+}
