@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/abkit/abkit/examples/plugins/inferenceparser"
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -111,4 +113,22 @@ func TestLongDescription_P5(t *testing.T) {
 	if exchange == 0 {
 		t.Error("no P15 exchange case ran: a P5 break still keeps the chain from being built")
 	}
+}
+
+// TestTraceShowsExtensions: conformance --trace logs, under each call,
+// the extensions it set, so an author sees what a parser extracted.
+func TestTraceShowsExtensions(t *testing.T) {
+	rep, err := conformance.Run(context.Background(), conformance.PluginSuite(), conformance.InProcess(inferenceparser.Plugin()),
+		conformance.Options{Run: []*regexp.Regexp{regexp.MustCompile(`^P22/`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		for _, l := range r.Log {
+			if strings.Contains(l, "ext inference = {") {
+				return
+			}
+		}
+	}
+	t.Errorf("no case log shows the inference extension; logs: %+v", rep.Results)
 }
