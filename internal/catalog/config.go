@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -44,12 +45,18 @@ func CheckConfig(schema *gateway.ConfigSchema, v any) []ConfigProblem {
 		}
 		return out
 	}
-	checkObject(&out, "", schema.Fields, v)
+	checkObjectOpen(&out, "", schema.Fields, v, schema.Open)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }
 
 func checkObject(out *[]ConfigProblem, path string, fields []gateway.Field, v any) {
+	checkObjectOpen(out, path, fields, v, false)
+}
+
+// checkObjectOpen is checkObject; open lets keys the fields do not list
+// through (ConfigSchema.Open: the plugin checks them).
+func checkObjectOpen(out *[]ConfigProblem, path string, fields []gateway.Field, v any, open bool) {
 	m, ok := asMap(v)
 	if !ok {
 		*out = append(*out, ConfigProblem{Path: path,
@@ -68,6 +75,9 @@ func checkObject(out *[]ConfigProblem, path string, fields []gateway.Field, v an
 	sort.Strings(keys)
 	for _, k := range keys {
 		i := slices.Index(names, k)
+		if i < 0 && open {
+			continue
+		}
 		if i < 0 {
 			fix := "remove it, or use one of the known fields: " + fieldNames(fields)
 			if near := DidYouMean(k, names); near != "" {
@@ -115,21 +125,20 @@ func checkValue(out *[]ConfigProblem, path string, f gateway.Field, v any) {
 		if _, ok := v.(bool); !ok {
 			bad("field %q: want a boolean, got %s", f.Name, kindOf(v))
 		}
-	case "integer":
+	case "integer", "number":
+		n, ok := numberOf(v)
 		switch {
-		case rv.CanInt(), rv.CanUint():
-		case rv.CanFloat() && rv.Float() == math.Trunc(rv.Float()) && !math.IsInf(rv.Float(), 0):
-		default:
+		case !ok:
+			bad("field %q: want %s, got %s", f.Name, article(f.Type), kindOf(v))
+			return
+		case f.Type == "integer" && n != math.Trunc(n):
 			bad("field %q: want an integer, got %s", f.Name, kindOf(v))
 			return
-		}
-		checkEnum(out, path, f, scalarString(v))
-	case "number":
-		if !(rv.CanInt() || rv.CanUint() || rv.CanFloat()) {
-			bad("field %q: want a number, got %s", f.Name, kindOf(v))
+		case f.Type == "integer" && !IsInteger(n):
+			bad("field %q: want an integer, got %s, beyond what 64 bits hold", f.Name, kindOf(v))
 			return
 		}
-		checkEnum(out, path, f, scalarString(v))
+		checkNumber(out, path, f, n)
 	case "array":
 		if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
 			bad("field %q: want a list, got %s", f.Name, kindOf(v))
@@ -161,6 +170,67 @@ func checkValue(out *[]ConfigProblem, path string, f gateway.Field, v any) {
 	}
 }
 
+// numberOf returns a decoded numeric value as a float64: any Go integer or
+// float type, or a json.Number. NaN and infinities are not numbers a config
+// can hold.
+func numberOf(v any) (float64, bool) {
+	if n, ok := v.(json.Number); ok {
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.CanInt():
+		return float64(rv.Int()), true
+	case rv.CanUint():
+		return float64(rv.Uint()), true
+	case rv.CanFloat():
+		f := rv.Float()
+		return f, !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	return 0, false
+}
+
+// IsInteger reports whether n is a whole number an int64 holds: what a
+// plugin decoding an integer field into an int can take.
+func IsInteger(n float64) bool {
+	return n == math.Trunc(n) && n >= -(1<<63) && n < 1<<63
+}
+
+// checkNumber checks a numeric value against the field's bounds and enum
+// (compared by value: "2" matches 2.0).
+func checkNumber(out *[]ConfigProblem, path string, f gateway.Field, n float64) {
+	text := strconv.FormatFloat(n, 'g', -1, 64)
+	if f.Minimum != nil && n < *f.Minimum || f.Maximum != nil && n > *f.Maximum {
+		*out = append(*out, ConfigProblem{Path: path, Msg: fmt.Sprintf("field %q: %s is out of range %s", f.Name, text, RangeText(f)), Fix: fixFor(f)})
+		return
+	}
+	if len(f.Enum) == 0 {
+		return
+	}
+	for _, e := range f.Enum {
+		if x, err := strconv.ParseFloat(e, 64); err == nil && x == n {
+			return
+		}
+	}
+	*out = append(*out, ConfigProblem{Path: path, Msg: fmt.Sprintf("field %q: %s is not one of %s", f.Name, text, strings.Join(f.Enum, ", ")), Fix: fixFor(f)})
+}
+
+// RangeText is a field's bounds as text: "[400, 599]", "≥ 1", "≤ 10", or
+// "" when it has none.
+func RangeText(f gateway.Field) string {
+	num := func(p *float64) string { return strconv.FormatFloat(*p, 'g', -1, 64) }
+	switch {
+	case f.Minimum != nil && f.Maximum != nil:
+		return "[" + num(f.Minimum) + ", " + num(f.Maximum) + "]"
+	case f.Minimum != nil:
+		return "≥ " + num(f.Minimum)
+	case f.Maximum != nil:
+		return "≤ " + num(f.Maximum)
+	}
+	return ""
+}
+
 func checkEnum(out *[]ConfigProblem, path string, f gateway.Field, s string) {
 	if len(f.Enum) == 0 || slices.Contains(f.Enum, s) {
 		return
@@ -184,6 +254,9 @@ func fixFor(f gateway.Field) string {
 	}
 	if len(f.Enum) > 0 {
 		return fmt.Sprintf("write %s: one of %s", want, strings.Join(f.Enum, ", "))
+	}
+	if r := RangeText(f); r != "" {
+		return "write " + want + " in " + r
 	}
 	return "write " + want
 }

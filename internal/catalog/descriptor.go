@@ -11,7 +11,9 @@
 package catalog
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -90,6 +92,9 @@ type Capabilities struct {
 	WritesResponseBody bool     `json:"writes_response_body"`
 	Requires           []string `json:"requires,omitempty"`
 	RequiresAny        []string `json:"requires_any,omitempty"`
+	// Extensions are the exchange extensions the plugin declares it writes
+	// and reads, with their schemas (X1, X2).
+	Extensions []gateway.ExtensionSpec `json:"extensions,omitempty"`
 }
 
 // FromGateway returns the normalised (P4) catalog form of c.
@@ -101,6 +106,7 @@ func FromGateway(c gateway.Capabilities) *Capabilities {
 		WritesResponseBody: c.WritesResponseBody,
 		Requires:           c.Requires,
 		RequiresAny:        c.RequiresAny,
+		Extensions:         c.Extensions,
 	}
 }
 
@@ -115,8 +121,78 @@ func (c *Capabilities) Gateway(d string) gateway.Capabilities {
 		WritesResponseBody: c.WritesResponseBody,
 		Requires:           slices.Clone(c.Requires),
 		RequiresAny:        slices.Clone(c.RequiresAny),
+		Extensions:         gateway.Capabilities{Extensions: c.Extensions}.Normalize().Extensions,
 		Description:        d,
 	}
+}
+
+// ExtensionLines describes each declared extension in one line, for the
+// catalog's show command and pane: "writes inference (schema: object)",
+// "reads mcp (optional)", then the description.
+func ExtensionLines(specs []gateway.ExtensionSpec) []string {
+	var out []string
+	for _, s := range specs {
+		var verb []string
+		if s.Writes {
+			verb = append(verb, "writes")
+		}
+		if s.Reads {
+			verb = append(verb, "reads")
+		}
+		if len(verb) == 0 {
+			verb = append(verb, "declares")
+		}
+		line := strings.Join(verb, "+") + " " + s.Key
+		var notes []string
+		if s.Reads && s.Optional {
+			notes = append(notes, "optional")
+		}
+		if len(s.Schema) > 0 {
+			notes = append(notes, "schema: "+schemaSummary(s.Schema))
+		}
+		if len(notes) > 0 {
+			line += " (" + strings.Join(notes, ", ") + ")"
+		}
+		if s.Description != "" {
+			line += ": " + s.Description
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// schemaSummaryKeys is how many property names a summary lists.
+const schemaSummaryKeys = 4
+
+// schemaSummary is a schema's type and top-level properties, such as
+// "object{model, stream}" (the first few, sorted); the whole schema is in the JSON output.
+func schemaSummary(raw json.RawMessage) string {
+	var s struct {
+		Type       any                        `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return "not JSON"
+	}
+	t := "any"
+	switch v := s.Type.(type) {
+	case string:
+		t = v
+	case []any:
+		var ts []string
+		for _, x := range v {
+			ts = append(ts, fmt.Sprint(x))
+		}
+		t = strings.Join(ts, "|")
+	}
+	if len(s.Properties) > 0 {
+		keys := slices.Sorted(maps.Keys(s.Properties))
+		if len(keys) > schemaSummaryKeys {
+			keys = append(keys[:schemaSummaryKeys], "…")
+		}
+		t += "{" + strings.Join(keys, ", ") + "}"
+	}
+	return t
 }
 
 // normalize applies P4 in place.
@@ -246,6 +322,9 @@ func configLines(prefix string, fields []gateway.Field) []string {
 		}
 		if len(f.Enum) > 0 {
 			fmt.Fprintf(&b, " enum=%s", strings.Join(f.Enum, "|"))
+		}
+		if r := RangeText(f); r != "" {
+			fmt.Fprintf(&b, " range=%s", r)
 		}
 		if f.Description != "" {
 			fmt.Fprintf(&b, " — %s", f.Description)

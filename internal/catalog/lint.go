@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abkit/abkit/internal/extschema"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -124,6 +125,15 @@ func Lint(c *Catalog) []Finding {
 			for _, r := range caps.RequiresAny {
 				if !names[r] {
 					add(d.Name, "P8", "fix the name, or add a source that provides "+strconv.Quote(r), "requires_any names %q, which is not in the catalog (%s)", r, nearest(r, names))
+				}
+			}
+			// X1: declared extension schemas compile.
+			for _, s := range caps.Extensions {
+				if s.Key == "" {
+					add(d.Name, "X1", "give every declared extension its key", "an extension declaration has an empty key")
+				}
+				if _, err := extschema.Compile(d.Name, s.Key, s.Schema); err != nil {
+					add(d.Name, "X1", "fix the schema in the plugin's Capabilities().Extensions", "%v", err)
 				}
 			}
 		}
@@ -285,6 +295,18 @@ func lintFields(plugin, path string, fields []gateway.Field, add addFunc) {
 				}
 			}
 		}
+		numeric := f.Type == "integer" || f.Type == "number"
+		switch {
+		case (f.Minimum != nil || f.Maximum != nil) && !numeric:
+			add(plugin, RuleSchema, "drop minimum and maximum, or make the field an integer or number", "%s has bounds, which %s field cannot have", where, article(f.Type))
+		case f.Minimum != nil && f.Maximum != nil && *f.Minimum > *f.Maximum:
+			add(plugin, RuleSchema, "make minimum at most maximum", "%s has minimum %v above its maximum %v", where, *f.Minimum, *f.Maximum)
+		}
+		if numeric && f.Default != nil && checkDefault(f.Type, f.Default) == nil {
+			if n, ok := numberOf(f.Default); ok && (f.Minimum != nil && n < *f.Minimum || f.Maximum != nil && n > *f.Maximum) {
+				add(plugin, RuleSchema, "make the default a value within the bounds", "%s default %v is out of range %s", where, f.Default, RangeText(f))
+			}
+		}
 		if f.Default != nil {
 			if err := checkDefault(f.Type, f.Default); err != nil {
 				add(plugin, RuleSchema, "make the default a value of the field's type", "%s default %v: %v", where, f.Default, err)
@@ -344,15 +366,10 @@ func checkDefault(t string, v any) error {
 	case "boolean":
 		ok = k == reflect.Bool
 	case "integer":
-		switch {
-		case rv.CanInt(), rv.CanUint():
-			ok = true
-		case rv.CanFloat():
-			f := rv.Float()
-			ok = f == math.Trunc(f) && !math.IsInf(f, 0)
-		}
+		n, isNum := numberOf(v)
+		ok = isNum && IsInteger(n)
 	case "number":
-		ok = rv.CanInt() || rv.CanUint() || rv.CanFloat()
+		_, ok = numberOf(v)
 	case "array":
 		ok = k == reflect.Slice || k == reflect.Array
 	case "object":

@@ -182,6 +182,9 @@ func printShow(o *globalOpts, cat *catalog.Catalog, s showOutput) error {
 		add("writes_response_body", strconv.FormatBool(c.WritesResponseBody))
 		add("requires", depList(cat, c.Requires, p))
 		add("requires_any", depList(cat, c.RequiresAny, p))
+		for _, l := range catalog.ExtensionLines(c.Extensions) {
+			add("extension", l)
+		}
 	}
 	if len(d.Behaviours) > 0 {
 		add("behaviours", strings.Join(d.Behaviours, ","))
@@ -254,7 +257,8 @@ func newCatalogLintCmd(o *globalOpts) *cobra.Command {
 traffic: unique names (P1), capabilities static across two instances (P2),
 descriptions (P5), requires and requires_any naming plugins in the catalog
 (P7, P8), extension points, budgets, priorities and slot names (D1, D3, D4,
-D17), hook specs (H1, H3) and configuration schemas (C1).
+D17), hook specs (H1, H3), configuration schemas (C1) and the JSON Schemas
+of declared extensions (X1).
 
 Each finding names the plugin, the rule ID and the fix. The exit code is 1
 when there are findings.`,

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/abkit/abkit/examples/plugins/auditlog"
 	"github.com/abkit/abkit/examples/plugins/guardrail"
@@ -19,6 +21,7 @@ import (
 	"github.com/abkit/abkit/examples/plugins/ratelimiter"
 	"github.com/abkit/abkit/examples/plugins/toolallowlist"
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
@@ -237,11 +240,13 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 		return nil
 	}
 	var runErr error
+	var buildWarnings []*pipeline.RuleError
 	err = withPlugins(ctx, o.app, d.pluginDir, names, func(factories []gateway.Factory) error {
 		ch, err := replay.LoadChain(ctx, d.chain, dir, factories)
 		if err != nil {
 			return readErr(err)
 		}
+		buildWarnings = ch.Warnings()
 		// Stopped before the plugin processes are: shutdown calls reach them.
 		defer func() {
 			cctx, cancel := o.app.closeCtx(ctx)
@@ -270,6 +275,14 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 		}
 		bw.Flush()
 		return readErr(runErr)
+	}
+	// What the build reported without refusing (P5, X1, X2) comes first.
+	if len(buildWarnings) > 0 {
+		ws := make([]string, 0, len(buildWarnings)+len(rep.Warnings))
+		for _, w := range buildWarnings {
+			ws = append(ws, strings.TrimPrefix(w.Error(), "warning: "))
+		}
+		rep.Warnings = append(ws, rep.Warnings...)
 	}
 	switch format {
 	case "json":
@@ -439,7 +452,7 @@ func (t *tableWriter) line(e *trace.Event) error {
 	}
 	cell(action)
 	b = append(b, '\t')
-	if e.Status != 0 || e.Reason != "" || e.Mutated != "" || e.Shadow || e.Error != "" || len(e.Headers) > 0 || e.Rejection != nil {
+	if e.Status != 0 || e.Reason != "" || e.Mutated != "" || e.Shadow || e.Error != "" || len(e.Headers) > 0 || e.Rejection != nil || len(e.Extensions) > 0 {
 		cell(eventDetail(e))
 	}
 	b = append(b, '\t')
@@ -501,7 +514,35 @@ func eventDetail(e *trace.Event) string {
 	if e.Error != "" {
 		detail = joinNonEmpty(detail, "error: "+e.Error)
 	}
+	for _, x := range e.Extensions {
+		detail = joinNonEmpty(detail, extensionDetail(x))
+	}
 	return detail
+}
+
+// extDetailMax is how much of an extension value the table shows; -o json
+// and -o yaml show it whole.
+const extDetailMax = 200
+
+// extensionDetail is one extension change in the DETAIL column:
+// "ext inference={...}", "ext inference removed" or "ext inference
+// refused: why".
+func extensionDetail(x trace.ExtensionDelta) string {
+	switch {
+	case x.Refused != "":
+		return "ext " + x.Key + " refused: " + x.Refused
+	case x.Removed:
+		return "ext " + x.Key + " removed"
+	}
+	v := string(x.Value)
+	if len(v) > extDetailMax {
+		cut := extDetailMax
+		for cut > 0 && !utf8.RuneStart(v[cut]) {
+			cut--
+		}
+		v = v[:cut] + "…"
+	}
+	return "ext " + x.Key + "=" + v
 }
 
 // printOutcome prints the outcome and warnings after the trace's rows.

@@ -222,3 +222,47 @@ func TestTableLineMatchesWriteTable(t *testing.T) {
 		}
 	}
 }
+
+// TestDryrunShowsExtensions: every output format shows what the parser
+// extracted at the step it did, without an observer plugin.
+func TestDryrunShowsExtensions(t *testing.T) {
+	args := []string{"dryrun", "--chain", "../../fixtures/inference/chain.yaml", "../../fixtures/inference/json-completion.fixture"}
+	for _, tc := range []struct{ format, want string }{
+		{"table", "ext inference={"},
+		{"json", `"extensions":[{"key":"inference","value":{`},
+		{"yaml", "extensions:"},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			code, out, errOut := runAbctl(t, append(args, "-o", tc.format)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			flat := strings.Join(strings.Fields(out), "")
+			if !strings.Contains(out, tc.want) && !strings.Contains(flat, strings.Join(strings.Fields(tc.want), "")) {
+				t.Errorf("-o %s lacks %q:\n%s", tc.format, tc.want, out)
+			}
+			if tc.format == "yaml" && !strings.Contains(out, "key: inference") {
+				t.Errorf("-o yaml lacks the key:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestCatalogShowsExtensions: catalog show lists what a plugin declares it
+// writes and reads; catalog list -o json carries the declarations whole.
+func TestCatalogShowsExtensions(t *testing.T) {
+	code, out, errOut := runAbctl(t, "catalog", "show", "guardrail")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "reads inference (optional)") || !strings.Contains(out, "reads mcp (optional)") {
+		t.Errorf("catalog show guardrail lacks its reads:\n%s", out)
+	}
+	code, out, errOut = runAbctl(t, "catalog", "list", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, `"key": "inference"`) || !strings.Contains(out, `"schema": {`) {
+		t.Errorf("catalog list -o json lacks the inference declaration with its schema")
+	}
+}

@@ -147,6 +147,10 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 			}
 			return readErr(err)
 		}
+		for _, w := range ch.Warnings() {
+			// Reported, not refused (P5, X1, X2: docs/contracts.md).
+			fmt.Fprintln(o.app.Err, termsafe.String(w.Error()))
+		}
 		defer func() {
 			cctx, cancel := o.app.closeCtx(ctx)
 			defer cancel()

@@ -425,6 +425,18 @@ func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
 	for _, e := range out.events {
 		t.rec.Add(e)
 		t.Logf("  %s %s frame=%v last=%v -> %s %s %s (%.3fms)", e.Hook, e.Plugin, fmtFrame(e.Frame), e.Last, e.Action, e.Reason, e.Error, float64(e.DurationNS)/1e6)
+		// What the call left in the extensions (recorded redacted), so an
+		// author sees what a parser extracted at the step it did.
+		for _, x := range e.Extensions {
+			switch {
+			case x.Refused != "":
+				t.Logf("    ext %s refused: %s", x.Key, x.Refused)
+			case x.Removed:
+				t.Logf("    ext %s removed", x.Key)
+			default:
+				t.Logf("    ext %s = %s", x.Key, x.Value)
+			}
+		}
 	}
 	t.Logf("  outcome %s status %d by %q: %s", res.Outcome.Kind, res.Outcome.Status, res.Outcome.DeniedBy, res.Outcome.Reason)
 	return out
@@ -479,6 +491,10 @@ func (r *rig) checkHooks(rule string, o outcome, hooks ...string) {
 	for _, w := range o.res.Warnings {
 		if w.Plugin == r.name && strings.Contains(w.Msg, "outside 400–599") && hookIn(w.Msg, hooks) && t.Alternative("P15.reject-status") == "remap-403" {
 			t.ChoiceErrorAt("P15.reject-status", rule, o.at, "%s; reject with a 4xx or 5xx status", w.Msg)
+		}
+		if w.Plugin == r.name && w.Rule == "X1" && strings.Contains(w.Msg, " refused, ") {
+			// The plugin stored a value its own declared schema refuses.
+			t.ErrorAt(rule, o.at, "%s (X1); make the value match the schema in Capabilities().Extensions, or fix the schema", w.Msg)
 		}
 	}
 	var pe *pipeline.PanicError

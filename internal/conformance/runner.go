@@ -560,6 +560,10 @@ func redactResult(res *CaseResult) {
 	for i := range res.Trace {
 		e := &res.Trace[i]
 		e.Reason, e.Error = redact.String(e.Reason), redact.String(e.Error)
+		for j := range e.Extensions {
+			x := &e.Extensions[j] // the runtime redacted the values; the host's texts too
+			x.Refused = redact.String(x.Refused)
+		}
 	}
 }
 

@@ -8,11 +8,11 @@ import (
 
 	"github.com/abkit/abkit/examples/plugins/a2aparser"
 	"github.com/abkit/abkit/examples/plugins/inferenceparser"
-	"github.com/abkit/abkit/sdk/plugintest"
 	"github.com/abkit/abkit/examples/plugins/mcpparser"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/testbin"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
 )
 
 // With all three parsers in one chain, each protocol's traffic is claimed

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/abkit/abkit/internal/extschema"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -53,6 +54,11 @@ type plug struct {
 	fin    gateway.Finisher
 	stream gateway.StreamingResponder
 	ready  gateway.Readier
+
+	// ext holds the compiled schema of each extension the plugin declares
+	// it writes with one (X1); declares says it declared any extension.
+	ext      map[string]*extschema.Schema
+	declares bool
 }
 
 // Chain is a built, validated chain of plugin instances. It is safe for
@@ -75,6 +81,10 @@ type Chain struct {
 	started  bool
 	startedN int // plugins 0..startedN-1 initialised (or without Init)
 	stopped  bool
+
+	// warnings are the findings Build reported without refusing (P5, X1,
+	// X2).
+	warnings []*RuleError
 }
 
 // Build validates spec (every check of P1, P2, P4–P10) and makes one
@@ -148,12 +158,12 @@ func Build(spec Spec, factories []gateway.Factory, opts Options) (*Chain, error)
 		}
 		return Info{}, false
 	}, registered)...)
-	if len(errs) > 0 {
-		sortErrs(errs)
-		return nil, errorsOf(spec.Direction, errs)
+	sortErrs(errs)
+	if refused := Refusals(errs); len(refused) > 0 {
+		return nil, errorsOf(spec.Direction, refused)
 	}
 
-	c := &Chain{dir: spec.Direction, dirName: spec.Direction.String(), mode: spec.Mode, opts: opts}
+	c := &Chain{dir: spec.Direction, dirName: spec.Direction.String(), mode: spec.Mode, opts: opts, warnings: errs}
 	if c.mode == "" {
 		c.mode = Proxy
 	}
@@ -170,6 +180,7 @@ func Build(spec Spec, factories []gateway.Factory, opts Options) (*Chain, error)
 		pl.fin, _ = p.(gateway.Finisher)
 		pl.stream, _ = p.(gateway.StreamingResponder)
 		pl.ready, _ = p.(gateway.Readier)
+		pl.ext, pl.declares = compileExtensions(e.Plugin, i, caps, &c.warnings)
 		c.readsBody = c.readsBody || caps.ReadsBody
 		c.writesResp = c.writesResp || caps.WritesResponseBody
 		c.plugins = append(c.plugins, pl)
@@ -224,6 +235,11 @@ func instantiate(f *gateway.Factory, config []byte) (p gateway.Plugin, err error
 	}
 	return p, nil
 }
+
+// Warnings returns what Build reported without refusing the chain: a
+// description that breaks P5, an extension schema that does not compile, a
+// reader with no writer before it (X1, X2). Hosts show them at start-up.
+func (c *Chain) Warnings() []*RuleError { return c.warnings }
 
 // Direction returns the chain's direction.
 func (c *Chain) Direction() gateway.Direction { return c.dir }

@@ -218,6 +218,7 @@ type Exchange struct {
 	respMut    bool
 	warnings   []Warning
 	shadows    []Shadow
+	extTrace   []trace.ExtensionDelta // the changes of the call being recorded
 	result     *Result
 	res        Result // result's storage: one allocation less per exchange
 	finishing  bool
@@ -399,6 +400,7 @@ func (e *Exchange) after(i int, hook string, act gateway.Action, t0 time.Time, f
 	if ws := e.ctl.TakeWrites(); ws != nil {
 		e.noteWrites(ws)
 	}
+	e.noteExtensions(pl)
 	if mResp {
 		e.respMut = true
 	}
@@ -435,7 +437,8 @@ func (e *Exchange) after(i int, hook string, act gateway.Action, t0 time.Time, f
 
 func (e *Exchange) record(pl *plug, hook string, t0 time.Time, frame int, last bool, action, reason string, status int, shadow bool, errStr string, mReq, mResp bool) {
 	ev := trace.Event{Family: trace.FamilyPipeline, Direction: e.c.dirName, Hook: hook, Plugin: pl.name,
-		Last: last, Action: action, Reason: redactText(reason), Status: status, Shadow: shadow, Error: redactText(errStr)}
+		Last: last, Action: action, Reason: redactText(reason), Status: status, Shadow: shadow, Error: redactText(errStr),
+		Extensions: e.takeExtTrace()}
 	switch {
 	case mReq:
 		ev.Mutated = trace.MutatedRequestBody
@@ -503,6 +506,7 @@ func (e *Exchange) panicked(i int, hook string, frame int, last bool, r any) boo
 	if ws := e.ctl.TakeWrites(); ws != nil {
 		e.noteWrites(ws)
 	}
+	e.noteExtensions(pl)
 	if mResp {
 		e.respMut = true
 	}

@@ -116,6 +116,7 @@ func (e *Exchange) finishOne(i, left int) {
 		if ws := e.ctl.TakeWrites(); ws != nil {
 			e.noteWrites(ws)
 		}
+		e.noteExtensions(pl)
 	}
 	action, errStr := "continue", ""
 	if err != nil {
@@ -124,7 +125,7 @@ func (e *Exchange) finishOne(i, left int) {
 	}
 	if e.rec != nil {
 		ev := trace.Event{Family: trace.FamilyPipeline, Direction: e.c.dirName, Hook: trace.HookOnFinish,
-			Plugin: pl.name, Action: action, Error: redactText(errStr), DurationNS: e.rec.Since(t0)}
+			Plugin: pl.name, Action: action, Error: redactText(errStr), Extensions: e.takeExtTrace(), DurationNS: e.rec.Since(t0)}
 		e.rec.Add(ev)
 	}
 }

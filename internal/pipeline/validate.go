@@ -99,10 +99,18 @@ type RuleError struct {
 	// Msg says what is wrong; Fix says what to do about it.
 	Msg string
 	Fix string
+	// Warning marks a finding that does not stop a build: the source states
+	// the rule but does not enforce it (P5), or the rule is abkit's own
+	// advice (X1, X2). Build returns the chain and keeps it in
+	// Chain.Warnings; lint and conformance report it.
+	Warning bool
 }
 
 func (e *RuleError) Error() string {
 	var b strings.Builder
+	if e.Warning {
+		b.WriteString("warning: ")
+	}
 	b.WriteString(e.Rule)
 	if e.Entry >= 0 {
 		fmt.Fprintf(&b, ": entry %d", e.Entry+1)
@@ -164,6 +172,10 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 	add := func(idx int, plugin, rule, fix, format string, args ...any) {
 		errs = append(errs, &RuleError{Plugin: plugin, Rule: rule, Entry: idx, Msg: fmt.Sprintf(format, args...), Fix: fix})
 	}
+	warn := func(idx int, plugin, rule, fix, format string, args ...any) {
+		add(idx, plugin, rule, fix, format, args...)
+		errs[len(errs)-1].Warning = true
+	}
 	switch spec.Mode {
 	case "", Proxy, Waypoint:
 	default:
@@ -220,7 +232,9 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 				"plugin %q takes no configuration, but the entry has a config block", name)
 		}
 		if err := gateway.CheckDescription(info.Capabilities.Description); err != nil {
-			add(a.idx, name, "P5", "fix the plugin's Capabilities().Description", "%v", err)
+			// The source states the limit and never enforces it: report,
+			// do not refuse (docs/contracts.md, the build refusal review).
+			warn(a.idx, name, "P5", "fix the plugin's Capabilities().Description", "%v", err)
 		}
 	}
 
@@ -319,8 +333,21 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 				a.entry.Plugin, wn, act[w.k].idx+1, w.what)
 		}
 	}
+	validateExtensions(act, warn)
 	slices.SortStableFunc(errs, func(a, b *RuleError) int { return a.Entry - b.Entry })
 	return errs
+}
+
+// Refusals returns the errors of errs that stop a build, leaving out the
+// warnings.
+func Refusals(errs []*RuleError) []*RuleError {
+	var out []*RuleError
+	for _, e := range errs {
+		if !e.Warning {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // hasConfig reports whether an entry's config block is given; absent, empty

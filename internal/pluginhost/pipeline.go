@@ -195,16 +195,34 @@ func sameSlice(a, b []byte) bool {
 // saw them.
 func (hx *hostEx) extensionsOut(ex *gateway.Exchange) []*abkitv1.ExtensionValue {
 	var out []*abkitv1.ExtensionValue
+	held := 0 // keys of ex that are in hx.sent after the loop
 	for k, v := range ex.Extensions() {
 		b, err := json.Marshal(v)
 		if err != nil {
 			continue // SetExtension requires JSON values; the in-process path has the value
 		}
+		held++
 		if old, ok := hx.sent[k]; ok && bytes.Equal(old, b) {
 			continue
 		}
 		hx.sent[k] = b
 		out = append(out, &abkitv1.ExtensionValue{Key: k, Json: b})
+	}
+	if len(hx.sent) > held {
+		out = appendRemoved(out, hx.sent, ex)
+	}
+	return out
+}
+
+// appendRemoved adds a removal marker for each key the other side has seen
+// and the exchange no longer holds (Exchange.DeleteExtension, or a value
+// the host refused), and forgets it.
+func appendRemoved(out []*abkitv1.ExtensionValue, seen map[string][]byte, ex *gateway.Exchange) []*abkitv1.ExtensionValue {
+	for k := range seen {
+		if _, ok := ex.Extension(k); !ok {
+			delete(seen, k)
+			out = append(out, &abkitv1.ExtensionValue{Key: k, Removed: true})
+		}
 	}
 	return out
 }
@@ -212,6 +230,11 @@ func (hx *hostEx) extensionsOut(ex *gateway.Exchange) []*abkitv1.ExtensionValue 
 // extensionsIn stores the plugin's changed extensions on the host exchange.
 func (hx *hostEx) extensionsIn(ex *gateway.Exchange, vals []*abkitv1.ExtensionValue) {
 	for _, e := range vals {
+		if e.GetRemoved() {
+			ex.DeleteExtension(e.GetKey())
+			delete(hx.sent, e.GetKey())
+			continue
+		}
 		var v any
 		if err := json.Unmarshal(e.GetJson(), &v); err != nil {
 			continue

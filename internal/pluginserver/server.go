@@ -516,6 +516,11 @@ func (st *exState) apply(req *abkitv1.HTTPRequest, resp *abkitv1.HTTPResponse, e
 		st.idGen = st.ctl.IdentityGen()
 	}
 	for _, e := range ext {
+		if e.GetRemoved() {
+			st.ex.DeleteExtension(e.GetKey())
+			delete(st.ext, e.GetKey())
+			continue
+		}
 		var v any
 		if err := json.Unmarshal(e.GetJson(), &v); err != nil {
 			continue // the host only sends what json.Marshal made
@@ -579,6 +584,7 @@ func (st *exState) collect() ([]*abkitv1.BodyWrite, []*abkitv1.ExtensionValue) {
 		writes = append(writes, bw)
 	}
 	st.ctl.TakeMutated()
+	st.ctl.TakeExtensionChanges() // the host judges the changes; the record only needs emptying
 	var ext []*abkitv1.ExtensionValue
 	for k, v := range st.ex.Extensions() {
 		b, err := json.Marshal(v)
@@ -590,6 +596,15 @@ func (st *exState) collect() ([]*abkitv1.BodyWrite, []*abkitv1.ExtensionValue) {
 		}
 		st.ext[k] = b
 		ext = append(ext, &abkitv1.ExtensionValue{Key: k, Json: b})
+	}
+	if len(st.ext) > len(st.ex.Extensions()) {
+		// A key the host has seen is gone: the plugin deleted it.
+		for k := range st.ext {
+			if _, ok := st.ex.Extension(k); !ok {
+				delete(st.ext, k)
+				ext = append(ext, &abkitv1.ExtensionValue{Key: k, Removed: true})
+			}
+		}
 	}
 	return writes, ext
 }

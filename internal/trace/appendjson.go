@@ -62,6 +62,14 @@ func (e *Event) AppendJSON(b []byte) []byte {
 	if e.Rejection != nil {
 		b = appendMarshal(b, `,"rejection":`, e.Rejection)
 	}
+	if len(e.Extensions) > 0 {
+		// Rare, and values are arbitrary JSON: json.Marshal keeps the
+		// form exactly its own.
+		if x, err := json.Marshal(e.Extensions); err == nil {
+			b = append(b, `,"extensions":`...)
+			b = append(b, x...)
+		}
+	}
 	b = append(b, `,"duration_ns":`...)
 	b = strconv.AppendInt(b, e.DurationNS, 10)
 	return append(b, '}')

@@ -8,6 +8,7 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -79,8 +80,12 @@ type Event struct {
 	Headers []HeaderChange `json:"headers,omitempty"`
 	// Rejection is what a rejecting call gave the client besides the
 	// status (P34): headers and body, redacted.
-	Rejection  *Rejection `json:"rejection,omitempty"`
-	DurationNS int64      `json:"duration_ns"`
+	Rejection *Rejection `json:"rejection,omitempty"`
+	// Extensions are the exchange extensions the call set or removed (P
+	// only), in the order of their first change, so that an author sees
+	// what a parser extracted at the step it did.
+	Extensions []ExtensionDelta `json:"extensions,omitempty"`
+	DurationNS int64            `json:"duration_ns"`
 }
 
 // HeaderChange is one header a call set, replaced or deleted.
@@ -102,6 +107,39 @@ type Rejection struct {
 	Header      map[string][]string `json:"header,omitempty"`
 	ContentType string              `json:"content_type,omitempty"`
 	Body        string              `json:"body,omitempty"`
+}
+
+// ExtensionDelta is one extension a pipeline hook call set or removed.
+type ExtensionDelta struct {
+	Key string `json:"key"`
+	// Value is the value the call stored, as JSON with credentials
+	// redacted; absent when Removed.
+	Value json.RawMessage `json:"value,omitempty"`
+	// Removed: the call deleted the key.
+	Removed bool `json:"removed,omitempty"`
+	// Refused says why the host refused the value (it breaks the schema
+	// its writer declares, X1); the key kept its previous value.
+	Refused string `json:"refused,omitempty"`
+}
+
+// UnmarshalJSON reads d keeping Value compact, as the runtime records it,
+// so that a trace read back from indented JSON (a golden file, the live
+// API) equals the one recorded.
+func (d *ExtensionDelta) UnmarshalJSON(b []byte) error {
+	type plain ExtensionDelta
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	if len(p.Value) > 0 {
+		var c bytes.Buffer
+		if err := json.Compact(&c, p.Value); err != nil {
+			return err
+		}
+		p.Value = c.Bytes()
+	}
+	*d = ExtensionDelta(p)
+	return nil
 }
 
 // FrameIndex returns a pointer to i for Event.Frame.
@@ -283,6 +321,7 @@ func (e Event) clone() Event {
 	if e.Frame != nil {
 		e.Frame = FrameIndex(*e.Frame)
 	}
+	e.Extensions = slices.Clone(e.Extensions)
 	return e
 }
 

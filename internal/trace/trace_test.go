@@ -316,3 +316,27 @@ func TestGrow(t *testing.T) {
 	var nilRec *Recorder
 	nilRec.Grow(n) // a nil recorder records nothing, and does not panic
 }
+
+// TestAppendJSONExtensions: an event with extension changes is written
+// exactly as json.Marshal writes it, HTML-safe escaping included, and reads
+// back equal from indented JSON (its value kept compact).
+func TestAppendJSONExtensions(t *testing.T) {
+	e := Event{Seq: 3, Family: FamilyPipeline, Hook: HookOnRequest, Plugin: "p", Action: "continue",
+		Extensions: []ExtensionDelta{{Key: "a<b>", Value: json.RawMessage(`{"x":"<&>"}`)}, {Key: "gone", Removed: true},
+			{Key: "bad", Value: json.RawMessage(`1`), Refused: "at /: got number, want string"}}}
+	want, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.AppendJSON(nil); string(got) != string(want) {
+		t.Errorf("AppendJSON = %s\n   Marshal = %s", got, want)
+	}
+	ind, _ := json.MarshalIndent(e, "", "  ")
+	var back Event
+	if err := json.Unmarshal(ind, &back); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(back); string(b) != string(want) {
+		t.Errorf("round trip through indented JSON = %s, want %s", b, want)
+	}
+}

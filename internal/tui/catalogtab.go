@@ -267,6 +267,12 @@ func (t *catalogTab) detailLines(d *catalog.Descriptor, w int, th theme) []strin
 		if len(c.RequiresAny) > 0 {
 			add("requires any", t.depText(c.RequiresAny, th))
 		}
+		if len(c.Extensions) > 0 {
+			add("extensions", "")
+			for _, l := range catalog.ExtensionLines(c.Extensions) {
+				out = append(out, wrap("  "+l, w, 4)...)
+			}
+		}
 	}
 	add("required by", orNone(strings.Join(t.requiredBy[d.Name], ", ")))
 	if pos, ok := t.inChain[d.Name]; ok {

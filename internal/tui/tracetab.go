@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -224,6 +226,10 @@ func (t *traceTab) eventView(w, h int, th theme) []string {
 		add("header", hc.String())
 	}
 	add("rejects", e.Rejection.String())
+	// What the step left in the extensions; the frame it saw follows.
+	for _, x := range e.Extensions {
+		out = append(out, extensionLines(x, w, th)...)
+	}
 	if e.DurationNS > 0 {
 		add("took", time.Duration(e.DurationNS).String())
 	}
@@ -271,6 +277,30 @@ func (t *traceTab) eventView(w, h int, th theme) []string {
 	out = append(out, tail...)
 	if len(out) > h {
 		out = out[:h]
+	}
+	return out
+}
+
+// extensionLines shows one extension the step set or removed: what a
+// parser extracted, indented JSON (credentials were redacted when the
+// trace was recorded), or why the host refused it.
+func extensionLines(x trace.ExtensionDelta, w int, th theme) []string {
+	label := th.dim.Render(fit("ext", 9))
+	key := termsafe.Line(x.Key)
+	switch {
+	case x.Refused != "":
+		return wrap(label+key+" "+th.bad.Render("refused")+": "+termsafe.Line(x.Refused), w, 9)
+	case x.Removed:
+		return wrap(label+key+" removed", w, 9)
+	}
+	out := wrap(label+key+" set", w, 9)
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, x.Value, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(x.Value)
+	}
+	for _, l := range strings.Split(pretty.String(), "\n") {
+		out = append(out, wrap("  "+termsafe.Line(l), w, 4)...)
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"github.com/abkit/abkit/internal/trace"
+	"github.com/charmbracelet/x/ansi"
 	"strings"
 	"testing"
 	"time"
@@ -60,8 +62,11 @@ func TestTraceDetailScrollAndCopy(t *testing.T) {
 	tm.Send(k("enter"))
 	waitFor(t, tm, "calls")
 	tm.Send(k("f")) // the first frame call
-	waitFor(t, tm, "more line(s): J/K scroll")
-	for range 40 {
+	// The request step's extension already filled the pane, so the "more
+	// line(s)" hint may stay on screen, unredrawn: wait for the step.
+	waitFor(t, tm, "on_response_frame inference-parser")
+	// Past the extension the parser set (the same text) to the frame's end.
+	for range 100 {
 		tm.Send(k("J"))
 	}
 	waitFor(t, tm, "THE-END")
@@ -71,5 +76,24 @@ func TestTraceDetailScrollAndCopy(t *testing.T) {
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
 	if fm.tr.detailOff == 0 {
 		t.Error("J did not scroll the detail pane")
+	}
+}
+
+// TestExtensionLines: the trace detail shows what a step left in the
+// extensions: the value as indented JSON, a removal, or a refusal and why.
+func TestExtensionLines(t *testing.T) {
+	th := newTheme(false, true)
+	got := strings.Join(extensionLines(trace.ExtensionDelta{Key: "inference", Value: []byte(`{"model":"m","done":true}`)}, 60, th), "\n")
+	for _, want := range []string{"ext      inference set", `  {`, `    "model": "m",`, `    "done": true`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("set: missing %q in\n%s", want, got)
+		}
+	}
+	if got := strings.Join(extensionLines(trace.ExtensionDelta{Key: "a", Removed: true}, 60, th), "\n"); !strings.Contains(got, "a removed") {
+		t.Errorf("removed: %q", got)
+	}
+	got = ansi.Strip(strings.Join(extensionLines(trace.ExtensionDelta{Key: "a", Value: []byte(`1`), Refused: "at /: got number, want string"}, 60, th), "\n"))
+	if !strings.Contains(got, "a refused: at /: got number, want string") {
+		t.Errorf("refused: %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 )
 
@@ -30,7 +31,8 @@ func (s *ConfigSchema) Sample() json.RawMessage {
 
 // ProbeConfigs returns the configs a host may try, in order, to make an
 // instance of a plugin for describing it: none (nil), the schema's
-// [ConfigSchema.Defaults], then its [ConfigSchema.Sample]. A plugin that
+// [ConfigSchema.Defaults], its [ConfigSchema.Sample], then its
+// [ConfigSchema.Examples]. A plugin that
 // needs configuration is described with the first one it accepts;
 // capabilities are static (P2), so any config that makes an instance tells
 // the truth about them. A schema's config that does not marshal is left
@@ -42,7 +44,22 @@ func ProbeConfigs(schema *ConfigSchema) []json.RawMessage {
 			configs = append(configs, c)
 		}
 	}
+	if schema != nil {
+		for _, c := range schema.Examples {
+			if len(c) > 0 {
+				configs = append(configs, c)
+			}
+		}
+	}
 	return configs
+}
+
+// Describes reports whether the schema gives a host any config to try
+// beyond none: fields (whose defaults and sample it can make) or examples.
+// A plugin whose schema describes nothing, and that refuses to be made
+// without config, cannot be probed.
+func (s *ConfigSchema) Describes() bool {
+	return s != nil && (len(s.Fields) > 0 || len(s.Examples) > 0)
 }
 
 func marshalConfig(m map[string]any) json.RawMessage {
@@ -91,6 +108,22 @@ func sampleValue(f Field) any {
 			if n, err := strconv.ParseFloat(f.Enum[0], 64); err == nil {
 				return n
 			}
+		}
+		// 1 unless the bounds exclude it: the nearest bound then.
+		round := func(x float64, up bool) float64 {
+			switch {
+			case f.Type != "integer":
+				return x
+			case up:
+				return math.Ceil(x)
+			}
+			return math.Floor(x)
+		}
+		switch {
+		case f.Minimum != nil && *f.Minimum > 1:
+			return round(*f.Minimum, true)
+		case f.Maximum != nil && *f.Maximum < 1:
+			return round(*f.Maximum, false)
 		}
 		return 1
 	case "boolean":

@@ -139,3 +139,30 @@ func TestProbeConfigs_P2(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeConfigs_Examples: a schema's examples are tried last, after
+// none, the defaults and the sample; Describes says whether the schema
+// gives anything to try.
+func TestProbeConfigs_Examples(t *testing.T) {
+	s := &gateway.ConfigSchema{Open: true, Examples: []json.RawMessage{json.RawMessage(`{"key":"k"}`)}}
+	got := gateway.ProbeConfigs(s)
+	if len(got) != 4 || string(got[3]) != `{"key":"k"}` {
+		t.Errorf("ProbeConfigs = %q, want none, defaults, sample, then the example", got)
+	}
+	if !s.Describes() || (&gateway.ConfigSchema{}).Describes() || (*gateway.ConfigSchema)(nil).Describes() {
+		t.Error("Describes: want true only for a schema with fields or examples")
+	}
+}
+
+// TestSample_Bounds: a sample number respects the field's bounds, and an
+// integer's sample stays whole.
+func TestSample_Bounds(t *testing.T) {
+	lo, hi := 400.5, 0.5
+	s := &gateway.ConfigSchema{Fields: []gateway.Field{
+		{Name: "status", Type: "integer", Minimum: &lo},
+		{Name: "ratio", Type: "number", Maximum: &hi},
+	}}
+	if got := string(s.Sample()); got != `{"ratio":0.5,"status":401}` {
+		t.Errorf("Sample = %s", got)
+	}
+}

@@ -167,6 +167,7 @@ type Exchange struct {
 	respBody []byte
 
 	extensions map[string]any
+	extChanges []ExtensionChange // keys set or deleted since the last TakeExtensionChanges
 	state      map[*keyID]any
 
 	identity Identity
@@ -245,6 +246,7 @@ func (ex *Exchange) SetExtension(key string, v any) {
 	if ex.extensions == nil {
 		ex.extensions = make(map[string]any)
 	}
+	ex.noteExtension(key)
 	ex.extensions[key] = v
 }
 
@@ -357,7 +359,9 @@ func (c *Control) Reset(dir Direction, req Request) {
 	}
 	st := c.ex.state
 	clear(st) // private to the exchange: its buckets are reused
-	*c.ex = Exchange{Direction: dir, Request: req, state: st}
+	chs := c.ex.extChanges
+	clear(chs) // drop the previous values it held
+	*c.ex = Exchange{Direction: dir, Request: req, state: st, extChanges: chs[:0]}
 }
 
 // Exchange returns the exchange this handle drives.
@@ -427,6 +431,7 @@ func (c *Control) Clone() (*Exchange, *Control) {
 	ex.extensions = maps.Clone(ex.extensions)
 	ex.state = maps.Clone(ex.state)
 	ex.writes = nil
+	ex.extChanges = nil
 	ex.mutated = 0
 	return &ex, &Control{ex: &ex}
 }

@@ -109,6 +109,11 @@ type Capabilities struct {
 	Requires           []string `json:"requires,omitempty"`
 	RequiresAny        []string `json:"requires_any,omitempty"`
 	Description        string   `json:"description"`
+	// Extensions declares the exchange extensions the plugin writes and
+	// reads, each with an optional JSON Schema (see [ExtensionSpec]). Like
+	// the rest of the capabilities it is type-level (P2). Nil declares
+	// nothing: the plugin's extensions are untyped.
+	Extensions []ExtensionSpec `json:"extensions,omitempty"`
 }
 
 // Normalize returns c with the implications of P4 applied: either write
@@ -120,6 +125,7 @@ func (c Capabilities) Normalize() Capabilities {
 	}
 	c.Requires = slices.Clone(c.Requires)
 	c.RequiresAny = slices.Clone(c.RequiresAny)
+	c.Extensions = cloneSpecs(c.Extensions)
 	return c
 }
 
@@ -131,7 +137,8 @@ func (c Capabilities) Equal(o Capabilities) bool {
 		c.WritesResponseBody == o.WritesResponseBody &&
 		slices.Equal(c.Requires, o.Requires) &&
 		slices.Equal(c.RequiresAny, o.RequiresAny) &&
-		c.Description == o.Description
+		c.Description == o.Description &&
+		slices.EqualFunc(c.Extensions, o.Extensions, ExtensionSpec.Equal)
 }
 
 // MaxDescriptionRunes is the longest description P5 allows.
@@ -176,12 +183,31 @@ type Factory struct {
 }
 
 // ConfigSchema describes a plugin's configuration block.
+//
+// A plugin that takes configuration but describes only part of it, or none
+// (a port of a plugin that decodes its own config), sets Open, so that
+// hosts check only the fields listed, and gives Examples, so that hosts can
+// make an instance to describe it: without either, the conformance suite
+// reports its P6 probe as not probed (a skip with the reason), not as a
+// failure.
 type ConfigSchema struct {
 	Fields []Field `json:"fields"`
+	// Open: the block may hold keys Fields does not list; they are the
+	// plugin's to check.
+	Open bool `json:"open,omitempty"`
+	// Examples are config blocks the plugin accepts, tried after the
+	// defaults and the sample when a host probes it (ProbeConfigs).
+	Examples []json.RawMessage `json:"examples,omitempty"`
 }
 
 // Field is one configuration field. Type is one of string, integer, number,
 // boolean, array, object, duration.
+//
+// An integer is a whole number that fits in 64 bits (1, 2.0 and 1e3 are
+// integers; 1.5 and 1e30 are not); a number is any finite number. Minimum
+// and Maximum bound either, inclusive. An enum of an integer or number
+// field lists its values as decimal text ("1", "2.5") and is compared by
+// value.
 type Field struct {
 	Name        string   `json:"name"`
 	Type        string   `json:"type"`
@@ -190,6 +216,9 @@ type Field struct {
 	Default     any      `json:"default,omitempty"`
 	Enum        []string `json:"enum,omitempty"`
 	Fields      []Field  `json:"fields,omitempty"`
+	// Minimum and Maximum bound an integer or number field; nil: no bound.
+	Minimum *float64 `json:"minimum,omitempty"`
+	Maximum *float64 `json:"maximum,omitempty"`
 }
 
 // ActionKind says whether a hook lets the exchange go on.

@@ -137,7 +137,10 @@ func (*Logger) Name() string { return Name }
 
 // Capabilities: none beyond the description; the plugin reads no bodies.
 func (*Logger) Capabilities() gateway.Capabilities {
-	return gateway.Capabilities{Description: Description}
+	return gateway.Capabilities{Description: Description, Extensions: []gateway.ExtensionSpec{
+		{Key: mcpparser.Key, Reads: true, Optional: true, Description: "the MCP method and tool, when present"},
+		{Key: inferenceparser.Key, Reads: true, Optional: true, Description: "the model and token usage, when present"},
+	}}
 }
 
 // Init starts recording. It may be called once (P12).

@@ -157,6 +157,13 @@ func (*Guardrail) Capabilities() gateway.Capabilities {
 		ReadsBody:   true,
 		RequiresAny: []string{mcpparser.Name, a2aparser.Name, inferenceparser.Name},
 		Description: Description,
+		// Any one of the parsers will do (RequiresAny), so each read is
+		// optional.
+		Extensions: []gateway.ExtensionSpec{
+			{Key: inferenceparser.Key, Reads: true, Optional: true, Description: "the prompt and the model's text"},
+			{Key: mcpparser.Key, Reads: true, Optional: true, Description: "tool call arguments and results"},
+			{Key: a2aparser.Key, Reads: true, Optional: true, Description: "task requests, messages and artifacts"},
+		},
 	}
 }
 

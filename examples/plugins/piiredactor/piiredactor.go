@@ -12,6 +12,7 @@ package piiredactor
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -125,7 +126,9 @@ func (*Redactor) Name() string { return Name }
 
 // Capabilities: writes the response body (which implies reading, P4).
 func (*Redactor) Capabilities() gateway.Capabilities {
-	return gateway.Capabilities{ReadsBody: true, WritesResponseBody: true, Description: Description}
+	return gateway.Capabilities{ReadsBody: true, WritesResponseBody: true, Description: Description,
+		Extensions: []gateway.ExtensionSpec{{Key: Key, Writes: true, Description: "how many values of each kind were redacted",
+			Schema: json.RawMessage(`{"type":"object","additionalProperties":{"type":"integer","minimum":1}}`)}}}
 }
 
 // OnRequest does nothing.

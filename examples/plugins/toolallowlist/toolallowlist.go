@@ -68,7 +68,8 @@ func (*Allowlist) Name() string { return Name }
 
 // Capabilities: requires mcp-parser.
 func (*Allowlist) Capabilities() gateway.Capabilities {
-	return gateway.Capabilities{Requires: []string{mcpparser.Name}, Description: Description}
+	return gateway.Capabilities{Requires: []string{mcpparser.Name}, Description: Description,
+		Extensions: []gateway.ExtensionSpec{{Key: mcpparser.Key, Reads: true, Description: "the tools/call requests to check"}}}
 }
 
 // OnRequest rejects the first tools/call of a tool outside the list.

@@ -404,7 +404,10 @@ type Capabilities struct {
 	RequiresAny        []string               `protobuf:"bytes,5,rep,name=requires_any,json=requiresAny,proto3" json:"requires_any,omitempty"`
 	Description        string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
 	// The name the instance reported (P1, P2).
-	Name          string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	// The extensions the plugin declares it writes and reads (typed
+	// extensions, X1/X2), as sdk/gateway.ExtensionSpec.
+	Extensions    []*ExtensionSpec `protobuf:"bytes,8,rep,name=extensions,proto3" json:"extensions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -488,6 +491,99 @@ func (x *Capabilities) GetName() string {
 	return ""
 }
 
+func (x *Capabilities) GetExtensions() []*ExtensionSpec {
+	if x != nil {
+		return x.Extensions
+	}
+	return nil
+}
+
+// ExtensionSpec is one extension a plugin declares (sdk/gateway.ExtensionSpec).
+type ExtensionSpec struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Key      string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Writes   bool                   `protobuf:"varint,2,opt,name=writes,proto3" json:"writes,omitempty"`
+	Reads    bool                   `protobuf:"varint,3,opt,name=reads,proto3" json:"reads,omitempty"`
+	Optional bool                   `protobuf:"varint,4,opt,name=optional,proto3" json:"optional,omitempty"`
+	// A JSON Schema of the value, as JSON; empty: none.
+	SchemaJson    []byte `protobuf:"bytes,5,opt,name=schema_json,json=schemaJson,proto3" json:"schema_json,omitempty"`
+	Description   string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExtensionSpec) Reset() {
+	*x = ExtensionSpec{}
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExtensionSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExtensionSpec) ProtoMessage() {}
+
+func (x *ExtensionSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExtensionSpec.ProtoReflect.Descriptor instead.
+func (*ExtensionSpec) Descriptor() ([]byte, []int) {
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ExtensionSpec) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ExtensionSpec) GetWrites() bool {
+	if x != nil {
+		return x.Writes
+	}
+	return false
+}
+
+func (x *ExtensionSpec) GetReads() bool {
+	if x != nil {
+		return x.Reads
+	}
+	return false
+}
+
+func (x *ExtensionSpec) GetOptional() bool {
+	if x != nil {
+		return x.Optional
+	}
+	return false
+}
+
+func (x *ExtensionSpec) GetSchemaJson() []byte {
+	if x != nil {
+		return x.SchemaJson
+	}
+	return nil
+}
+
+func (x *ExtensionSpec) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
 type NewInstanceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The entry's raw JSON config block; empty when the entry has none.
@@ -500,7 +596,7 @@ type NewInstanceRequest struct {
 
 func (x *NewInstanceRequest) Reset() {
 	*x = NewInstanceRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[7]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -512,7 +608,7 @@ func (x *NewInstanceRequest) String() string {
 func (*NewInstanceRequest) ProtoMessage() {}
 
 func (x *NewInstanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[7]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -525,7 +621,7 @@ func (x *NewInstanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NewInstanceRequest.ProtoReflect.Descriptor instead.
 func (*NewInstanceRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{7}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NewInstanceRequest) GetConfigJson() []byte {
@@ -555,7 +651,7 @@ type NewInstanceResponse struct {
 
 func (x *NewInstanceResponse) Reset() {
 	*x = NewInstanceResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[8]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -567,7 +663,7 @@ func (x *NewInstanceResponse) String() string {
 func (*NewInstanceResponse) ProtoMessage() {}
 
 func (x *NewInstanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[8]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -580,7 +676,7 @@ func (x *NewInstanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NewInstanceResponse.ProtoReflect.Descriptor instead.
 func (*NewInstanceResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{8}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *NewInstanceResponse) GetInstance() uint64 {
@@ -620,7 +716,7 @@ type InstanceRequest struct {
 
 func (x *InstanceRequest) Reset() {
 	*x = InstanceRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[9]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -632,7 +728,7 @@ func (x *InstanceRequest) String() string {
 func (*InstanceRequest) ProtoMessage() {}
 
 func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[9]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -645,7 +741,7 @@ func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceRequest.ProtoReflect.Descriptor instead.
 func (*InstanceRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{9}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *InstanceRequest) GetInstance() uint64 {
@@ -666,7 +762,7 @@ type Header struct {
 
 func (x *Header) Reset() {
 	*x = Header{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[10]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -678,7 +774,7 @@ func (x *Header) String() string {
 func (*Header) ProtoMessage() {}
 
 func (x *Header) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[10]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -691,7 +787,7 @@ func (x *Header) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Header.ProtoReflect.Descriptor instead.
 func (*Header) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{10}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Header) GetName() string {
@@ -732,7 +828,7 @@ type HTTPRequest struct {
 
 func (x *HTTPRequest) Reset() {
 	*x = HTTPRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[11]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -744,7 +840,7 @@ func (x *HTTPRequest) String() string {
 func (*HTTPRequest) ProtoMessage() {}
 
 func (x *HTTPRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[11]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -757,7 +853,7 @@ func (x *HTTPRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPRequest.ProtoReflect.Descriptor instead.
 func (*HTTPRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{11}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HTTPRequest) GetMethod() string {
@@ -846,7 +942,7 @@ type HeaderDelta struct {
 
 func (x *HeaderDelta) Reset() {
 	*x = HeaderDelta{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +954,7 @@ func (x *HeaderDelta) String() string {
 func (*HeaderDelta) ProtoMessage() {}
 
 func (x *HeaderDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[12]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +967,7 @@ func (x *HeaderDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeaderDelta.ProtoReflect.Descriptor instead.
 func (*HeaderDelta) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{12}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HeaderDelta) GetSet() []*Header {
@@ -900,7 +996,7 @@ type HTTPResponse struct {
 
 func (x *HTTPResponse) Reset() {
 	*x = HTTPResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +1008,7 @@ func (x *HTTPResponse) String() string {
 func (*HTTPResponse) ProtoMessage() {}
 
 func (x *HTTPResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[13]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +1021,7 @@ func (x *HTTPResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPResponse.ProtoReflect.Descriptor instead.
 func (*HTTPResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{13}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HTTPResponse) GetStatus() int32 {
@@ -971,7 +1067,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -983,7 +1079,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[14]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -996,7 +1092,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{14}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Outcome) GetKind() string {
@@ -1037,16 +1133,20 @@ func (x *Outcome) GetDurationNs() int64 {
 // ExtensionValue is one entry of the exchange's extension map, as JSON. Only
 // the entries that changed since the other side last saw them are sent.
 type ExtensionValue struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Json          []byte                 `protobuf:"bytes,2,opt,name=json,proto3" json:"json,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// The value; empty when removed is set.
+	Json []byte `protobuf:"bytes,2,opt,name=json,proto3" json:"json,omitempty"`
+	// removed: the key was deleted (Exchange.DeleteExtension) since the other
+	// side last saw it; json is empty.
+	Removed       bool `protobuf:"varint,3,opt,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExtensionValue) Reset() {
 	*x = ExtensionValue{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1058,7 +1158,7 @@ func (x *ExtensionValue) String() string {
 func (*ExtensionValue) ProtoMessage() {}
 
 func (x *ExtensionValue) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[15]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1071,7 +1171,7 @@ func (x *ExtensionValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtensionValue.ProtoReflect.Descriptor instead.
 func (*ExtensionValue) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{15}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ExtensionValue) GetKey() string {
@@ -1086,6 +1186,13 @@ func (x *ExtensionValue) GetJson() []byte {
 		return x.Json
 	}
 	return nil
+}
+
+func (x *ExtensionValue) GetRemoved() bool {
+	if x != nil {
+		return x.Removed
+	}
+	return false
 }
 
 type HookRequest struct {
@@ -1122,7 +1229,7 @@ type HookRequest struct {
 
 func (x *HookRequest) Reset() {
 	*x = HookRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1241,7 @@ func (x *HookRequest) String() string {
 func (*HookRequest) ProtoMessage() {}
 
 func (x *HookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[16]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1254,7 @@ func (x *HookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRequest.ProtoReflect.Descriptor instead.
 func (*HookRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{16}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HookRequest) GetInstance() uint64 {
@@ -1235,7 +1342,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1247,7 +1354,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[17]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1260,7 +1367,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{17}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Action) GetKind() string {
@@ -1306,7 +1413,7 @@ type Rejection struct {
 
 func (x *Rejection) Reset() {
 	*x = Rejection{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1425,7 @@ func (x *Rejection) String() string {
 func (*Rejection) ProtoMessage() {}
 
 func (x *Rejection) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[18]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1438,7 @@ func (x *Rejection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rejection.ProtoReflect.Descriptor instead.
 func (*Rejection) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{18}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Rejection) GetHeader() []*Header {
@@ -1378,7 +1485,7 @@ type BodyWrite struct {
 
 func (x *BodyWrite) Reset() {
 	*x = BodyWrite{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1497,7 @@ func (x *BodyWrite) String() string {
 func (*BodyWrite) ProtoMessage() {}
 
 func (x *BodyWrite) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[19]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1510,7 @@ func (x *BodyWrite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BodyWrite.ProtoReflect.Descriptor instead.
 func (*BodyWrite) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{19}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BodyWrite) GetResponse() bool {
@@ -1450,7 +1557,7 @@ type HookResponse struct {
 
 func (x *HookResponse) Reset() {
 	*x = HookResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1462,7 +1569,7 @@ func (x *HookResponse) String() string {
 func (*HookResponse) ProtoMessage() {}
 
 func (x *HookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[20]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1475,7 +1582,7 @@ func (x *HookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookResponse.ProtoReflect.Descriptor instead.
 func (*HookResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{20}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *HookResponse) GetAction() *Action {
@@ -1561,7 +1668,7 @@ type FrameRequest struct {
 
 func (x *FrameRequest) Reset() {
 	*x = FrameRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1680,7 @@ func (x *FrameRequest) String() string {
 func (*FrameRequest) ProtoMessage() {}
 
 func (x *FrameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[21]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1693,7 @@ func (x *FrameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrameRequest.ProtoReflect.Descriptor instead.
 func (*FrameRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{21}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *FrameRequest) GetInstance() uint64 {
@@ -1676,7 +1783,7 @@ type FrameResponse struct {
 
 func (x *FrameResponse) Reset() {
 	*x = FrameResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1688,7 +1795,7 @@ func (x *FrameResponse) String() string {
 func (*FrameResponse) ProtoMessage() {}
 
 func (x *FrameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[22]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1701,7 +1808,7 @@ func (x *FrameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrameResponse.ProtoReflect.Descriptor instead.
 func (*FrameResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{22}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FrameResponse) GetAction() *Action {
@@ -1770,7 +1877,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +1889,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[23]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +1902,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{23}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReleaseRequest) GetInstance() uint64 {
@@ -1828,7 +1935,7 @@ type Manifest struct {
 
 func (x *Manifest) Reset() {
 	*x = Manifest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1840,7 +1947,7 @@ func (x *Manifest) String() string {
 func (*Manifest) ProtoMessage() {}
 
 func (x *Manifest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[24]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1853,7 +1960,7 @@ func (x *Manifest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Manifest.ProtoReflect.Descriptor instead.
 func (*Manifest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{24}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Manifest) GetPluginId() string {
@@ -1908,7 +2015,7 @@ type InterceptRequest struct {
 
 func (x *InterceptRequest) Reset() {
 	*x = InterceptRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +2027,7 @@ func (x *InterceptRequest) String() string {
 func (*InterceptRequest) ProtoMessage() {}
 
 func (x *InterceptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[25]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2040,7 @@ func (x *InterceptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterceptRequest.ProtoReflect.Descriptor instead.
 func (*InterceptRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{25}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *InterceptRequest) GetPoint() string {
@@ -1965,7 +2072,7 @@ type InterceptResponse struct {
 
 func (x *InterceptResponse) Reset() {
 	*x = InterceptResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2084,7 @@ func (x *InterceptResponse) String() string {
 func (*InterceptResponse) ProtoMessage() {}
 
 func (x *InterceptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[26]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2097,7 @@ func (x *InterceptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InterceptResponse.ProtoReflect.Descriptor instead.
 func (*InterceptResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{26}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *InterceptResponse) GetDecision() string {
@@ -2031,7 +2138,7 @@ type NotifyRequest struct {
 
 func (x *NotifyRequest) Reset() {
 	*x = NotifyRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2043,7 +2150,7 @@ func (x *NotifyRequest) String() string {
 func (*NotifyRequest) ProtoMessage() {}
 
 func (x *NotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[27]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,7 +2163,7 @@ func (x *NotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyRequest.ProtoReflect.Descriptor instead.
 func (*NotifyRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{27}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *NotifyRequest) GetPoint() string {
@@ -2090,7 +2197,7 @@ type HookSpec struct {
 
 func (x *HookSpec) Reset() {
 	*x = HookSpec{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2102,7 +2209,7 @@ func (x *HookSpec) String() string {
 func (*HookSpec) ProtoMessage() {}
 
 func (x *HookSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[28]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2115,7 +2222,7 @@ func (x *HookSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookSpec.ProtoReflect.Descriptor instead.
 func (*HookSpec) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{28}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HookSpec) GetId() string {
@@ -2167,7 +2274,7 @@ type HookError struct {
 
 func (x *HookError) Reset() {
 	*x = HookError{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2179,7 +2286,7 @@ func (x *HookError) String() string {
 func (*HookError) ProtoMessage() {}
 
 func (x *HookError) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[29]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2192,7 +2299,7 @@ func (x *HookError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookError.ProtoReflect.Descriptor instead.
 func (*HookError) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{29}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *HookError) GetKind() string {
@@ -2227,7 +2334,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2239,7 +2346,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[30]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2252,7 +2359,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{30}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SubmitRequest) GetHook() uint32 {
@@ -2280,7 +2387,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +2399,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[31]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2412,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{31}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SubmitResponse) GetSubmitJson() []byte {
@@ -2333,7 +2440,7 @@ type PartRequest struct {
 
 func (x *PartRequest) Reset() {
 	*x = PartRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2452,7 @@ func (x *PartRequest) String() string {
 func (*PartRequest) ProtoMessage() {}
 
 func (x *PartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[32]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2465,7 @@ func (x *PartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartRequest.ProtoReflect.Descriptor instead.
 func (*PartRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{32}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PartRequest) GetHook() uint32 {
@@ -2385,7 +2492,7 @@ type PartResponse struct {
 
 func (x *PartResponse) Reset() {
 	*x = PartResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2504,7 @@ func (x *PartResponse) String() string {
 func (*PartResponse) ProtoMessage() {}
 
 func (x *PartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[33]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2517,7 @@ func (x *PartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartResponse.ProtoReflect.Descriptor instead.
 func (*PartResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{33}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PartResponse) GetPartJson() []byte {
@@ -2438,7 +2545,7 @@ type ToolRequest struct {
 
 func (x *ToolRequest) Reset() {
 	*x = ToolRequest{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[34]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2450,7 +2557,7 @@ func (x *ToolRequest) String() string {
 func (*ToolRequest) ProtoMessage() {}
 
 func (x *ToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[34]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2463,7 +2570,7 @@ func (x *ToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRequest.ProtoReflect.Descriptor instead.
 func (*ToolRequest) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{34}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ToolRequest) GetHook() uint32 {
@@ -2491,7 +2598,7 @@ type ToolResponse struct {
 
 func (x *ToolResponse) Reset() {
 	*x = ToolResponse{}
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[35]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +2610,7 @@ func (x *ToolResponse) String() string {
 func (*ToolResponse) ProtoMessage() {}
 
 func (x *ToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[35]
+	mi := &file_proto_abkit_v1_abkit_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +2623,7 @@ func (x *ToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResponse.ProtoReflect.Descriptor instead.
 func (*ToolResponse) Descriptor() ([]byte, []int) {
-	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{35}
+	return file_proto_abkit_v1_abkit_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ToolResponse) GetDecisionJson() []byte {
@@ -2565,7 +2672,7 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\x12config_schema_json\x18\x03 \x01(\fR\x10configSchemaJson\x122\n" +
 	"\bobserved\x18\x04 \x03(\v2\x16.abkit.v1.CapabilitiesR\bobserved\x12\x1f\n" +
 	"\vprobe_error\x18\x05 \x01(\tR\n" +
-	"probeError\"\x84\x02\n" +
+	"probeError\"\xbd\x02\n" +
 	"\fCapabilities\x12\x1d\n" +
 	"\n" +
 	"reads_body\x18\x01 \x01(\bR\treadsBody\x12.\n" +
@@ -2574,7 +2681,18 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\brequires\x18\x04 \x03(\tR\brequires\x12!\n" +
 	"\frequires_any\x18\x05 \x03(\tR\vrequiresAny\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x12\x12\n" +
-	"\x04name\x18\a \x01(\tR\x04name\"S\n" +
+	"\x04name\x18\a \x01(\tR\x04name\x127\n" +
+	"\n" +
+	"extensions\x18\b \x03(\v2\x17.abkit.v1.ExtensionSpecR\n" +
+	"extensions\"\xae\x01\n" +
+	"\rExtensionSpec\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06writes\x18\x02 \x01(\bR\x06writes\x12\x14\n" +
+	"\x05reads\x18\x03 \x01(\bR\x05reads\x12\x1a\n" +
+	"\boptional\x18\x04 \x01(\bR\boptional\x12\x1f\n" +
+	"\vschema_json\x18\x05 \x01(\fR\n" +
+	"schemaJson\x12 \n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\"S\n" +
 	"\x12NewInstanceRequest\x12\x1f\n" +
 	"\vconfig_json\x18\x01 \x01(\fR\n" +
 	"configJson\x12\x1c\n" +
@@ -2618,10 +2736,11 @@ const file_proto_abkit_v1_abkit_proto_rawDesc = "" +
 	"\tdenied_by\x18\x03 \x01(\tR\bdeniedBy\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1f\n" +
 	"\vduration_ns\x18\x05 \x01(\x03R\n" +
-	"durationNs\"6\n" +
+	"durationNs\"P\n" +
 	"\x0eExtensionValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
-	"\x04json\x18\x02 \x01(\fR\x04json\"\x83\x03\n" +
+	"\x04json\x18\x02 \x01(\fR\x04json\x12\x18\n" +
+	"\aremoved\x18\x03 \x01(\bR\aremoved\"\x83\x03\n" +
 	"\vHookRequest\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\x12\x1a\n" +
 	"\bexchange\x18\x02 \x01(\x04R\bexchange\x12\x1c\n" +
@@ -2773,7 +2892,7 @@ func file_proto_abkit_v1_abkit_proto_rawDescGZIP() []byte {
 	return file_proto_abkit_v1_abkit_proto_rawDescData
 }
 
-var file_proto_abkit_v1_abkit_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_proto_abkit_v1_abkit_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_proto_abkit_v1_abkit_proto_goTypes = []any{
 	(*Empty)(nil),               // 0: abkit.v1.Empty
 	(*EchoMessage)(nil),         // 1: abkit.v1.EchoMessage
@@ -2782,108 +2901,110 @@ var file_proto_abkit_v1_abkit_proto_goTypes = []any{
 	(*DescribeResponse)(nil),    // 4: abkit.v1.DescribeResponse
 	(*PipelineInfo)(nil),        // 5: abkit.v1.PipelineInfo
 	(*Capabilities)(nil),        // 6: abkit.v1.Capabilities
-	(*NewInstanceRequest)(nil),  // 7: abkit.v1.NewInstanceRequest
-	(*NewInstanceResponse)(nil), // 8: abkit.v1.NewInstanceResponse
-	(*InstanceRequest)(nil),     // 9: abkit.v1.InstanceRequest
-	(*Header)(nil),              // 10: abkit.v1.Header
-	(*HTTPRequest)(nil),         // 11: abkit.v1.HTTPRequest
-	(*HeaderDelta)(nil),         // 12: abkit.v1.HeaderDelta
-	(*HTTPResponse)(nil),        // 13: abkit.v1.HTTPResponse
-	(*Outcome)(nil),             // 14: abkit.v1.Outcome
-	(*ExtensionValue)(nil),      // 15: abkit.v1.ExtensionValue
-	(*HookRequest)(nil),         // 16: abkit.v1.HookRequest
-	(*Action)(nil),              // 17: abkit.v1.Action
-	(*Rejection)(nil),           // 18: abkit.v1.Rejection
-	(*BodyWrite)(nil),           // 19: abkit.v1.BodyWrite
-	(*HookResponse)(nil),        // 20: abkit.v1.HookResponse
-	(*FrameRequest)(nil),        // 21: abkit.v1.FrameRequest
-	(*FrameResponse)(nil),       // 22: abkit.v1.FrameResponse
-	(*ReleaseRequest)(nil),      // 23: abkit.v1.ReleaseRequest
-	(*Manifest)(nil),            // 24: abkit.v1.Manifest
-	(*InterceptRequest)(nil),    // 25: abkit.v1.InterceptRequest
-	(*InterceptResponse)(nil),   // 26: abkit.v1.InterceptResponse
-	(*NotifyRequest)(nil),       // 27: abkit.v1.NotifyRequest
-	(*HookSpec)(nil),            // 28: abkit.v1.HookSpec
-	(*HookError)(nil),           // 29: abkit.v1.HookError
-	(*SubmitRequest)(nil),       // 30: abkit.v1.SubmitRequest
-	(*SubmitResponse)(nil),      // 31: abkit.v1.SubmitResponse
-	(*PartRequest)(nil),         // 32: abkit.v1.PartRequest
-	(*PartResponse)(nil),        // 33: abkit.v1.PartResponse
-	(*ToolRequest)(nil),         // 34: abkit.v1.ToolRequest
-	(*ToolResponse)(nil),        // 35: abkit.v1.ToolResponse
-	nil,                         // 36: abkit.v1.DescribeResponse.AlternativesEntry
+	(*ExtensionSpec)(nil),       // 7: abkit.v1.ExtensionSpec
+	(*NewInstanceRequest)(nil),  // 8: abkit.v1.NewInstanceRequest
+	(*NewInstanceResponse)(nil), // 9: abkit.v1.NewInstanceResponse
+	(*InstanceRequest)(nil),     // 10: abkit.v1.InstanceRequest
+	(*Header)(nil),              // 11: abkit.v1.Header
+	(*HTTPRequest)(nil),         // 12: abkit.v1.HTTPRequest
+	(*HeaderDelta)(nil),         // 13: abkit.v1.HeaderDelta
+	(*HTTPResponse)(nil),        // 14: abkit.v1.HTTPResponse
+	(*Outcome)(nil),             // 15: abkit.v1.Outcome
+	(*ExtensionValue)(nil),      // 16: abkit.v1.ExtensionValue
+	(*HookRequest)(nil),         // 17: abkit.v1.HookRequest
+	(*Action)(nil),              // 18: abkit.v1.Action
+	(*Rejection)(nil),           // 19: abkit.v1.Rejection
+	(*BodyWrite)(nil),           // 20: abkit.v1.BodyWrite
+	(*HookResponse)(nil),        // 21: abkit.v1.HookResponse
+	(*FrameRequest)(nil),        // 22: abkit.v1.FrameRequest
+	(*FrameResponse)(nil),       // 23: abkit.v1.FrameResponse
+	(*ReleaseRequest)(nil),      // 24: abkit.v1.ReleaseRequest
+	(*Manifest)(nil),            // 25: abkit.v1.Manifest
+	(*InterceptRequest)(nil),    // 26: abkit.v1.InterceptRequest
+	(*InterceptResponse)(nil),   // 27: abkit.v1.InterceptResponse
+	(*NotifyRequest)(nil),       // 28: abkit.v1.NotifyRequest
+	(*HookSpec)(nil),            // 29: abkit.v1.HookSpec
+	(*HookError)(nil),           // 30: abkit.v1.HookError
+	(*SubmitRequest)(nil),       // 31: abkit.v1.SubmitRequest
+	(*SubmitResponse)(nil),      // 32: abkit.v1.SubmitResponse
+	(*PartRequest)(nil),         // 33: abkit.v1.PartRequest
+	(*PartResponse)(nil),        // 34: abkit.v1.PartResponse
+	(*ToolRequest)(nil),         // 35: abkit.v1.ToolRequest
+	(*ToolResponse)(nil),        // 36: abkit.v1.ToolResponse
+	nil,                         // 37: abkit.v1.DescribeResponse.AlternativesEntry
 }
 var file_proto_abkit_v1_abkit_proto_depIdxs = []int32{
 	5,  // 0: abkit.v1.DescribeResponse.pipeline:type_name -> abkit.v1.PipelineInfo
-	24, // 1: abkit.v1.DescribeResponse.extension:type_name -> abkit.v1.Manifest
-	28, // 2: abkit.v1.DescribeResponse.hooks:type_name -> abkit.v1.HookSpec
-	36, // 3: abkit.v1.DescribeResponse.alternatives:type_name -> abkit.v1.DescribeResponse.AlternativesEntry
+	25, // 1: abkit.v1.DescribeResponse.extension:type_name -> abkit.v1.Manifest
+	29, // 2: abkit.v1.DescribeResponse.hooks:type_name -> abkit.v1.HookSpec
+	37, // 3: abkit.v1.DescribeResponse.alternatives:type_name -> abkit.v1.DescribeResponse.AlternativesEntry
 	6,  // 4: abkit.v1.PipelineInfo.capabilities:type_name -> abkit.v1.Capabilities
 	6,  // 5: abkit.v1.PipelineInfo.observed:type_name -> abkit.v1.Capabilities
-	6,  // 6: abkit.v1.NewInstanceResponse.capabilities:type_name -> abkit.v1.Capabilities
-	10, // 7: abkit.v1.HTTPRequest.header:type_name -> abkit.v1.Header
-	10, // 8: abkit.v1.HeaderDelta.set:type_name -> abkit.v1.Header
-	10, // 9: abkit.v1.HTTPResponse.header:type_name -> abkit.v1.Header
-	11, // 10: abkit.v1.HookRequest.request:type_name -> abkit.v1.HTTPRequest
-	13, // 11: abkit.v1.HookRequest.response:type_name -> abkit.v1.HTTPResponse
-	15, // 12: abkit.v1.HookRequest.extensions:type_name -> abkit.v1.ExtensionValue
-	14, // 13: abkit.v1.HookRequest.outcome:type_name -> abkit.v1.Outcome
-	18, // 14: abkit.v1.Action.rejection:type_name -> abkit.v1.Rejection
-	10, // 15: abkit.v1.Rejection.header:type_name -> abkit.v1.Header
-	17, // 16: abkit.v1.HookResponse.action:type_name -> abkit.v1.Action
-	19, // 17: abkit.v1.HookResponse.writes:type_name -> abkit.v1.BodyWrite
-	15, // 18: abkit.v1.HookResponse.extensions:type_name -> abkit.v1.ExtensionValue
-	12, // 19: abkit.v1.HookResponse.request_header:type_name -> abkit.v1.HeaderDelta
-	12, // 20: abkit.v1.HookResponse.response_header:type_name -> abkit.v1.HeaderDelta
-	13, // 21: abkit.v1.FrameRequest.response:type_name -> abkit.v1.HTTPResponse
-	15, // 22: abkit.v1.FrameRequest.extensions:type_name -> abkit.v1.ExtensionValue
-	17, // 23: abkit.v1.FrameResponse.action:type_name -> abkit.v1.Action
-	19, // 24: abkit.v1.FrameResponse.writes:type_name -> abkit.v1.BodyWrite
-	15, // 25: abkit.v1.FrameResponse.extensions:type_name -> abkit.v1.ExtensionValue
-	12, // 26: abkit.v1.FrameResponse.request_header:type_name -> abkit.v1.HeaderDelta
-	12, // 27: abkit.v1.FrameResponse.response_header:type_name -> abkit.v1.HeaderDelta
-	29, // 28: abkit.v1.SubmitResponse.error:type_name -> abkit.v1.HookError
-	29, // 29: abkit.v1.PartResponse.error:type_name -> abkit.v1.HookError
-	29, // 30: abkit.v1.ToolResponse.error:type_name -> abkit.v1.HookError
-	3,  // 31: abkit.v1.Plugin.Describe:input_type -> abkit.v1.DescribeRequest
-	7,  // 32: abkit.v1.Plugin.NewInstance:input_type -> abkit.v1.NewInstanceRequest
-	9,  // 33: abkit.v1.Plugin.Init:input_type -> abkit.v1.InstanceRequest
-	9,  // 34: abkit.v1.Plugin.Shutdown:input_type -> abkit.v1.InstanceRequest
-	9,  // 35: abkit.v1.Plugin.Ready:input_type -> abkit.v1.InstanceRequest
-	16, // 36: abkit.v1.Plugin.OnRequest:input_type -> abkit.v1.HookRequest
-	16, // 37: abkit.v1.Plugin.OnResponse:input_type -> abkit.v1.HookRequest
-	16, // 38: abkit.v1.Plugin.Finish:input_type -> abkit.v1.HookRequest
-	21, // 39: abkit.v1.Plugin.Frames:input_type -> abkit.v1.FrameRequest
-	23, // 40: abkit.v1.Plugin.Release:input_type -> abkit.v1.ReleaseRequest
-	25, // 41: abkit.v1.Plugin.Intercept:input_type -> abkit.v1.InterceptRequest
-	27, // 42: abkit.v1.Plugin.Notify:input_type -> abkit.v1.NotifyRequest
-	30, // 43: abkit.v1.Plugin.Submit:input_type -> abkit.v1.SubmitRequest
-	32, // 44: abkit.v1.Plugin.Part:input_type -> abkit.v1.PartRequest
-	34, // 45: abkit.v1.Plugin.Tool:input_type -> abkit.v1.ToolRequest
-	1,  // 46: abkit.v1.Diagnostics.Echo:input_type -> abkit.v1.EchoMessage
-	1,  // 47: abkit.v1.Diagnostics.EchoStream:input_type -> abkit.v1.EchoMessage
-	4,  // 48: abkit.v1.Plugin.Describe:output_type -> abkit.v1.DescribeResponse
-	8,  // 49: abkit.v1.Plugin.NewInstance:output_type -> abkit.v1.NewInstanceResponse
-	2,  // 50: abkit.v1.Plugin.Init:output_type -> abkit.v1.Status
-	2,  // 51: abkit.v1.Plugin.Shutdown:output_type -> abkit.v1.Status
-	2,  // 52: abkit.v1.Plugin.Ready:output_type -> abkit.v1.Status
-	20, // 53: abkit.v1.Plugin.OnRequest:output_type -> abkit.v1.HookResponse
-	20, // 54: abkit.v1.Plugin.OnResponse:output_type -> abkit.v1.HookResponse
-	20, // 55: abkit.v1.Plugin.Finish:output_type -> abkit.v1.HookResponse
-	22, // 56: abkit.v1.Plugin.Frames:output_type -> abkit.v1.FrameResponse
-	0,  // 57: abkit.v1.Plugin.Release:output_type -> abkit.v1.Empty
-	26, // 58: abkit.v1.Plugin.Intercept:output_type -> abkit.v1.InterceptResponse
-	2,  // 59: abkit.v1.Plugin.Notify:output_type -> abkit.v1.Status
-	31, // 60: abkit.v1.Plugin.Submit:output_type -> abkit.v1.SubmitResponse
-	33, // 61: abkit.v1.Plugin.Part:output_type -> abkit.v1.PartResponse
-	35, // 62: abkit.v1.Plugin.Tool:output_type -> abkit.v1.ToolResponse
-	1,  // 63: abkit.v1.Diagnostics.Echo:output_type -> abkit.v1.EchoMessage
-	1,  // 64: abkit.v1.Diagnostics.EchoStream:output_type -> abkit.v1.EchoMessage
-	48, // [48:65] is the sub-list for method output_type
-	31, // [31:48] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	7,  // 6: abkit.v1.Capabilities.extensions:type_name -> abkit.v1.ExtensionSpec
+	6,  // 7: abkit.v1.NewInstanceResponse.capabilities:type_name -> abkit.v1.Capabilities
+	11, // 8: abkit.v1.HTTPRequest.header:type_name -> abkit.v1.Header
+	11, // 9: abkit.v1.HeaderDelta.set:type_name -> abkit.v1.Header
+	11, // 10: abkit.v1.HTTPResponse.header:type_name -> abkit.v1.Header
+	12, // 11: abkit.v1.HookRequest.request:type_name -> abkit.v1.HTTPRequest
+	14, // 12: abkit.v1.HookRequest.response:type_name -> abkit.v1.HTTPResponse
+	16, // 13: abkit.v1.HookRequest.extensions:type_name -> abkit.v1.ExtensionValue
+	15, // 14: abkit.v1.HookRequest.outcome:type_name -> abkit.v1.Outcome
+	19, // 15: abkit.v1.Action.rejection:type_name -> abkit.v1.Rejection
+	11, // 16: abkit.v1.Rejection.header:type_name -> abkit.v1.Header
+	18, // 17: abkit.v1.HookResponse.action:type_name -> abkit.v1.Action
+	20, // 18: abkit.v1.HookResponse.writes:type_name -> abkit.v1.BodyWrite
+	16, // 19: abkit.v1.HookResponse.extensions:type_name -> abkit.v1.ExtensionValue
+	13, // 20: abkit.v1.HookResponse.request_header:type_name -> abkit.v1.HeaderDelta
+	13, // 21: abkit.v1.HookResponse.response_header:type_name -> abkit.v1.HeaderDelta
+	14, // 22: abkit.v1.FrameRequest.response:type_name -> abkit.v1.HTTPResponse
+	16, // 23: abkit.v1.FrameRequest.extensions:type_name -> abkit.v1.ExtensionValue
+	18, // 24: abkit.v1.FrameResponse.action:type_name -> abkit.v1.Action
+	20, // 25: abkit.v1.FrameResponse.writes:type_name -> abkit.v1.BodyWrite
+	16, // 26: abkit.v1.FrameResponse.extensions:type_name -> abkit.v1.ExtensionValue
+	13, // 27: abkit.v1.FrameResponse.request_header:type_name -> abkit.v1.HeaderDelta
+	13, // 28: abkit.v1.FrameResponse.response_header:type_name -> abkit.v1.HeaderDelta
+	30, // 29: abkit.v1.SubmitResponse.error:type_name -> abkit.v1.HookError
+	30, // 30: abkit.v1.PartResponse.error:type_name -> abkit.v1.HookError
+	30, // 31: abkit.v1.ToolResponse.error:type_name -> abkit.v1.HookError
+	3,  // 32: abkit.v1.Plugin.Describe:input_type -> abkit.v1.DescribeRequest
+	8,  // 33: abkit.v1.Plugin.NewInstance:input_type -> abkit.v1.NewInstanceRequest
+	10, // 34: abkit.v1.Plugin.Init:input_type -> abkit.v1.InstanceRequest
+	10, // 35: abkit.v1.Plugin.Shutdown:input_type -> abkit.v1.InstanceRequest
+	10, // 36: abkit.v1.Plugin.Ready:input_type -> abkit.v1.InstanceRequest
+	17, // 37: abkit.v1.Plugin.OnRequest:input_type -> abkit.v1.HookRequest
+	17, // 38: abkit.v1.Plugin.OnResponse:input_type -> abkit.v1.HookRequest
+	17, // 39: abkit.v1.Plugin.Finish:input_type -> abkit.v1.HookRequest
+	22, // 40: abkit.v1.Plugin.Frames:input_type -> abkit.v1.FrameRequest
+	24, // 41: abkit.v1.Plugin.Release:input_type -> abkit.v1.ReleaseRequest
+	26, // 42: abkit.v1.Plugin.Intercept:input_type -> abkit.v1.InterceptRequest
+	28, // 43: abkit.v1.Plugin.Notify:input_type -> abkit.v1.NotifyRequest
+	31, // 44: abkit.v1.Plugin.Submit:input_type -> abkit.v1.SubmitRequest
+	33, // 45: abkit.v1.Plugin.Part:input_type -> abkit.v1.PartRequest
+	35, // 46: abkit.v1.Plugin.Tool:input_type -> abkit.v1.ToolRequest
+	1,  // 47: abkit.v1.Diagnostics.Echo:input_type -> abkit.v1.EchoMessage
+	1,  // 48: abkit.v1.Diagnostics.EchoStream:input_type -> abkit.v1.EchoMessage
+	4,  // 49: abkit.v1.Plugin.Describe:output_type -> abkit.v1.DescribeResponse
+	9,  // 50: abkit.v1.Plugin.NewInstance:output_type -> abkit.v1.NewInstanceResponse
+	2,  // 51: abkit.v1.Plugin.Init:output_type -> abkit.v1.Status
+	2,  // 52: abkit.v1.Plugin.Shutdown:output_type -> abkit.v1.Status
+	2,  // 53: abkit.v1.Plugin.Ready:output_type -> abkit.v1.Status
+	21, // 54: abkit.v1.Plugin.OnRequest:output_type -> abkit.v1.HookResponse
+	21, // 55: abkit.v1.Plugin.OnResponse:output_type -> abkit.v1.HookResponse
+	21, // 56: abkit.v1.Plugin.Finish:output_type -> abkit.v1.HookResponse
+	23, // 57: abkit.v1.Plugin.Frames:output_type -> abkit.v1.FrameResponse
+	0,  // 58: abkit.v1.Plugin.Release:output_type -> abkit.v1.Empty
+	27, // 59: abkit.v1.Plugin.Intercept:output_type -> abkit.v1.InterceptResponse
+	2,  // 60: abkit.v1.Plugin.Notify:output_type -> abkit.v1.Status
+	32, // 61: abkit.v1.Plugin.Submit:output_type -> abkit.v1.SubmitResponse
+	34, // 62: abkit.v1.Plugin.Part:output_type -> abkit.v1.PartResponse
+	36, // 63: abkit.v1.Plugin.Tool:output_type -> abkit.v1.ToolResponse
+	1,  // 64: abkit.v1.Diagnostics.Echo:output_type -> abkit.v1.EchoMessage
+	1,  // 65: abkit.v1.Diagnostics.EchoStream:output_type -> abkit.v1.EchoMessage
+	49, // [49:66] is the sub-list for method output_type
+	32, // [32:49] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_proto_abkit_v1_abkit_proto_init() }
@@ -2897,7 +3018,7 @@ func file_proto_abkit_v1_abkit_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_abkit_v1_abkit_proto_rawDesc), len(file_proto_abkit_v1_abkit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -43,7 +43,17 @@ func CapabilitiesToProto(name string, c gateway.Capabilities) *Capabilities {
 		Requires:           c.Requires,
 		RequiresAny:        c.RequiresAny,
 		Description:        c.Description,
+		Extensions:         extensionSpecsToProto(c.Extensions),
 	}
+}
+
+func extensionSpecsToProto(in []gateway.ExtensionSpec) []*ExtensionSpec {
+	var out []*ExtensionSpec
+	for _, s := range in {
+		out = append(out, &ExtensionSpec{Key: s.Key, Writes: s.Writes, Reads: s.Reads, Optional: s.Optional,
+			SchemaJson: gateway.CompactJSON(s.Schema), Description: s.Description})
+	}
+	return out
 }
 
 // Gateway converts c back into sdk capabilities. Empty lists become nil, as
@@ -60,6 +70,14 @@ func (c *Capabilities) Gateway() gateway.Capabilities {
 	}
 	if len(c.GetRequiresAny()) > 0 {
 		g.RequiresAny = append([]string(nil), c.GetRequiresAny()...)
+	}
+	for _, s := range c.GetExtensions() {
+		spec := gateway.ExtensionSpec{Key: s.GetKey(), Writes: s.GetWrites(), Reads: s.GetReads(),
+			Optional: s.GetOptional(), Description: s.GetDescription()}
+		if len(s.GetSchemaJson()) > 0 {
+			spec.Schema = append([]byte(nil), s.GetSchemaJson()...)
+		}
+		g.Extensions = append(g.Extensions, spec)
 	}
 	return g
 }
