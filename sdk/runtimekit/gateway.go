@@ -150,7 +150,9 @@ func (p *ProbePlugin) OnResponse(ctx context.Context, ex *gateway.Exchange) gate
 func (p *ProbePlugin) Optional() gateway.Optional {
 	var o gateway.Optional
 	if Has(p.spec, "finish") {
-		o.Finish = func(ctx context.Context, ex *gateway.Exchange) error { return p.Call(ctx, ex, "finish", nil, false).Err() }
+		o.Finish = func(ctx context.Context, ex *gateway.Exchange) error {
+			return p.Call(ctx, ex, "finish", nil, false).Err()
+		}
 	}
 	if Has(p.spec, "stream") {
 		o.Frame = func(ctx context.Context, ex *gateway.Exchange, f []byte, last bool) gateway.Action {
