@@ -141,7 +141,10 @@ func New(stages []*Stage, o Options) (*Pipe, error) {
 	bad := func(kind, stage, f string, a ...any) {
 		errs = append(errs, &Problem{kind, stage, fmt.Sprintf(f, a...)})
 	}
-	seen := map[string]bool{}
+	seen, all := map[string]bool{}, map[string]bool{}
+	for _, s := range stages {
+		all[s.Name] = true
+	}
 	var wReq, wResp string
 	for _, s := range stages {
 		switch {
@@ -155,8 +158,16 @@ func New(stages []*Stage, o Options) (*Pipe, error) {
 				bad("requires", s.Name, "requires %s earlier in the chain", r)
 			}
 		}
-		if len(s.RequiresAny) > 0 && !slices.ContainsFunc(s.RequiresAny, func(r string) bool { return seen[r] }) {
-			bad("requires", s.Name, "requires one of %v earlier in the chain", s.RequiresAny)
+		if len(s.RequiresAny) > 0 && !slices.ContainsFunc(s.RequiresAny, func(r string) bool { return all[r] }) {
+			bad("requires-any", s.Name, "requires one of %v earlier in the chain", s.RequiresAny)
+		}
+		for _, r := range s.RequiresAny {
+			if all[r] && !seen[r] {
+				bad("requires-any", s.Name, "%s stands later in the chain", r)
+			}
+		}
+		if s.Reads && wReq+wResp != "" {
+			bad("writer", s.Name, "reads a body after its writer %s", wReq+wResp)
 		}
 		if o.Waypoint && (s.WritesRequest || s.WritesResponse) {
 			bad("waypoint-writer", s.Name, "writes a body, which a waypoint does not allow")
@@ -221,10 +232,10 @@ func (p *Pipe) Ready(ctx context.Context) error {
 
 // Serve runs one exchange: the request stages in order, the upstream, the
 // response stages in reverse (or the stream's frames), writing what the
-// client gets to w, then finishes every stage that saw the request.
-func (p *Pipe) Serve(ctx context.Context, idx int, req *Request, up func(context.Context, *Request) (*Response, error), w http.ResponseWriter) Result {
+// client gets to w. Finish the exchange it returns.
+func (p *Pipe) Serve(ctx context.Context, idx int, req *Request, up func(context.Context, *Request) (*Response, error), w http.ResponseWriter) *Exchange {
 	t0 := time.Now()
-	ex := &exchange{p: p, w: w, call: Call{Index: idx, Bag: map[string]string{}, Req: req, pipe: p}}
+	ex := &exchange{p: p, w: w, panicked: map[*Stage]bool{}, call: Call{Index: idx, Bag: map[string]string{}, Req: req, pipe: p}}
 	ex.call.warn = &ex.res.Warnings
 	buffered := slices.ContainsFunc(p.Stages, func(s *Stage) bool { return s.Reads || s.WritesRequest || s.WritesResponse })
 	if !buffered {
@@ -235,17 +246,35 @@ func (p *Pipe) Serve(ctx context.Context, idx int, req *Request, up func(context
 	ex.buffered = buffered
 	ex.run(ctx, up)
 	ex.res.Took = time.Since(t0)
-	ex.finish(ctx)
-	return ex.res
+	return &Exchange{e: ex}
+}
+
+// Exchange is a served exchange, waiting for Finish.
+type Exchange struct {
+	e    *exchange
+	done bool
+}
+
+// Finish finishes every stage that saw the request, last first, and
+// returns how the exchange ended. A second Finish only warns.
+func (x *Exchange) Finish() Result {
+	if x.done {
+		x.e.warn("finished-twice", "", "exchange finished twice; ignored")
+	} else {
+		x.done = true
+		x.e.finish()
+	}
+	return x.e.res
 }
 
 type exchange struct {
-	p     *Pipe
-	w     http.ResponseWriter
-	call  Call
-	res   Result
-	ended bool
-	seen  []*Stage // stages whose Before ran
+	p        *Pipe
+	w        http.ResponseWriter
+	call     Call
+	res      Result
+	ended    bool
+	seen     []*Stage // stages whose Before ran
+	panicked map[*Stage]bool
 	// buffered: some stage reads or writes bodies, so all see them.
 	buffered bool
 }
@@ -270,7 +299,7 @@ func (e *exchange) step(ctx context.Context, s *Stage, f func() Verdict) (stop b
 				return
 			}
 			e.end("error", 500, "", fmt.Sprintf("%s panicked: %v", s.Name, r))
-			stop = true
+			e.panicked[s], stop = true, true
 		}
 	}()
 	v := f()
@@ -376,15 +405,14 @@ func (e *exchange) stream(ctx context.Context, resp *Response) {
 	e.w.WriteHeader(resp.Status)
 	e.end("allow", resp.Status, "", "")
 	e.ended = false // a stream can still end in a deny or an error
-	gone := map[*Stage]bool{}
 	stopped := false
 	dispatch := func(frame []byte, last bool) {
 		for _, s := range streamers {
-			if gone[s] || (stopped && !last) {
-				continue
+			if e.panicked[s] || (stopped && !last) {
+				continue // a panicking stage is not called again
 			}
 			if e.step(ctx, s, func() Verdict { return s.Chunk(ctx, e.stageCall(s), frame, last) }) {
-				gone[s], stopped = true, true
+				stopped = true
 			}
 		}
 	}
@@ -419,7 +447,7 @@ func (e *exchange) stream(ctx context.Context, resp *Response) {
 
 // finish calls every stage that saw the request, last first, each with a
 // fresh context bounded by the finish timeout.
-func (e *exchange) finish(context.Context) {
+func (e *exchange) finish() {
 	done := e.res
 	e.call.Done = &done
 	for _, s := range slices.Backward(e.seen) {

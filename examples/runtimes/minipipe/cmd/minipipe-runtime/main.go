@@ -27,7 +27,7 @@ func main() {
 }
 
 // rules are the contract rules behind minipipe's problem and warning codes.
-var rules = map[string]string{"no-name": "P1", "twice": "P1", "requires": "P7", "writer": "P9", "waypoint-writer": "P10",
+var rules = map[string]string{"no-name": "P1", "twice": "P1", "requires": "P7", "requires-any": "P8", "finished-twice": "P30", "writer": "P9", "waypoint-writer": "P10",
 	"refused-write": "P17", "observed": "P6", "unterminated": "P19", "finish-failed": "P30"}
 
 func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.PipelineRun, error) {
@@ -73,7 +73,7 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.Pipeline
 			if rq.GetHasBody() {
 				req.Body = rq.GetBody()
 			}
-			res := pipe.Serve(rctx, int(idx), req, func(context.Context, *minipipe.Request) (*minipipe.Response, error) {
+			ex := pipe.Serve(rctx, int(idx), req, func(context.Context, *minipipe.Request) (*minipipe.Response, error) {
 				if up.Err != nil {
 					return nil, up.Err
 				}
@@ -83,6 +83,10 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.Pipeline
 				}
 				return resp, nil
 			}, client)
+			res := ex.Finish()
+			if es.GetFinishTwice() {
+				res = ex.Finish()
+			}
 			out := &abkitv1.ExchangeRun{Outcome: outcome(&res), Streamed: res.Streamed, Frames: int32(res.Frames),
 				RequestBody: res.SentBody, Cancelled: res.Cancelled}
 			client.Fill(out)
