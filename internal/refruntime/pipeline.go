@@ -238,10 +238,7 @@ func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario
 
 func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32, es *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
 	rq := es.GetRequest()
-	req := pipeline.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: abkitv1.HeaderFromProto(rq.GetHeader())}
-	if rq.GetHasBody() {
-		req.Body = rq.GetBody()
-	}
+	req := pipeline.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: abkitv1.HeaderFromProto(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
 	client, rctx := runtimekit.NewClient(ctx, es)
 	defer client.Cancel()
 	e := chain.NewExchange(req, pipeline.ExchangeOptions{Client: pipeline.HTTPClient{W: client}})

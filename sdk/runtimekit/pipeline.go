@@ -277,3 +277,35 @@ func BuildError(rule, plugin, message string) *abkitv1.BuildError {
 func Warning(rule, plugin, message string) *abkitv1.RuntimeWarning {
 	return &abkitv1.RuntimeWarning{Rule: rule, Plugin: plugin, Message: message}
 }
+
+// HasConfig reports whether chain entry e gives a configuration block: an
+// absent, empty, `null` or `{}` block is none (P6).
+func HasConfig(e *abkitv1.PipelineEntry) bool {
+	b := bytes.TrimSpace(e.GetConfigJson())
+	return len(b) != 0 && string(b) != "null" && string(b) != "{}"
+}
+
+// Errors returns the errors joined in err (errors.Join, or any error with
+// Unwrap() []error), err alone if it joins none, nil for nil: a runtime's
+// build errors one by one, to report each.
+func Errors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+// RequestBody is the body of the client's request: nil when it has none
+// (has_body false), non-nil (maybe empty) when it has one.
+func RequestBody(rq *abkitv1.HTTPRequest) []byte {
+	if !rq.GetHasBody() {
+		return nil
+	}
+	if b := rq.GetBody(); b != nil {
+		return b
+	}
+	return []byte{}
+}

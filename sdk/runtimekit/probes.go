@@ -116,3 +116,14 @@ func (r *Reply) Rejects() (status int, reason string, ok bool) {
 	}
 	return int(a.GetStatus()), a.GetReason(), true
 }
+
+// Lifecycle returns a lifecycle step (hook "init", "ready" or "shutdown")
+// of probe as a function: one probe call, its reply acted out, its error
+// returned.
+func (p *Probes) Lifecycle(probe uint32, hook string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		r := p.Call(ctx, &abkitv1.ProbeCall{Probe: probe, Hook: hook})
+		r.Act(ctx)
+		return r.Err()
+	}
+}

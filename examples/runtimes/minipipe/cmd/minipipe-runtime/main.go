@@ -1,14 +1,12 @@
-// Command minipipe-runtime is the adapter that puts the minipipe runtime
-// under abkit's runtime conformance suite (family P), built on
-// sdk/runtimekit: it is the translation between the suite's scenarios and
-// minipipe's types, nothing more.
+// Command minipipe-runtime puts the minipipe runtime under abkit's runtime
+// conformance suite (family P): on sdk/runtimekit, the adapter is the
+// translation between the suite's scenarios and minipipe's types alone.
 //
 //	go build -o bin/ ./cmd/conformance ./examples/runtimes/minipipe/cmd/minipipe-runtime
 //	bin/conformance run --runtime bin/minipipe-runtime
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"time"
@@ -31,11 +29,11 @@ var rules = map[string]string{"no-name": "P1", "twice": "P1", "requires": "P7", 
 	"refused-write": "P17", "observed": "P6", "unterminated": "P19", "finish-failed": "P30"}
 
 func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.PipelineRun, error) {
-	if sc.GetMode() != "" && sc.GetMode() != "proxy" && sc.GetMode() != "waypoint" {
-		return &abkitv1.PipelineRun{BuildErrors: []*abkitv1.BuildError{runtimekit.BuildError("P10", "", "unknown mode "+sc.GetMode())}}, nil
-	}
 	var stages []*minipipe.Stage
 	var errs []*abkitv1.BuildError
+	if m := sc.GetMode(); m != "" && m != "proxy" && m != "waypoint" {
+		errs = append(errs, runtimekit.BuildError("P10", "", "unknown mode "+m))
+	}
 	for _, e := range sc.GetEntries() {
 		ps := sc.Plugin(e.GetPlugin())
 		switch {
@@ -46,7 +44,7 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.Pipeline
 		case ps == nil && e.GetPlugin() != "":
 			errs = append(errs, runtimekit.BuildError("P6", e.GetPlugin(), "no plugin of that name"))
 			continue
-		case ps != nil && len(ps.GetConfigSchemaJson()) == 0 && !emptyConfig(e.GetConfigJson()):
+		case ps != nil && len(ps.GetConfigSchemaJson()) == 0 && runtimekit.HasConfig(e):
 			errs = append(errs, runtimekit.BuildError("P6", e.GetPlugin(), "config given to a plugin that takes none"))
 		}
 		if ps == nil {
@@ -54,8 +52,8 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.Pipeline
 		}
 		stages = append(stages, stage(sc.Probes, ps, e.GetOnError() == "observe"))
 	}
-	pipe, err := minipipe.New(stages, minipipe.Options{FinishTimeout: durNs(sc.GetFinishTimeoutNs()), Waypoint: sc.GetMode() == "waypoint"})
-	for _, e := range flatten(err) {
+	pipe, err := minipipe.New(stages, minipipe.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs()), Waypoint: sc.GetMode() == "waypoint"})
+	for _, e := range runtimekit.Errors(err) {
 		var p *minipipe.Problem
 		if errors.As(e, &p) {
 			errs = append(errs, runtimekit.BuildError(rules[p.Kind], p.Stage, p.Error()))
@@ -69,10 +67,7 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.Pipeline
 			client, rctx := runtimekit.NewClient(ctx, es)
 			defer client.Cancel()
 			rq, up := es.GetRequest(), runtimekit.NewUpstream(es.GetUpstream())
-			req := &minipipe.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: abkitv1.HeaderFromProto(rq.GetHeader())}
-			if rq.GetHasBody() {
-				req.Body = rq.GetBody()
-			}
+			req := &minipipe.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: abkitv1.HeaderFromProto(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
 			ex := pipe.Serve(rctx, int(idx), req, func(context.Context, *minipipe.Request) (*minipipe.Response, error) {
 				if up.Err != nil {
 					return nil, up.Err
@@ -103,41 +98,38 @@ func stage(probes *runtimekit.Probes, ps *abkitv1.ProbeSpec, observe bool) *mini
 	s := &minipipe.Stage{Name: name, Reads: c.GetReadsBody(), WritesRequest: c.GetWritesRequestBody(), WritesResponse: c.GetWritesResponseBody(),
 		Requires: c.GetRequires(), RequiresAny: c.GetRequiresAny(), Observe: observe}
 	call := func(ctx context.Context, mc *minipipe.Call, hook string, frame []byte, last bool) *runtimekit.Reply {
-		pc := &abkitv1.ProbeCall{Probe: ps.GetProbe(), Hook: hook, Frame: frame, Last: last}
-		if mc != nil {
-			pc.Exchange = uint32(mc.Index)
-			pc.State, pc.HasState = mc.Bag[name]
-			pc.HasRequestBody, pc.RequestBody = mc.Req.Body != nil, mc.Req.Body
-			if mc.Resp != nil {
-				pc.HasResponseBody, pc.ResponseBody = mc.Resp.Body != nil, mc.Resp.Body
-			}
-			if mc.Done != nil {
-				pc.HasOutcome, pc.Outcome = true, outcome(mc.Done)
-			}
+		pc := &abkitv1.ProbeCall{Probe: ps.GetProbe(), Hook: hook, Frame: frame, Last: last, Exchange: uint32(mc.Index)}
+		pc.State, pc.HasState = mc.Bag[name]
+		pc.HasRequestBody, pc.RequestBody = mc.Req.Body != nil, mc.Req.Body
+		if mc.Resp != nil {
+			pc.HasResponseBody, pc.ResponseBody = mc.Resp.Body != nil, mc.Resp.Body
+		}
+		if mc.Done != nil {
+			pc.HasOutcome, pc.Outcome = true, outcome(mc.Done)
 		}
 		r := probes.Call(ctx, pc)
-		if mc != nil && r.GetSetState() {
+		if r.GetSetState() {
 			mc.Bag[name] = r.GetState()
 		}
-		if mc != nil && r.GetWriteRequestBody() {
+		if r.GetWriteRequestBody() {
 			mc.SetRequestBody(r.GetBody())
 		}
-		if mc != nil && r.GetWriteResponseBody() {
+		if r.GetWriteResponseBody() {
 			mc.SetResponseBody(r.GetBody())
 		}
 		r.Act(ctx)
 		return r
 	}
-	verdict := func(r *runtimekit.Reply) minipipe.Verdict {
-		status, reason, stop := r.Rejects()
-		return minipipe.Verdict{Stop: stop, Status: status, Text: reason}
+	verdict := func(r *runtimekit.Reply) (v minipipe.Verdict) {
+		v.Status, v.Text, v.Stop = r.Rejects()
+		return v
 	}
-	s.Before = func(ctx context.Context, mc *minipipe.Call) minipipe.Verdict {
-		return verdict(call(ctx, mc, "request", nil, false))
+	step := func(hook string) func(context.Context, *minipipe.Call) minipipe.Verdict {
+		return func(ctx context.Context, mc *minipipe.Call) minipipe.Verdict {
+			return verdict(call(ctx, mc, hook, nil, false))
+		}
 	}
-	s.After = func(ctx context.Context, mc *minipipe.Call) minipipe.Verdict {
-		return verdict(call(ctx, mc, "response", nil, false))
-	}
+	s.Before, s.After = step("request"), step("response")
 	if runtimekit.Has(ps, "stream") {
 		s.Chunk = func(ctx context.Context, mc *minipipe.Call, f []byte, last bool) minipipe.Verdict {
 			return verdict(call(ctx, mc, "frame", f, last))
@@ -147,9 +139,8 @@ func stage(probes *runtimekit.Probes, ps *abkitv1.ProbeSpec, observe bool) *mini
 		s.Done = func(ctx context.Context, mc *minipipe.Call) error { return call(ctx, mc, "finish", nil, false).Err() }
 	}
 	if runtimekit.Has(ps, "init") {
-		s.Open = func(ctx context.Context) error { return call(ctx, nil, "init", nil, false).Err() }
-		s.Close = func(ctx context.Context) error { return call(ctx, nil, "shutdown", nil, false).Err() }
-		s.Ready = func(ctx context.Context) error { return call(ctx, nil, "ready", nil, false).Err() }
+		s.Open, s.Close = probes.Lifecycle(ps.GetProbe(), "init"), probes.Lifecycle(ps.GetProbe(), "shutdown")
+		s.Ready = probes.Lifecycle(ps.GetProbe(), "ready")
 	}
 	return s
 }
@@ -157,20 +148,3 @@ func stage(probes *runtimekit.Probes, ps *abkitv1.ProbeSpec, observe bool) *mini
 func outcome(r *minipipe.Result) *abkitv1.Outcome {
 	return runtimekit.Outcome(r.Kind, r.Status, r.By, r.Reason, r.Took)
 }
-
-func emptyConfig(b []byte) bool {
-	b = bytes.TrimSpace(b)
-	return len(b) == 0 || string(b) == "null" || string(b) == "{}"
-}
-
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	if err != nil {
-		return []error{err}
-	}
-	return nil
-}
-
-func durNs(n int64) (d time.Duration) { return time.Duration(n) }
