@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/examples/runtimes/minipipe"
-	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk/runtimekit"
 )
 
@@ -28,9 +27,9 @@ func main() {
 var rules = map[string]string{"no-name": "P1", "twice": "P1", "requires": "P7", "requires-any": "P8", "finished-twice": "P30", "writer": "P9", "waypoint-writer": "P10",
 	"refused-write": "P17", "observed": "P6", "unterminated": "P19", "finish-failed": "P30"}
 
-func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.PipelineRun, error) {
+func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.PipelineRun, error) {
 	var stages []*minipipe.Stage
-	var errs []*abkitv1.BuildError
+	var errs []*runtimekit.BuildErrorMsg
 	if m := sc.GetMode(); m != "" && m != "proxy" && m != "waypoint" {
 		errs = append(errs, runtimekit.BuildError("P10", "", "unknown mode "+m))
 	}
@@ -48,7 +47,7 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.Pipeline
 			errs = append(errs, runtimekit.BuildError("P6", e.GetPlugin(), "config given to a plugin that takes none"))
 		}
 		if ps == nil {
-			ps = &abkitv1.ProbeSpec{} // an entry naming no plugin: minipipe reports it
+			ps = &runtimekit.ProbeSpec{} // an entry naming no plugin: minipipe reports it
 		}
 		stages = append(stages, stage(sc.Probes, ps, e.GetOnError() == "observe"))
 	}
@@ -60,14 +59,14 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.Pipeline
 		}
 	}
 	if len(errs) > 0 {
-		return &abkitv1.PipelineRun{BuildErrors: errs}, nil
+		return &runtimekit.PipelineRun{BuildErrors: errs}, nil
 	}
 	return sc.Run(ctx, runtimekit.Chain{Start: pipe.Open, Ready: pipe.Ready, Stop: pipe.Close,
-		Exchange: func(ctx context.Context, idx uint32, es *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
+		Exchange: func(ctx context.Context, idx uint32, es *runtimekit.ExchangeSpec) *runtimekit.ExchangeRun {
 			client, rctx := runtimekit.NewClient(ctx, es)
 			defer client.Cancel()
 			rq, up := es.GetRequest(), runtimekit.NewUpstream(es.GetUpstream())
-			req := &minipipe.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: abkitv1.HeaderFromProto(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
+			req := &minipipe.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: runtimekit.Header(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
 			ex := pipe.Serve(rctx, int(idx), req, func(context.Context, *minipipe.Request) (*minipipe.Response, error) {
 				if up.Err != nil {
 					return nil, up.Err
@@ -82,7 +81,7 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.Pipeline
 			if es.GetFinishTwice() {
 				res = ex.Finish()
 			}
-			out := &abkitv1.ExchangeRun{Outcome: outcome(&res), Streamed: res.Streamed, Frames: int32(res.Frames),
+			out := &runtimekit.ExchangeRun{Outcome: outcome(&res), Streamed: res.Streamed, Frames: int32(res.Frames),
 				RequestBody: res.SentBody, Cancelled: res.Cancelled}
 			client.Fill(out)
 			for _, w := range res.Warnings {
@@ -93,12 +92,12 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.Pipeline
 }
 
 // stage is probe ps as a minipipe stage: each step is one probe call.
-func stage(probes *runtimekit.Probes, ps *abkitv1.ProbeSpec, observe bool) *minipipe.Stage {
+func stage(probes *runtimekit.Probes, ps *runtimekit.ProbeSpec, observe bool) *minipipe.Stage {
 	c, name := ps.GetCapabilities(), ps.GetName()
 	s := &minipipe.Stage{Name: name, Reads: c.GetReadsBody(), WritesRequest: c.GetWritesRequestBody(), WritesResponse: c.GetWritesResponseBody(),
 		Requires: c.GetRequires(), RequiresAny: c.GetRequiresAny(), Observe: observe}
 	call := func(ctx context.Context, mc *minipipe.Call, hook string, frame []byte, last bool) *runtimekit.Reply {
-		pc := &abkitv1.ProbeCall{Probe: ps.GetProbe(), Hook: hook, Frame: frame, Last: last, Exchange: uint32(mc.Index)}
+		pc := &runtimekit.ProbeCall{Probe: ps.GetProbe(), Hook: hook, Frame: frame, Last: last, Exchange: uint32(mc.Index)}
 		pc.State, pc.HasState = mc.Bag[name]
 		pc.HasRequestBody, pc.RequestBody = mc.Req.Body != nil, mc.Req.Body
 		if mc.Resp != nil {
@@ -145,6 +144,6 @@ func stage(probes *runtimekit.Probes, ps *abkitv1.ProbeSpec, observe bool) *mini
 	return s
 }
 
-func outcome(r *minipipe.Result) *abkitv1.Outcome {
+func outcome(r *minipipe.Result) *runtimekit.OutcomeMsg {
 	return runtimekit.Outcome(r.Kind, r.Status, r.By, r.Reason, r.Took)
 }
