@@ -179,7 +179,10 @@ func TestRunLifecycle(t *testing.T) {
 	}
 	// A failed Start runs no exchange; nil steps succeed.
 	run = sc.Run(context.Background(), runtimekit.Chain{Start: func(context.Context) error { return errors.New("init p0") },
-		Exchange: func(context.Context, uint32, *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun { t.Error("exchange after a failed start"); return nil }})
+		Exchange: func(context.Context, uint32, *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
+			t.Error("exchange after a failed start")
+			return nil
+		}})
 	if run.GetStartError() != "init p0" || run.GetStopError() != "" || slices.ContainsFunc(run.GetReadyErrors(), func(s string) bool { return s != "" }) {
 		t.Errorf("run %v", run)
 	}
