@@ -1,9 +1,9 @@
-// Package minipipe is a small request/response pipeline written for this
-// repository as a foreign runtime: its own types; it imports only abkit's public SSE framer (sdk/sse). Stages
-// see the request in order, the response in reverse, stream chunks
-// (server-sent events, one event a frame) in reverse per frame, and are
-// finished last-in first-out with a fresh context. Its adapter to the
-// runtime conformance suite is ./cmd/minipipe-runtime.
+// Package minipipe is a small request/response pipeline, written for this
+// repository as a runtime foreign to abkit's: its own types, and of abkit
+// only the public SSE framer (sdk/sse). Stages see the request in order,
+// the response in reverse, each event of a streamed response in reverse,
+// and are finished last-in first-out with a fresh context. Its adapter to
+// the runtime conformance suite is ./cmd/minipipe-runtime.
 package minipipe
 
 import (
@@ -21,6 +21,7 @@ import (
 	"github.com/abkit/abkit/sdk/sse"
 )
 
+// errStopped ends the framing of a stream a stage stopped.
 var errStopped = errors.New("stopped")
 
 // Request is what the client sent.
@@ -53,14 +54,14 @@ type Call struct {
 	Req   *Request
 	Resp  *Response // nil before the upstream answered
 	Done  *Result   // nil until the exchange is over
-	pipe  *Pipe
 	stage *Stage
 	warn  *[]Warning
 }
 
 // Warning is something the pipe let pass but tells about.
 type Warning struct {
-	// Code: refused-write, observed, unterminated, finish-failed.
+	// Code: refused-write, observed, unterminated, finish-failed,
+	// finished-twice.
 	Code, Stage, Text string
 }
 
@@ -235,7 +236,7 @@ func (p *Pipe) Ready(ctx context.Context) error {
 // client gets to w. Finish the exchange it returns.
 func (p *Pipe) Serve(ctx context.Context, idx int, req *Request, up func(context.Context, *Request) (*Response, error), w http.ResponseWriter) *Exchange {
 	t0 := time.Now()
-	ex := &exchange{p: p, w: w, panicked: map[*Stage]bool{}, call: Call{Index: idx, Bag: map[string]string{}, Req: req, pipe: p}}
+	ex := &exchange{p: p, w: w, panicked: map[*Stage]bool{}, call: Call{Index: idx, Bag: map[string]string{}, Req: req}}
 	ex.call.warn = &ex.res.Warnings
 	buffered := slices.ContainsFunc(p.Stages, func(s *Stage) bool { return s.Reads || s.WritesRequest || s.WritesResponse })
 	if !buffered {
@@ -290,7 +291,7 @@ func (e *exchange) end(kind string, status int, by, reason string) {
 }
 
 // step runs one stage step, turning a panic into an error outcome.
-func (e *exchange) step(ctx context.Context, s *Stage, f func() Verdict) (stop bool) {
+func (e *exchange) step(s *Stage, f func() Verdict) (stop bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			if s.Observe {
@@ -314,7 +315,7 @@ func (e *exchange) step(ctx context.Context, s *Stage, f func() Verdict) (stop b
 	return true
 }
 
-func (e *exchange) reply(ctx context.Context) {
+func (e *exchange) reply() {
 	e.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	e.w.WriteHeader(e.res.Status)
 	_, _ = io.WriteString(e.w, e.res.Reason)
@@ -325,12 +326,12 @@ func (e *exchange) run(ctx context.Context, up func(context.Context, *Request) (
 		if ctx.Err() != nil {
 			e.end("deny", 499, "", "request cancelled")
 			e.res.Cancelled = true
-			e.reply(ctx)
+			e.reply()
 			return
 		}
 		e.seen = append(e.seen, s)
-		if s.Before != nil && e.step(ctx, s, func() Verdict { return s.Before(ctx, e.stageCall(s)) }) {
-			e.reply(ctx)
+		if s.Before != nil && e.step(s, func() Verdict { return s.Before(ctx, e.stageCall(s)) }) {
+			e.reply()
 			return
 		}
 	}
@@ -338,7 +339,7 @@ func (e *exchange) run(ctx context.Context, up func(context.Context, *Request) (
 	resp, err := up(ctx, e.call.Req)
 	if err != nil {
 		e.end("error", 502, "", "upstream failed")
-		e.reply(ctx)
+		e.reply()
 		return
 	}
 	e.call.Resp = resp
@@ -355,7 +356,7 @@ func (e *exchange) run(ctx context.Context, up func(context.Context, *Request) (
 				break
 			} else if err != nil {
 				e.end("error", 502, "", "upstream body broke")
-				e.reply(ctx)
+				e.reply()
 				return
 			}
 			b.Write(c)
@@ -367,8 +368,8 @@ func (e *exchange) run(ctx context.Context, up func(context.Context, *Request) (
 		if s.Chunk != nil { // a streaming stage gets a buffered body as one last frame
 			f = func(ctx context.Context, c *Call) Verdict { return s.Chunk(ctx, c, resp.Body, true) }
 		}
-		if f != nil && e.step(ctx, s, func() Verdict { return f(ctx, e.stageCall(s)) }) {
-			e.reply(ctx)
+		if f != nil && e.step(s, func() Verdict { return f(ctx, e.stageCall(s)) }) {
+			e.reply()
 			return
 		}
 	}
@@ -411,7 +412,7 @@ func (e *exchange) stream(ctx context.Context, resp *Response) {
 			if e.panicked[s] || (stopped && !last) {
 				continue // a panicking stage is not called again
 			}
-			if e.step(ctx, s, func() Verdict { return s.Chunk(ctx, e.stageCall(s), frame, last) }) {
+			if e.step(s, func() Verdict { return s.Chunk(ctx, e.stageCall(s), frame, last) }) {
 				stopped = true
 			}
 		}
