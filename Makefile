@@ -12,12 +12,12 @@ GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 
 all: build test
 
-# build leaves abctl, conformance, abkit-runtime and every example plugin in
-# bin/. Version and commit come from the module and VCS stamps Go writes
+# build leaves abctl, conformance, abkit-runtime, every example plugin and
+# the example runtime adapters in bin/. Version and commit come from the module and VCS stamps Go writes
 # into every binary built inside the repository (-buildvcs=auto: some Go
 # environments set GOFLAGS=-buildvcs=false).
 build:
-	$(GO) build -buildvcs=auto -o bin/ ./cmd/... ./examples/plugins/...
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/... ./examples/plugins/... ./examples/runtimes/...
 
 test:
 	$(GO) vet ./...

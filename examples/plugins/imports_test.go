@@ -30,13 +30,14 @@ func allowedImport(path string) bool {
 	return false
 }
 
-// TestExamplesImportOnlySDK walks every .go file under examples/, tests
-// and testdata modules included, and fails on an import of the module
+// TestExamplesImportOnlySDK walks every .go file under examples/ (the
+// plugins and the runtime adapters of examples/runtimes), tests and
+// testdata modules included, and fails on an import of the module
 // other than sdk/... or another example, naming the file and the import.
 func TestExamplesImportOnlySDK(t *testing.T) {
 	root := filepath.Join("..")
 	fset := token.NewFileSet()
-	n := 0
+	n, runtimes := 0, 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
 			return err
@@ -46,6 +47,9 @@ func TestExamplesImportOnlySDK(t *testing.T) {
 			return err
 		}
 		n++
+		if strings.HasPrefix(filepath.ToSlash(path), "../runtimes/") {
+			runtimes++
+		}
 		for _, imp := range f.Imports {
 			p, err := strconv.Unquote(imp.Path.Value)
 			if err != nil {
@@ -66,6 +70,9 @@ func TestExamplesImportOnlySDK(t *testing.T) {
 	}
 	if n < 20 {
 		t.Fatalf("walked %d .go files under examples/: the walk is broken", n)
+	}
+	if runtimes == 0 {
+		t.Fatal("walked no .go file under examples/runtimes/: the example runtime adapters must be checked too")
 	}
 }
 

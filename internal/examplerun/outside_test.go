@@ -17,11 +17,19 @@ import (
 // directory under examples/plugins and the package name there.
 var outsideCopies = []string{"inferenceparser", "guardrail"}
 
+// outsideRuntime is the example runtime and its adapter the outside module
+// copies: directory in the checkout, directory in the module.
+var outsideRuntime = [][2]string{
+	{"examples/runtimes/minipipe", "minipipe"},
+	{"examples/runtimes/minipipe/cmd/minipipe-runtime", "cmd/minipipe-runtime"},
+}
+
 // TestOutsideModuleBuildsExamples is the check that an author outside this
 // module can build on the SDK: testdata/outside is a module of its own
 // (example.com/outside, with a replace to this checkout) that builds copies
-// of the inference-parser and guardrail examples, tests included, and the
-// built binaries pass `conformance run --plugin`.
+// of the inference-parser and guardrail examples, tests included, and of
+// the minipipe runtime with its adapter on sdk/runtimekit; the built
+// binaries pass `conformance run --plugin` and `--runtime`.
 //
 // The copies are the examples' current sources laid over the module with
 // `go build -overlay`, so they never drift and nothing is written into the
@@ -47,8 +55,12 @@ func TestOutsideModuleBuildsExamples(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	replace := map[string]string{filepath.Join(mod, "go.sum"): filepath.Join(root, "go.sum")}
+	copies := outsideRuntime
 	for _, pkg := range outsideCopies {
-		src := filepath.Join(root, "examples", "plugins", pkg)
+		copies = append(copies, [2]string{"examples/plugins/" + pkg, pkg})
+	}
+	for _, cp := range copies {
+		src, pkg := filepath.Join(root, filepath.FromSlash(cp[0])), filepath.FromSlash(cp[1])
 		files, err := filepath.Glob(filepath.Join(src, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no sources in %s: %v", src, err)
@@ -62,6 +74,7 @@ func TestOutsideModuleBuildsExamples(t *testing.T) {
 			for _, other := range outsideCopies {
 				b = bytes.ReplaceAll(b, []byte(`"github.com/abkit/abkit/examples/plugins/`+other+`"`), []byte(`"example.com/outside/`+other+`"`))
 			}
+			b = bytes.ReplaceAll(b, []byte(`"github.com/abkit/abkit/examples/runtimes/minipipe"`), []byte(`"example.com/outside/minipipe"`))
 			rewritten := filepath.Join(tmp, "src", pkg, filepath.Base(f))
 			if err := os.MkdirAll(filepath.Dir(rewritten), 0o755); err != nil {
 				t.Fatal(err)
@@ -106,6 +119,14 @@ func TestOutsideModuleBuildsExamples(t *testing.T) {
 			t.Logf("conformance run --plugin %s: %s", name, lastLine(out.String()))
 		})
 	}
+	t.Run("minipipe-runtime", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		code := cli.Main(ctx, &cli.App{Out: &out, Err: &errb}, []string{"run", "--runtime", filepath.Join(bin, "minipipe-runtime")})
+		if code != 0 {
+			t.Fatalf("conformance run --runtime minipipe-runtime: exit %d\n%s\n%s", code, out.String(), errb.String())
+		}
+		t.Logf("conformance run --runtime minipipe-runtime: %s", lastLine(out.String()))
+	})
 }
 
 func lastLine(s string) string {

@@ -14,12 +14,13 @@ import (
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
+	"github.com/abkit/abkit/sdk/runtimekit"
 )
 
-// probeExt is an extension backed by a probe.
+// probeExt is the kit's probe extension with the bugs injected around
+// its answers.
 type probeExt struct {
-	id  uint32
-	c   abkitv1.ProbeClient
+	runtimekit.ProbeExtension
 	bug Bug
 }
 
@@ -31,73 +32,43 @@ func (e probeExt) Call(ctx context.Context, point intercept.Point, payload json.
 	if e.bug == "allow-honoured-at-tool-before" && ended != nil && ended.Load() {
 		return intercept.Answer{Decision: intercept.DecisionContinue}, nil // the walk "ended" at an allow
 	}
-	r := call(ctx, e.c, &abkitv1.ProbeCall{Probe: e.id, Hook: "intercept", Point: string(point), PayloadJson: payload})
-	sleep(r)
-	if r.GetPanic() {
-		panic(fmt.Sprintf("probe extension %d panicked", e.id))
+	a, err := e.ProbeExtension.Call(ctx, point, payload)
+	if err != nil {
+		return a, err
 	}
-	if err := replyErr(r); err != nil {
-		return intercept.Answer{}, err
+	if e.bug == "allow-outside-perm" && point != intercept.PermissionDecision && (a.Decision == intercept.DecisionAllow || a.Decision == intercept.DecisionDeny) {
+		a.Decision = intercept.DecisionContinue // Bug (D9): allow/deny outside permission.decision accepted.
 	}
-	d := intercept.Decision(r.GetDecision())
-	if e.bug == "allow-outside-perm" && point != intercept.PermissionDecision && (d == intercept.DecisionAllow || d == intercept.DecisionDeny) {
-		d = intercept.DecisionContinue // Bug (D9): allow/deny outside permission.decision accepted.
-	}
-	if e.bug == "allow-honoured-at-tool-before" && point == intercept.ToolBefore && d == intercept.DecisionAllow && ended != nil {
+	if e.bug == "allow-honoured-at-tool-before" && point == intercept.ToolBefore && a.Decision == intercept.DecisionAllow && ended != nil {
 		// Bug (D9): allow is honoured at tool.before: the walk ends there,
 		// no violation. The dispatcher would flag it, so the harness
 		// answers continue and skips every later call of the dispatch.
 		ended.Store(true)
-		d = intercept.DecisionContinue
+		a.Decision = intercept.DecisionContinue
 	}
-	repl := r.GetReplacementJson()
-	if e.bug == "unknown-field-accepted" && d == intercept.DecisionReplace {
+	if e.bug == "unknown-field-accepted" && a.Decision == intercept.DecisionReplace {
 		// Bug (D8): replacements are decoded leniently: unknown fields are
 		// ignored instead of being a violation (the dispatcher decodes
 		// strictly, so the harness hands it the lenient re-encoding).
-		if _, err := intercept.DecodeStrict(point, repl); err != nil {
-			if v := intercept.PayloadFor(point); v != nil && json.Unmarshal(repl, v) == nil {
+		if _, err := intercept.DecodeStrict(point, a.Replacement); err != nil {
+			if v := intercept.PayloadFor(point); v != nil && json.Unmarshal(a.Replacement, v) == nil {
 				if b, err := json.Marshal(v); err == nil {
-					repl = b
+					a.Replacement = b
 				}
 			}
 		}
 	}
-	return intercept.Answer{Decision: d, Reason: r.GetReason(), Replacement: repl}, nil
-}
-
-func (e probeExt) Notify(point intercept.Point, payload json.RawMessage) error {
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-	defer cancel()
-	r, err := e.c.Call(ctx, &abkitv1.ProbeCall{Probe: e.id, Hook: "notify", Point: string(point), PayloadJson: payload})
-	if err != nil {
-		return err
-	}
-	sleep(r) // a slow observer holds up event delivery (D20)
-	return replyErr(r)
-}
-
-func manifestFrom(m *abkitv1.Manifest) intercept.Manifest {
-	out := intercept.Manifest{PluginID: m.GetPluginId(), Required: m.GetRequired(), Priority: int(m.GetPriority()),
-		Slots: m.GetSlots(), Timeout: time.Duration(m.GetTimeoutNs())}
-	for _, p := range m.GetPoints() {
-		out.Points = append(out.Points, intercept.Point(p))
-	}
-	return out
+	return a, nil
 }
 
 // RunIntercept builds a dispatcher of the scenario's extensions and
 // dispatches its payload, repeat times concurrently. It closes the
 // dispatcher (delivering every event) before answering.
-func (s *Server) RunIntercept(ctx context.Context, sc *abkitv1.InterceptScenario) (*abkitv1.InterceptRun, error) {
-	pc, err := s.probes(sc.GetBrokerId())
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) runIntercept(ctx context.Context, sc runtimekit.InterceptScenario) (*abkitv1.InterceptRun, error) {
 	var contribs []dispatch.Contribution
 	owned := map[string]bool{}
 	for _, es := range sc.GetExtensions() {
-		m := manifestFrom(es.GetManifest())
+		m := runtimekit.Manifest(es.GetManifest())
 		switch s.opts.Bug {
 		case "optional-fatal":
 			m.Required = true // Bug (D13): every failure is fatal.
@@ -113,7 +84,7 @@ func (s *Server) RunIntercept(ctx context.Context, sc *abkitv1.InterceptScenario
 			}
 			m.Slots = keep
 		}
-		contribs = append(contribs, dispatch.Contribution{Manifest: m, Extension: probeExt{id: es.GetProbe(), c: pc, bug: s.opts.Bug}})
+		contribs = append(contribs, dispatch.Contribution{Manifest: m, Extension: probeExt{ProbeExtension: runtimekit.ProbeExtension{Probe: es.GetProbe(), Probes: sc.Probes}, bug: s.opts.Bug}})
 	}
 	run := &abkitv1.InterceptRun{}
 	var wmu sync.Mutex
@@ -170,77 +141,16 @@ func (s *Server) RunIntercept(ctx context.Context, sc *abkitv1.InterceptScenario
 	return run, nil
 }
 
-// probeHook is a family H hook backed by a probe.
-type probeHook struct {
-	id   uint32
-	spec hooks.Spec
-	c    abkitv1.ProbeClient
-	bug  Bug
-}
+// swallowIgnored is the kit's probe hook with bug H5: a swallow does not
+// stop the chain.
+type swallowIgnored struct{ runtimekit.ProbeHook }
 
-func (h probeHook) Spec() hooks.Spec { return h.spec }
-
-func (h probeHook) call(ctx context.Context, hook string, v any) (*abkitv1.ProbeReply, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	r := call(ctx, h.c, &abkitv1.ProbeCall{Probe: h.id, Hook: hook, ValueJson: b})
-	sleep(r)
-	if r.GetPanic() {
-		panic(fmt.Sprintf("probe hook %s panicked", h.spec.ID))
-	}
-	if x := r.GetReject(); x != "" {
-		return nil, hooks.Reject(x)
-	}
-	return r, replyErr(r)
-}
-
-func (h probeHook) OnSubmit(ctx context.Context, s *hooks.Submit) error {
-	r, err := h.call(ctx, "submit", s)
-	if err != nil {
-		return err
-	}
-	if b := r.GetValueJson(); len(b) > 0 {
-		var ns hooks.Submit
-		if err := json.Unmarshal(b, &ns); err != nil {
-			return fmt.Errorf("probe submit value: %w", err)
-		}
-		*s = ns
-	}
-	return nil
-}
-
-func (h probeHook) OnPart(ctx context.Context, p hooks.Part) (hooks.Part, error) {
-	r, err := h.call(ctx, "part", p)
-	if err != nil {
-		return p, err
-	}
-	if b := r.GetValueJson(); len(b) > 0 {
-		var np hooks.Part
-		if err := json.Unmarshal(b, &np); err != nil {
-			return p, fmt.Errorf("probe part value: %w", err)
-		}
-		return np, nil
-	}
-	return p, nil
-}
-
-func (h probeHook) OnTool(ctx context.Context, ev hooks.ToolEvent) (hooks.ToolDecision, error) {
-	r, err := h.call(ctx, "tool", ev)
-	if err != nil {
-		return hooks.ToolDecision{}, err
-	}
-	var d hooks.ToolDecision
-	if b := r.GetValueJson(); len(b) > 0 {
-		if err := json.Unmarshal(b, &d); err != nil {
-			return hooks.ToolDecision{}, fmt.Errorf("probe tool decision: %w", err)
-		}
-	}
-	if h.bug == "swallow-continues" && d.Kind == hooks.DecisionSwallow {
+func (h swallowIgnored) OnTool(ctx context.Context, ev hooks.ToolEvent) (hooks.ToolDecision, error) {
+	d, err := h.ProbeHook.OnTool(ctx, ev)
+	if err == nil && d.Kind == hooks.DecisionSwallow {
 		d = hooks.ToolDecision{} // Bug (H5): swallow does not stop the chain.
 	}
-	return d, nil
+	return d, err
 }
 
 func failure(err error) *abkitv1.HookFailure {
@@ -262,23 +172,21 @@ func failure(err error) *abkitv1.HookFailure {
 }
 
 // RunHooks builds a hook bus of the scenario's hooks and runs one chain.
-func (s *Server) RunHooks(ctx context.Context, sc *abkitv1.HookScenario) (*abkitv1.HookRun, error) {
-	pc, err := s.probes(sc.GetBrokerId())
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) runHooks(ctx context.Context, sc runtimekit.HookScenario) (*abkitv1.HookRun, error) {
 	cfg := hookbus.Config{ToolPolicy: hooks.Policy(sc.GetToolPolicy())}
 	for _, hs := range sc.GetHooks() {
-		sp := hs.GetHook()
-		spec := hooks.Spec{ID: sp.GetId(), Order: int(sp.GetOrder()), Policy: hooks.Policy(sp.GetPolicy()), Kind: hooks.Kind(sp.GetKind())}
-		if s.opts.Bug == "unspecified-fail-open" && spec.Policy == "" && spec.Kind != hooks.KindTool {
-			spec.Policy = hooks.PolicyFailOpen // Bug (H3).
+		h := runtimekit.NewProbeHook(sc.Probes, hs)
+		if s.opts.Bug == "unspecified-fail-open" && h.Hook.Policy == "" && h.Hook.Kind != hooks.KindTool {
+			h.Hook.Policy = hooks.PolicyFailOpen // Bug (H3).
 		}
-		h := probeHook{id: hs.GetProbe(), spec: spec, c: pc, bug: s.opts.Bug}
-		switch spec.Kind {
+		switch h.Hook.Kind {
 		case hooks.KindSubmit:
 			cfg.Submit = append(cfg.Submit, h)
 		case hooks.KindTool:
+			if s.opts.Bug == "swallow-continues" {
+				cfg.Tools = append(cfg.Tools, swallowIgnored{h})
+				continue
+			}
 			cfg.Tools = append(cfg.Tools, h)
 		default:
 			cfg.Parts = append(cfg.Parts, h)

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -14,29 +12,25 @@ import (
 	"github.com/abkit/abkit/internal/pipeline"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/runtimekit"
 )
 
 // Exchange-scoped values the harness keeps on each gateway exchange.
 var (
-	exIndexKey = gateway.NewKey[uint32]("refruntime.exchange")
-	reqCtxKey  = gateway.NewKey[context.Context]("refruntime.request-ctx")
-	deferKey   = gateway.NewKey[*[]func()]("refruntime.deferred")
+	reqCtxKey = gateway.NewKey[context.Context]("refruntime.request-ctx")
+	deferKey  = gateway.NewKey[*[]func()]("refruntime.deferred")
 	// frameDeferKey holds frame calls a frame-order bug holds back.
 	frameDeferKey = gateway.NewKey[*[]func()]("refruntime.deferred-frames")
 	// deniedKey names the plugin whose OnRequest denied (for a bug).
 	deniedKey = gateway.NewKey[string]("refruntime.denied-by")
 )
 
-type cancelKey struct{}
-
-// probePlugin is one pipeline instance backed by a probe.
+// probePlugin is one pipeline instance backed by a probe: the kit's probe
+// plugin, with the bugs injected around its calls.
 type probePlugin struct {
-	id    uint32
-	name  string
-	caps  gateway.Capabilities
-	c     abkitv1.ProbeClient
-	bug   Bug
-	state gateway.Key[string]
+	*runtimekit.ProbePlugin
+	name string
+	bug  Bug
 	// lastInFrame: the plugin is the first streamer in declaration order,
 	// so the last to get each frame (for the frame-order bugs).
 	lastInFrame bool
@@ -45,83 +39,13 @@ type probePlugin struct {
 	frames map[uint32]int // frames seen per exchange (for a bug)
 }
 
-func (p *probePlugin) Name() string                       { return p.name }
-func (p *probePlugin) Capabilities() gateway.Capabilities { return p.caps }
-
-func outcomeProto(o gateway.Outcome) *abkitv1.Outcome {
-	return &abkitv1.Outcome{Kind: o.Kind.String(), Status: int32(o.Status), DeniedBy: o.DeniedBy, Reason: o.Reason, DurationNs: int64(o.Duration)}
+func (p *probePlugin) hook(ctx context.Context, ex *gateway.Exchange, hook string, frame []byte, last bool) *runtimekit.Reply {
+	return p.Call(ctx, ex, hook, frame, last)
 }
 
-func (p *probePlugin) hook(ctx context.Context, ex *gateway.Exchange, hook string, frame []byte, last bool) *abkitv1.ProbeReply {
-	pc := &abkitv1.ProbeCall{Probe: p.id, Hook: hook, Frame: frame, Last: last}
-	if ex != nil {
-		pc.Exchange, _ = gateway.GetState(ex, exIndexKey)
-		if o, ok := ex.Outcome(); ok {
-			pc.HasOutcome, pc.Outcome = true, outcomeProto(o)
-		}
-		pc.State, pc.HasState = gateway.GetState(ex, p.state)
-		if b := ex.RequestBody(); b != nil {
-			pc.HasRequestBody, pc.RequestBody = true, b
-		}
-		if b := ex.ResponseBody(); b != nil {
-			pc.HasResponseBody, pc.ResponseBody = true, b
-		}
-		rq := &ex.Request
-		pc.Request = &abkitv1.HTTPRequest{Method: rq.Method, Url: rq.URL, Header: abkitv1.HeaderToProto(rq.Header),
-			Scheme: rq.Scheme, Host: rq.Host, Path: rq.Path, RawQuery: rq.RawQuery, RemoteAddr: rq.RemoteAddr}
-		if ex.Response.Status != 0 {
-			pc.HasResponse, pc.ResponseHeader = true, abkitv1.HeaderToProto(ex.Response.Header)
-		}
-		if id, ok := ex.Identity(); ok {
-			pc.IdentityJson, _ = json.Marshal(id)
-		}
-	}
-	r := call(ctx, p.c, pc)
-	if ex != nil {
-		if d := r.GetRequestHeader(); !d.Empty() {
-			d.Apply(ex.Request.Header)
-		}
-		if d := r.GetResponseHeader(); !d.Empty() && ex.Response.Header != nil {
-			d.Apply(ex.Response.Header)
-		}
-		if b := r.GetSetIdentityJson(); len(b) > 0 {
-			var id gateway.Identity
-			if json.Unmarshal(b, &id) == nil {
-				ex.SetIdentity(id)
-			}
-		}
-		if r.GetSetState() {
-			gateway.SetState(ex, p.state, r.GetState())
-		}
-		if r.GetWriteRequestBody() {
-			ex.SetRequestBody(r.GetBody())
-		}
-		if r.GetWriteResponseBody() {
-			ex.SetResponseBody(r.GetBody())
-		}
-	}
-	if r.GetCancelClient() {
-		if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
-			cancel()
-		}
-	}
-	sleep(r)
-	if r.GetPanic() {
-		panic(fmt.Sprintf("probe %s panicked in %s", p.name, hook))
-	}
-	return r
-}
+var action = runtimekit.Action
 
-func action(r *abkitv1.ProbeReply) gateway.Action {
-	return r.GetAction().Gateway()
-}
-
-func replyErr(r *abkitv1.ProbeReply) error {
-	if e := r.GetError(); e != "" {
-		return errors.New(e)
-	}
-	return nil
-}
+func replyErr(r *runtimekit.Reply) error { return r.Err() }
 
 func (p *probePlugin) OnRequest(ctx context.Context, ex *gateway.Exchange) gateway.Action {
 	a := action(p.hook(ctx, ex, "request", nil, false))
@@ -167,7 +91,7 @@ func (p *probePlugin) finish(ctx context.Context, ex *gateway.Exchange) error {
 }
 
 func (p *probePlugin) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
-	idx, _ := gateway.GetState(ex, exIndexKey)
+	idx := runtimekit.ExchangeIndex(ex)
 	p.mu.Lock()
 	seen := p.frames[idx]
 	if !last {
@@ -220,95 +144,21 @@ func (p *probePlugin) frame(ctx context.Context, ex *gateway.Exchange, frame []b
 	return a
 }
 
-// Behaviour mixins: the pipeline sees exactly the declared behaviours.
-type finM struct{ p *probePlugin }
-
-func (m finM) OnFinish(ctx context.Context, ex *gateway.Exchange) error { return m.p.finish(ctx, ex) }
-
-type strM struct{ p *probePlugin }
-
-func (m strM) OnResponseFrame(ctx context.Context, ex *gateway.Exchange, f []byte, last bool) gateway.Action {
-	return m.p.frame(ctx, ex, f, last)
-}
-
-type lcM struct{ p *probePlugin }
-
-func (m lcM) Init(ctx context.Context) error {
-	return replyErr(m.p.hook(ctx, nil, "init", nil, false))
-}
-func (m lcM) Shutdown(ctx context.Context) error {
-	return replyErr(m.p.hook(ctx, nil, "shutdown", nil, false))
-}
-func (m lcM) Ready(ctx context.Context) error {
-	return replyErr(m.p.hook(ctx, nil, "ready", nil, false))
-}
-
-// wrap returns p with the declared behaviours. The lifecycle behaviours
-// (init, shutdown, ready) come as a group: any of them declares all three.
-func wrap(p *probePlugin, behaviours []string) gateway.Plugin {
-	has := map[string]bool{}
-	for _, b := range behaviours {
-		has[b] = true
+// wrap returns p with the declared behaviours (the kit's, with the bugs'
+// finish and frame calls).
+func wrap(p *probePlugin) gateway.Plugin {
+	o := p.Optional()
+	if o.Finish != nil {
+		o.Finish = p.finish
 	}
-	fin, str, lc := finM{p}, strM{p}, lcM{p}
-	l := has["init"] || has["shutdown"] || has["ready"]
-	switch {
-	case has["finish"] && has["stream"] && l:
-		return &struct {
-			*probePlugin
-			finM
-			strM
-			lcM
-		}{p, fin, str, lc}
-	case has["finish"] && has["stream"]:
-		return &struct {
-			*probePlugin
-			finM
-			strM
-		}{p, fin, str}
-	case has["finish"] && l:
-		return &struct {
-			*probePlugin
-			finM
-			lcM
-		}{p, fin, lc}
-	case has["stream"] && l:
-		return &struct {
-			*probePlugin
-			strM
-			lcM
-		}{p, str, lc}
-	case has["finish"]:
-		return &struct {
-			*probePlugin
-			finM
-		}{p, fin}
-	case has["stream"]:
-		return &struct {
-			*probePlugin
-			strM
-		}{p, str}
-	case l:
-		return &struct {
-			*probePlugin
-			lcM
-		}{p, lc}
+	if o.Frame != nil {
+		o.Frame = p.frame
 	}
-	return p
+	return gateway.Compose(p, o)
 }
 
-func capsFrom(c *abkitv1.Capabilities) gateway.Capabilities {
-	return gateway.Capabilities{ReadsBody: c.GetReadsBody(), WritesRequestBody: c.GetWritesRequestBody(),
-		WritesResponseBody: c.GetWritesResponseBody(), Requires: c.GetRequires(), RequiresAny: c.GetRequiresAny(),
-		Description: c.GetDescription()}
-}
-
-// RunPipeline builds the scenario's chain and runs it.
-func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) (*abkitv1.PipelineRun, error) {
-	pc, err := s.probes(sc.GetBrokerId())
-	if err != nil {
-		return nil, err
-	}
+// runPipeline builds the scenario's chain and runs it.
+func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.PipelineRun, error) {
 	dir, err := gateway.ParseDirection(sc.GetDirection())
 	if err != nil {
 		return nil, err
@@ -316,31 +166,19 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 	var factories []gateway.Factory
 	seenReq, seenResp := false, false
 	// The first streamer in declaration order gets each frame last.
-	streams := map[string]bool{}
-	for _, ps := range sc.GetPlugins() {
-		for _, b := range ps.GetBehaviours() {
-			if b == "stream" {
-				streams[ps.GetName()] = true
-			}
-		}
-	}
 	firstStreamer := ""
 	for _, e := range sc.GetEntries() {
-		if streams[e.GetPlugin()] && e.GetOnError() != "off" {
+		if ps := sc.Plugin(e.GetPlugin()); ps != nil && runtimekit.Has(ps, "stream") && e.GetOnError() != "off" {
 			firstStreamer = e.GetPlugin()
 			break
 		}
 	}
 	for _, ps := range sc.GetPlugins() {
-		f := gateway.Factory{Name: ps.GetName()}
-		if len(ps.GetConfigSchemaJson()) > 0 {
-			var cs gateway.ConfigSchema
-			if err := json.Unmarshal(ps.GetConfigSchemaJson(), &cs); err != nil {
-				return nil, fmt.Errorf("plugin %q: config schema: %w", ps.GetName(), err)
-			}
-			f.Config = &cs
+		f, err := runtimekit.Factory(sc.Probes, ps)
+		if err != nil {
+			return nil, err
 		}
-		caps := capsFrom(ps.GetCapabilities())
+		caps := runtimekit.Capabilities(ps.GetCapabilities())
 		if s.opts.Bug == "second-writer-accepted" {
 			// Bug (P9): a second writer of a direction silently loses its
 			// write capability instead of failing the build.
@@ -353,11 +191,11 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 			seenReq = seenReq || caps.WritesRequestBody
 			seenResp = seenResp || caps.WritesResponseBody
 		}
-		id, name, behaviours := ps.GetProbe(), ps.GetName(), ps.GetBehaviours()
 		f.New = func(json.RawMessage) (gateway.Plugin, error) {
-			p := &probePlugin{id: id, name: name, caps: caps, c: pc, bug: s.opts.Bug,
-				state: gateway.NewKey[string]("probe." + name), frames: map[uint32]int{}, lastInFrame: name == firstStreamer}
-			return wrap(p, behaviours), nil
+			kp := runtimekit.NewProbePlugin(sc.Probes, ps)
+			kp.SetCapabilities(caps)
+			p := &probePlugin{ProbePlugin: kp, name: ps.GetName(), bug: s.opts.Bug, frames: map[uint32]int{}, lastInFrame: ps.GetName() == firstStreamer}
+			return wrap(p), nil
 		}
 		factories = append(factories, f)
 	}
@@ -374,7 +212,6 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 		}
 		spec.Entries = append(spec.Entries, pipeline.Entry{Plugin: e.GetPlugin(), Config: e.GetConfigJson(), OnError: pipeline.OnError(e.GetOnError())})
 	}
-	run := &abkitv1.PipelineRun{}
 	chain, err := pipeline.Build(spec, factories, pipeline.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs())})
 	if err != nil {
 		var be *pipeline.BuildError
@@ -385,8 +222,9 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 		if s.opts.Alt == "fail-fast-build" {
 			errs = failFast(errs)
 		}
+		run := &abkitv1.PipelineRun{}
 		for _, re := range errs {
-			be := &abkitv1.BuildError{Rule: re.Rule, Plugin: re.Plugin, Message: re.Error()}
+			be := runtimekit.BuildError(re.Rule, re.Plugin, re.Error())
 			if s.opts.Alt == "build-errors-without-rules" {
 				be.Rule, be.Message = "", plainBuildMessage(re)
 			}
@@ -397,84 +235,23 @@ func (s *Server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) 
 		}
 		return run, nil
 	}
-	if sc.GetStart() {
-		if err := chain.Start(ctx); err != nil {
-			run.StartError = err.Error()
-		}
-	}
-	if n := int(sc.GetReadyCalls()); n > 0 {
-		run.ReadyErrors = make([]string, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() {
-				if err := chain.Ready(ctx); err != nil {
-					run.ReadyErrors[i] = err.Error()
-				}
-			})
-		}
-		wg.Wait()
-	}
-	if run.StartError == "" {
-		for i, es := range sc.GetExchanges() {
-			run.Exchanges = append(run.Exchanges, s.exchange(ctx, chain, uint32(i), es))
-		}
-	}
-	if sc.GetStop() {
-		sctx := ctx
-		if n := sc.GetStopTimeoutNs(); n > 0 {
-			c, cancel := context.WithTimeout(ctx, time.Duration(n))
-			defer cancel()
-			sctx = c
-		}
-		if err := chain.Stop(sctx); err != nil {
-			run.StopError = err.Error()
-		}
-	}
-	return run, nil
-}
-
-// chunks replays the upstream's chunks, ending early when asked.
-type chunks struct {
-	list  [][]byte
-	early bool
-	i     int
-}
-
-func (c *chunks) Next(ctx context.Context) ([]byte, error) {
-	// A real upstream body read fails once the request context is done
-	// (the client went away); the scripted one does the same.
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if c.i < len(c.list) {
-		c.i++
-		return c.list[c.i-1], nil
-	}
-	if c.early {
-		return nil, errors.New("upstream stream broke (scripted early end)")
-	}
-	return nil, io.EOF
+	return sc.Run(ctx, runtimekit.Chain{Start: chain.Start, Ready: chain.Ready, Stop: chain.Stop,
+		Exchange: func(ctx context.Context, idx uint32, es *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
+			return s.exchange(ctx, chain, idx, es)
+		}}), nil
 }
 
 func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32, es *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
 	rq := es.GetRequest()
 	req := pipeline.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Scheme: rq.GetScheme(), Host: rq.GetHost(), Path: rq.GetPath(),
-		RawQuery: rq.GetRawQuery(), RemoteAddr: rq.GetRemoteAddr(), Header: abkitv1.HeaderFromProto(rq.GetHeader())}
-	if rq.GetHasBody() {
-		req.Body = rq.GetBody()
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	rctx = context.WithValue(rctx, cancelKey{}, context.CancelFunc(cancel))
-	if es.GetCancelled() {
-		cancel()
-	}
-	client := &pipeline.BufferClient{}
+		RawQuery: rq.GetRawQuery(), RemoteAddr: rq.GetRemoteAddr(), Header: abkitv1.HeaderFromProto(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
+	client, rctx := runtimekit.NewClient(ctx, es)
+	defer client.Cancel()
 	orig := req.Header.Clone() // the exchange takes req.Header
-	e := chain.NewExchange(req, pipeline.ExchangeOptions{Client: client})
+	e := chain.NewExchange(req, pipeline.ExchangeOptions{Client: pipeline.HTTPClient{W: client}})
 	gx := e.Gateway()
-	gateway.SetState(gx, exIndexKey, idx)
-	gateway.SetState(gx, reqCtxKey, context.Context(rctx))
+	runtimekit.SetExchange(gx, idx)
+	gateway.SetState(gx, reqCtxKey, rctx)
 	var deferred, deferredFrames []func()
 	gateway.SetState(gx, deferKey, &deferred)
 	gateway.SetState(gx, frameDeferKey, &deferredFrames)
@@ -500,16 +277,10 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 			// Bug (P32): the upstream gets the request as the client sent it.
 			upHeader = orig
 		}
-		u := es.GetUpstream()
-		up := pipeline.Upstream{Status: int(u.GetStatus()), Header: abkitv1.HeaderFromProto(u.GetHeader()), Body: u.GetBody()}
-		if u.GetError() != "" {
-			up.Err = errors.New(u.GetError())
-		} else if len(u.GetChunks()) > 0 || u.GetEarlyEnd() {
-			up.Body = nil
-			up.Stream = &chunks{list: u.GetChunks(), early: u.GetEarlyEnd()}
-		}
-		if up.Header == nil {
-			up.Header = http.Header{}
+		u := runtimekit.NewUpstream(es.GetUpstream())
+		up := pipeline.Upstream{Status: u.Status, Header: u.Header, Body: u.Body, Err: u.Err}
+		if u.Stream != nil {
+			up.Stream = u.Stream
 		}
 		e.Respond(rctx, up)
 	}
@@ -523,15 +294,15 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 	if es.GetFinishTwice() {
 		res = e.Finish()
 	}
-	out := &abkitv1.ExchangeRun{Outcome: outcomeProto(res.Outcome), Status: int32(client.Status), Body: client.Body.Bytes(),
-		Streamed: res.Streamed, Frames: int32(res.Frames), RequestBody: res.RequestBody,
-		Cancelled: errors.Is(res.Err, pipeline.ErrCanceled), Header: abkitv1.HeaderToProto(client.Header),
+	out := &abkitv1.ExchangeRun{Outcome: runtimekit.OutcomeOf(res.Outcome), Streamed: res.Streamed, Frames: int32(res.Frames),
+		RequestBody: res.RequestBody, Cancelled: errors.Is(res.Err, pipeline.ErrCanceled),
 		UpstreamCalled: upHeader != nil, UpstreamHeader: abkitv1.HeaderToProto(upHeader)}
+	client.Fill(out)
 	if res.Err != nil {
 		out.Error = res.Err.Error()
 	}
 	for _, w := range res.Warnings {
-		out.Warnings = append(out.Warnings, &abkitv1.RuntimeWarning{Rule: w.Rule, Plugin: w.Plugin, Message: w.String()})
+		out.Warnings = append(out.Warnings, runtimekit.Warning(w.Rule, w.Plugin, w.String()))
 	}
 	return out
 }

@@ -25,9 +25,9 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/plugintls"
-	"github.com/abkit/abkit/internal/refruntime"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/runtimekit"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -143,8 +143,8 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 	// wrapper script's children go too and cannot hold the reap up.
 	pluginhost.OwnProcessGroup(cmd)
 	cfg := &plugin.ClientConfig{
-		HandshakeConfig: refruntime.Handshake(),
-		VersionedPlugins: map[int]plugin.PluginSet{refruntime.ProtocolVersion: {refruntime.PluginSetName: &refruntime.GRPCPlugin{
+		HandshakeConfig: runtimekit.Handshake(),
+		VersionedPlugins: map[int]plugin.PluginSet{runtimekit.ProtocolVersion: {runtimekit.PluginSetName: &runtimekit.GRPCPlugin{
 			NewClient: func(b *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
 				return clientSide{broker: b, rpc: abkitv1.NewRuntimeClient(cc)}, nil
 			}}}},
@@ -174,14 +174,14 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 	}
 	if err != nil {
 		return fail(fmt.Errorf("%s is not a working abkit runtime: the runtime handshake (%s, protocol %d) failed: %w",
-			abs, refruntime.MagicCookieKey, refruntime.ProtocolVersion, err))
+			abs, runtimekit.MagicCookieKey, runtimekit.ProtocolVersion, err))
 	}
 	if !plugintls.Pinned(cfg) {
 		return fail(fmt.Errorf("%s is not a working abkit runtime: %w", abs, plugintls.ErrNoCertificate))
 	}
-	raw, err := cp.Dispense(refruntime.PluginSetName)
+	raw, err := cp.Dispense(runtimekit.PluginSetName)
 	if err != nil {
-		return fail(fmt.Errorf("%s: dispense %q: %w", abs, refruntime.PluginSetName, err))
+		return fail(fmt.Errorf("%s: dispense %q: %w", abs, runtimekit.PluginSetName, err))
 	}
 	cs := raw.(clientSide)
 	r := &Runtime{client: client, cmd: cmd, groups: l.Groups, rpc: cs.rpc, stderr: st, probes: map[uint32]*probe{}}

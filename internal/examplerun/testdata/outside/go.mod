@@ -1,9 +1,11 @@
 // An example module outside abkit's: it builds copies of the
-// inference-parser and guardrail examples against the public SDK only.
+// inference-parser and guardrail examples, and of the minipipe runtime with
+// its adapter, against the public SDK only.
 // outside_test.go (in internal/examplerun) lays the examples' current
 // sources over inferenceparser/ and guardrail/ with `go build -overlay`, so
 // the copy never drifts, and runs `conformance run --plugin` on the
-// binaries. The replace points at this checkout.
+// binaries (`--runtime` on minipipe-runtime). The replace points at this
+// checkout.
 module example.com/outside
 
 go 1.26.7

@@ -1,0 +1,149 @@
+// Command minipipe-runtime puts the minipipe runtime under abkit's runtime
+// conformance suite (family P): on sdk/runtimekit, the adapter is the
+// translation between the suite's scenarios and minipipe's types alone.
+//
+//	go build -o bin/ ./cmd/conformance ./examples/runtimes/minipipe/cmd/minipipe-runtime
+//	bin/conformance run --runtime bin/minipipe-runtime
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/abkit/abkit/examples/runtimes/minipipe"
+	"github.com/abkit/abkit/sdk/runtimekit"
+)
+
+func main() {
+	runtimekit.Serve(runtimekit.Runtime{Name: "minipipe", Version: "v0", Pipeline: run, Alternatives: map[string]string{
+		"P15.reject-status": "as-given",    // a stage's status is sent as given
+		"P13.overrun":       "synchronous", // Close trusts the deadline
+		"P30.overrun":       "synchronous", // each Done runs in turn under its deadline
+	}})
+}
+
+// rules are the contract rules behind minipipe's problem and warning codes.
+var rules = map[string]string{"no-name": "P1", "twice": "P1", "requires": "P7", "requires-any": "P8", "finished-twice": "P30", "writer": "P9", "waypoint-writer": "P10",
+	"refused-write": "P17", "observed": "P6", "unterminated": "P19", "finish-failed": "P30"}
+
+func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.PipelineRun, error) {
+	var stages []*minipipe.Stage
+	var errs []*runtimekit.BuildErrorMsg
+	if m := sc.GetMode(); m != "" && m != "proxy" && m != "waypoint" {
+		errs = append(errs, runtimekit.BuildError("P10", "", "unknown mode "+m))
+	}
+	for _, e := range sc.GetEntries() {
+		ps := sc.Plugin(e.GetPlugin())
+		switch {
+		case e.GetOnError() == "off":
+			continue
+		case e.GetOnError() != "" && e.GetOnError() != "enforce" && e.GetOnError() != "observe":
+			errs = append(errs, runtimekit.BuildError("P6", e.GetPlugin(), "unknown on_error "+e.GetOnError()))
+		case ps == nil && e.GetPlugin() != "":
+			errs = append(errs, runtimekit.BuildError("P6", e.GetPlugin(), "no plugin of that name"))
+			continue
+		case ps != nil && len(ps.GetConfigSchemaJson()) == 0 && runtimekit.HasConfig(e):
+			errs = append(errs, runtimekit.BuildError("P6", e.GetPlugin(), "config given to a plugin that takes none"))
+		}
+		if ps == nil {
+			ps = &runtimekit.ProbeSpec{} // an entry naming no plugin: minipipe reports it
+		}
+		stages = append(stages, stage(sc.Probes, ps, e.GetOnError() == "observe"))
+	}
+	pipe, err := minipipe.New(stages, minipipe.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs()), Waypoint: sc.GetMode() == "waypoint"})
+	for _, e := range runtimekit.Errors(err) {
+		var p *minipipe.Problem
+		if errors.As(e, &p) {
+			errs = append(errs, runtimekit.BuildError(rules[p.Kind], p.Stage, p.Error()))
+		}
+	}
+	if len(errs) > 0 {
+		return &runtimekit.PipelineRun{BuildErrors: errs}, nil
+	}
+	return sc.Run(ctx, runtimekit.Chain{Start: pipe.Open, Ready: pipe.Ready, Stop: pipe.Close,
+		Exchange: func(ctx context.Context, idx uint32, es *runtimekit.ExchangeSpec) *runtimekit.ExchangeRun {
+			client, rctx := runtimekit.NewClient(ctx, es)
+			defer client.Cancel()
+			rq, up := es.GetRequest(), runtimekit.NewUpstream(es.GetUpstream())
+			req := &minipipe.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: runtimekit.Header(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
+			ex := pipe.Serve(rctx, int(idx), req, func(context.Context, *minipipe.Request) (*minipipe.Response, error) {
+				if up.Err != nil {
+					return nil, up.Err
+				}
+				resp := &minipipe.Response{Status: up.Status, Header: up.Header, Body: up.Body}
+				if up.Stream != nil {
+					resp.Next = up.Stream.Next
+				}
+				return resp, nil
+			}, client)
+			res := ex.Finish()
+			if es.GetFinishTwice() {
+				res = ex.Finish()
+			}
+			out := &runtimekit.ExchangeRun{Outcome: outcome(&res), Streamed: res.Streamed, Frames: int32(res.Frames),
+				RequestBody: res.SentBody, Cancelled: res.Cancelled}
+			client.Fill(out)
+			for _, w := range res.Warnings {
+				out.Warnings = append(out.Warnings, runtimekit.Warning(rules[w.Code], w.Stage, w.Text))
+			}
+			return out
+		}}), nil
+}
+
+// stage is probe ps as a minipipe stage: each step is one probe call.
+func stage(probes *runtimekit.Probes, ps *runtimekit.ProbeSpec, observe bool) *minipipe.Stage {
+	c, name := ps.GetCapabilities(), ps.GetName()
+	s := &minipipe.Stage{Name: name, Reads: c.GetReadsBody(), WritesRequest: c.GetWritesRequestBody(), WritesResponse: c.GetWritesResponseBody(),
+		Requires: c.GetRequires(), RequiresAny: c.GetRequiresAny(), Observe: observe}
+	call := func(ctx context.Context, mc *minipipe.Call, hook string, frame []byte, last bool) *runtimekit.Reply {
+		pc := &runtimekit.ProbeCall{Probe: ps.GetProbe(), Hook: hook, Frame: frame, Last: last, Exchange: uint32(mc.Index)}
+		pc.State, pc.HasState = mc.Bag[name]
+		pc.HasRequestBody, pc.RequestBody = mc.Req.Body != nil, mc.Req.Body
+		if mc.Resp != nil {
+			pc.HasResponseBody, pc.ResponseBody = mc.Resp.Body != nil, mc.Resp.Body
+		}
+		if mc.Done != nil {
+			pc.HasOutcome, pc.Outcome = true, outcome(mc.Done)
+		}
+		r := probes.Call(ctx, pc)
+		if r.GetSetState() {
+			mc.Bag[name] = r.GetState()
+		}
+		if r.GetWriteRequestBody() {
+			mc.SetRequestBody(r.GetBody())
+		}
+		if r.GetWriteResponseBody() {
+			mc.SetResponseBody(r.GetBody())
+		}
+		r.Act(ctx)
+		return r
+	}
+	verdict := func(r *runtimekit.Reply) (v minipipe.Verdict) {
+		v.Status, v.Text, v.Stop = r.Rejects()
+		return v
+	}
+	step := func(hook string) func(context.Context, *minipipe.Call) minipipe.Verdict {
+		return func(ctx context.Context, mc *minipipe.Call) minipipe.Verdict {
+			return verdict(call(ctx, mc, hook, nil, false))
+		}
+	}
+	s.Before, s.After = step("request"), step("response")
+	if runtimekit.Has(ps, "stream") {
+		s.Chunk = func(ctx context.Context, mc *minipipe.Call, f []byte, last bool) minipipe.Verdict {
+			return verdict(call(ctx, mc, "frame", f, last))
+		}
+	}
+	if runtimekit.Has(ps, "finish") {
+		s.Done = func(ctx context.Context, mc *minipipe.Call) error { return call(ctx, mc, "finish", nil, false).Err() }
+	}
+	if runtimekit.Has(ps, "init") {
+		s.Open, s.Close = probes.Lifecycle(ps.GetProbe(), "init"), probes.Lifecycle(ps.GetProbe(), "shutdown")
+		s.Ready = probes.Lifecycle(ps.GetProbe(), "ready")
+	}
+	return s
+}
+
+func outcome(r *minipipe.Result) *runtimekit.OutcomeMsg {
+	return runtimekit.Outcome(r.Kind, r.Status, r.By, r.Reason, r.Took)
+}
