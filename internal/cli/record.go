@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"time"
 
+	"github.com/abkit/abkit/internal/netlimit"
 	"github.com/abkit/abkit/internal/replay/record"
 	"github.com/spf13/cobra"
 )
 
 func newRecordCmd(o *globalOpts) *cobra.Command {
 	var upstream, listen, out string
+	var lim netlimit.Limits
 	c := &cobra.Command{
 		Use:   "record --upstream URL --listen 127.0.0.1:PORT --out DIR",
 		Short: "Record live exchanges through a reverse proxy into fixtures",
@@ -59,24 +60,25 @@ their count on stderr. The proxy asks the upstream for uncompressed bodies.`,
 			if err != nil {
 				return readErr(fmt.Errorf("listen %s: %w", listen, err))
 			}
-			return serveRecord(cmd.Context(), o, format, p, ln)
+			return serveRecord(cmd.Context(), o, format, p, lim, ln)
 		},
 	}
 	f := c.Flags()
 	f.StringVar(&upstream, "upstream", "", "upstream base URL, such as https://api.example.com")
 	f.StringVar(&listen, "listen", "127.0.0.1:8089", "address to listen on")
 	f.StringVar(&out, "out", "", "directory for the fixtures")
+	serverLimitFlags(f, &lim)
 	return c
 }
 
 // serveRecord serves p on ln until ctx ends (SIGINT), then drains and
 // prints the fixtures written (stdout, in the output format; the count
 // goes to stderr).
-func serveRecord(ctx context.Context, o *globalOpts, format string, p *record.Proxy, ln net.Listener) error {
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+func serveRecord(ctx context.Context, o *globalOpts, format string, p *record.Proxy, lim netlimit.Limits, ln net.Listener) error {
+	srv := lim.Server(p)
 	fmt.Fprintf(o.app.Err, "recording on http://%s; Ctrl-C to stop\n", ln.Addr())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(lim.Listener(ln)) }()
 	select {
 	case err := <-errc:
 		return readErr(fmt.Errorf("serve: %w", err))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/netlimit"
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/replay"
@@ -19,6 +20,7 @@ import (
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type serveOpts struct {
@@ -26,6 +28,7 @@ type serveOpts struct {
 	ring, bodyCap                                         int
 	grace                                                 time.Duration
 	ui                                                    bool
+	limits                                                netlimit.Limits
 }
 
 func newServeCmd(o *globalOpts) *cobra.Command {
@@ -81,6 +84,7 @@ at once. With --ui the terminal UI opens on its Live tab (as 'abctl ui
 	f.IntVar(&s.ring, "ring", live.DefaultRing, "how many finished exchanges the API keeps")
 	f.IntVar(&s.bodyCap, "body-cap", live.DefaultBodyCap, "bytes of each body the API keeps per exchange; longer bodies are cut and marked truncated")
 	f.DurationVar(&s.grace, "grace", 5*time.Second, "how long exchanges in flight may take to finish after SIGINT or SIGTERM")
+	serverLimitFlags(f, &s.limits)
 	f.BoolVar(&s.ui, "ui", false, "open the terminal UI on its Live tab, attached to this serve; quitting it stops serve (s saves into RECORD/saved with --record, else the current directory)")
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	_ = c.RegisterFlagCompletionFunc("direction", cobra.FixedCompletions([]cobra.Completion{"inbound", "outbound"}, cobra.ShellCompDirectiveNoFileComp))
@@ -153,7 +157,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 			ch.Close(cctx)
 		}()
 		srv, err := live.New(live.Options{Upstream: s.upstream, Chain: ch, ChainFile: cf, Factories: factories,
-			RecordDir: s.record, Ring: s.ring, BodyCap: s.bodyCap, Log: log})
+			RecordDir: s.record, Ring: s.ring, BodyCap: s.bodyCap, Log: log, Limits: s.limits})
 		if err != nil {
 			return usageErr(err)
 		}
@@ -252,4 +256,14 @@ func printServeStats(o *globalOpts, format, recordDir string, srv *live.Server) 
 		Recorded  int64  `json:"recorded"`
 		RecordDir string `json:"record_dir,omitempty"`
 	}{st.Served, st.Cut, st.Recorded, recordDir}))
+}
+
+// serverLimitFlags adds the client-connection bounds serve and record
+// share (docs/limits.md).
+func serverLimitFlags(f *pflag.FlagSet, l *netlimit.Limits) {
+	f.DurationVar(&l.ReadHeader, "read-header-timeout", netlimit.DefaultReadHeader, "how long a request's header may take to arrive")
+	f.DurationVar(&l.ReadBody, "read-body-timeout", netlimit.DefaultReadBody, "how long a request's body may take to arrive")
+	f.DurationVar(&l.Idle, "idle-timeout", netlimit.DefaultIdle, "how long an idle keep-alive connection stays open")
+	f.DurationVar(&l.Write, "write-timeout", netlimit.DefaultWrite, "how long one write to a client may block before the client is cut (a progress bound: a stream that is read is never cut)")
+	f.IntVar(&l.MaxConns, "max-conns", 0, "most client connections open at once; past it a connection is answered 503 (default: half the open-file limit, 32 to 10000)")
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/netlimit"
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/replay"
@@ -72,6 +73,9 @@ type Options struct {
 	BodyCap int
 	// Log receives warnings; nil discards them.
 	Log *slog.Logger
+	// Limits bound the clients' connections: header, body, idle and
+	// write timeouts and the number of connections (netlimit defaults).
+	Limits netlimit.Limits
 
 	// queue replaces MaxQueued and writeGate runs before each fixture is
 	// written: tests hold the writer.
@@ -193,10 +197,10 @@ func (s *Server) Stats() Stats {
 // outcome report), and Serve returns once every exchange and fixture
 // write has ended. It returns an error only when the listener fails.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return s.cutCtx }}
+	srv := s.opts.Limits.Server(s)
+	srv.BaseContext = func(net.Listener) context.Context { return s.cutCtx }
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(s.opts.Limits.Listener(ln)) }()
 	select {
 	case err := <-errc:
 		s.cut(err)
