@@ -354,6 +354,18 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	}
 	res := x.Finish()
 	s.finish(ctx, r, id, started, path, targetURL, sent, reqBody, called, upStatus, upHeader, upComplete, keep, rec, res)
+	abortIfBroken(res)
+}
+
+// abortIfBroken breaks the client's connection (HTTP/1) or resets its
+// stream (HTTP/2) when the upstream's body failed after the response
+// header went out: what was relayed is flushed, but a clean end would
+// tell the client it has the whole answer. The exchange is kept and
+// announced first. net/http recovers http.ErrAbortHandler without a log.
+func abortIfBroken(res *pipeline.Result) {
+	if res.Streamed && errors.Is(res.Err, pipeline.ErrUpstream) {
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // forward sends the chain's request upstream and runs the response side

@@ -257,7 +257,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if rerr != nil {
 			p.log.Warn("upstream body failed; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", redact.String(rerr.Error()))
-			return
+			// The client gets a broken stream, as the upstream gave it: a
+			// clean end would say the answer is whole. net/http closes the
+			// connection (HTTP/2: resets the stream) without a log.
+			panic(http.ErrAbortHandler)
 		}
 	}
 	if size > fixture.MaxBody() {

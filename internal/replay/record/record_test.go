@@ -217,3 +217,39 @@ func TestRecordPathTokenRedacted(t *testing.T) {
 		t.Errorf("fixture lacks the marker or the note:\n%s", data)
 	}
 }
+
+// An upstream that fails mid-stream reaches the client as a broken
+// stream, as it would straight from the upstream, and nothing is
+// recorded.
+func TestRecordUpstreamBreakIsBrokenStream(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"n\":1}\n\ndata: {\"cut")
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p, err := record.New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(p)
+	defer proxy.Close()
+	resp, err := http.Get(proxy.URL + "/v1/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil {
+		t.Fatalf("the client saw a clean end after %q", body)
+	}
+	if !strings.Contains(string(body), `{"n":1}`) {
+		t.Errorf("what was relayed before the break is missing: %q", body)
+	}
+	p.Wait()
+	if len(p.Written()) != 0 {
+		t.Errorf("a broken exchange was recorded: %v", p.Written())
+	}
+}
