@@ -29,6 +29,7 @@ type serveOpts struct {
 	grace                                                 time.Duration
 	ui                                                    bool
 	limits                                                netlimit.Limits
+	eventWrite                                            time.Duration
 }
 
 func newServeCmd(o *globalOpts) *cobra.Command {
@@ -85,6 +86,7 @@ at once. With --ui the terminal UI opens on its Live tab (as 'abctl ui
 	f.IntVar(&s.bodyCap, "body-cap", live.DefaultBodyCap, "bytes of each body the API keeps per exchange; longer bodies are cut and marked truncated")
 	f.DurationVar(&s.grace, "grace", 5*time.Second, "how long exchanges in flight may take to finish after SIGINT or SIGTERM")
 	serverLimitFlags(f, &s.limits)
+	f.DurationVar(&s.eventWrite, "event-write-timeout", live.DefaultEventWriteTimeout, "how long one write to an event-stream subscriber may block before it is cut")
 	f.BoolVar(&s.ui, "ui", false, "open the terminal UI on its Live tab, attached to this serve; quitting it stops serve (s saves into RECORD/saved with --record, else the current directory)")
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	_ = c.RegisterFlagCompletionFunc("direction", cobra.FixedCompletions([]cobra.Completion{"inbound", "outbound"}, cobra.ShellCompDirectiveNoFileComp))
@@ -157,7 +159,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 			ch.Close(cctx)
 		}()
 		srv, err := live.New(live.Options{Upstream: s.upstream, Chain: ch, ChainFile: cf, Factories: factories,
-			RecordDir: s.record, Ring: s.ring, BodyCap: s.bodyCap, Log: log, Limits: s.limits})
+			RecordDir: s.record, Ring: s.ring, BodyCap: s.bodyCap, Log: log, Limits: s.limits, EventWriteTimeout: s.eventWrite})
 		if err != nil {
 			return usageErr(err)
 		}

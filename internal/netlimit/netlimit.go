@@ -242,3 +242,15 @@ func openFiles() int {
 	}
 	return 4096
 }
+
+// SetWriteTimeout changes the write bound of w, a response writer of a
+// Limits server, for the rest of its response (the event stream cuts a
+// stalled subscriber sooner than an answer's client). It reports whether
+// w is such a writer.
+func SetWriteTimeout(w http.ResponseWriter, d time.Duration) bool {
+	if lw, ok := w.(*writer); ok && d > 0 {
+		lw.d = d
+		return true
+	}
+	return false
+}

@@ -76,6 +76,9 @@ type Options struct {
 	// Limits bound the clients' connections: header, body, idle and
 	// write timeouts and the number of connections (netlimit defaults).
 	Limits netlimit.Limits
+	// EventWriteTimeout is how long one write to a /v1/events subscriber
+	// may block before it is cut (DefaultEventWriteTimeout).
+	EventWriteTimeout time.Duration
 
 	// queue replaces MaxQueued and writeGate runs before each fixture is
 	// written: tests hold the writer.
@@ -157,6 +160,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.BodyCap <= 0 {
 		opts.BodyCap = DefaultBodyCap
+	}
+	if opts.EventWriteTimeout <= 0 {
+		opts.EventWriteTimeout = DefaultEventWriteTimeout
 	}
 	log := opts.Log
 	if log == nil {
