@@ -41,8 +41,10 @@ func newServeCmd(o *globalOpts) *cobra.Command {
 request goes through the chain's OnRequest calls, then to --upstream (the
 path exactly as sent), and the upstream's answer back through the
 response side to the client. A text/event-stream response is relayed
-frame by frame as the upstream sends it; other bodies are relayed when
-complete. The chain is built and validated at start; an invalid chain is
+frame by frame as the upstream sends it; other bodies are relayed as
+they arrive, or, when a plugin reads or writes bodies, when complete (up
+to 32 MiB, docs/limits.md). An upstream body that fails midway breaks the
+client's connection. The chain is built and validated at start; an invalid chain is
 reported with every finding (FILE:LINE:COLUMN, rule, plugin, fix) and
 abctl exits 1 without listening.
 

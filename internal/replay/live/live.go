@@ -347,7 +347,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	keep := &capture{limit: limit}
 	targetURL := target.String()
 	x := s.chain.NewExchange(pipeline.Request{Method: r.Method, URL: targetURL, Header: sent.Clone(), Body: reqBody},
-		pipeline.ExchangeOptions{Trace: rec, Client: pipeline.HTTPClient{W: w}})
+		pipeline.ExchangeOptions{Trace: rec, Client: pipeline.HTTPClient{W: w}, MaxBody: fixture.MaxBody()})
 	var (
 		upStatus   int
 		upHeader   http.Header
@@ -369,7 +369,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 // tell the client it has the whole answer. The exchange is kept and
 // announced first. net/http recovers http.ErrAbortHandler without a log.
 func abortIfBroken(res *pipeline.Result) {
-	if res.Streamed && errors.Is(res.Err, pipeline.ErrUpstream) {
+	if res.Broken {
 		panic(http.ErrAbortHandler)
 	}
 }
