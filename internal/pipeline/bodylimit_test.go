@@ -45,10 +45,12 @@ type countClient struct {
 }
 
 func (c *countClient) WriteHeader(status int, h http.Header) { c.status = status }
-func (c *countClient) Write(p []byte) (int, error)          { c.n += int64(len(p)); return len(p), nil }
-func (c *countClient) Flush()                               {}
+func (c *countClient) Write(p []byte) (int, error)           { c.n += int64(len(p)); return len(p), nil }
+func (c *countClient) Flush()                                {}
 
-func bodyReq() Request { return Request{Method: "POST", URL: "http://upstream/v1/x", Header: http.Header{}} }
+func bodyReq() Request {
+	return Request{Method: "POST", URL: "http://upstream/v1/x", Header: http.Header{}}
+}
 
 // A JSON body no plugin needs whole is relayed chunk by chunk as it
 // arrives: 1 GiB goes through without the runtime holding it (a 1 GiB
