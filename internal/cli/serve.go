@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +33,8 @@ type serveOpts struct {
 	ui                                                    bool
 	limits                                                netlimit.Limits
 	eventWrite                                            time.Duration
+	apiToken                                              string
+	noAPI                                                 bool
 }
 
 func newServeCmd(o *globalOpts) *cobra.Command {
@@ -88,6 +93,8 @@ at once. With --ui the terminal UI opens on its Live tab (as 'abctl ui
 	f.IntVar(&s.bodyCap, "body-cap", live.DefaultBodyCap, "bytes of each body the API keeps per exchange; longer bodies are cut and marked truncated")
 	f.DurationVar(&s.grace, "grace", 5*time.Second, "how long exchanges in flight may take to finish after SIGINT or SIGTERM")
 	serverLimitFlags(f, &s.limits)
+	f.StringVar(&s.apiToken, "api-token", "", "token the API under /_abkit/ requires (Authorization: Bearer TOKEN); one is generated and printed when --listen is not a loopback address")
+	f.BoolVar(&s.noAPI, "no-api", false, "turn the API under /_abkit/ off (exchanges, events and fixtures are then not served at all)")
 	f.DurationVar(&s.eventWrite, "event-write-timeout", live.DefaultEventWriteTimeout, "how long one write to an event-stream subscriber may block before it is cut")
 	f.BoolVar(&s.ui, "ui", false, "open the terminal UI on its Live tab, attached to this serve; quitting it stops serve (s saves into RECORD/saved with --record, else the current directory)")
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
@@ -161,7 +168,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 			ch.Close(cctx)
 		}()
 		srv, err := live.New(live.Options{Upstream: s.upstream, Chain: ch, ChainFile: cf, Factories: factories,
-			RecordDir: s.record, Ring: s.ring, BodyCap: s.bodyCap, Log: log, Limits: s.limits, EventWriteTimeout: s.eventWrite})
+			RecordDir: s.record, Ring: s.ring, BodyCap: s.bodyCap, Log: log, Limits: s.limits, EventWriteTimeout: s.eventWrite, NoAPI: s.noAPI})
 		if err != nil {
 			return usageErr(err)
 		}
@@ -169,6 +176,12 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 		if err != nil {
 			return readErr(fmt.Errorf("listen %s: %w", s.listen, err))
 		}
+		token, err := exposure(o, ln.Addr(), s)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		srv.SetAPIToken(token)
 		close(serving)
 		if ctx.Err() != nil { // a signal raced the listen
 			ln.Close()
@@ -176,7 +189,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 		}
 		addr := ln.Addr().String()
 		if s.ui {
-			return serveWithUI(ctx, o, format, s, srv, ln)
+			return serveWithUI(ctx, o, format, s, srv, ln, token)
 		}
 		fmt.Fprintf(o.app.Err, "serving %s (%s: %s) on http://%s -> %s\n", s.chain, dir, strings.Join(ch.Names(), ", "), addr, redact.URL(s.upstream))
 		fmt.Fprintf(o.app.Err, "API http://%s%sv1/exchanges, events http://%s%s; Ctrl-C to stop\n", addr, live.APIPrefix, addr, live.PathEvents)
@@ -217,7 +230,7 @@ func reportBuildError(o *globalOpts, cf *catalog.ChainFile, be *pipeline.BuildEr
 
 // serveWithUI serves in the background and runs the TUI attached to it;
 // quitting the TUI (or a signal) stops serve gracefully.
-func serveWithUI(ctx context.Context, o *globalOpts, format string, s *serveOpts, srv *live.Server, ln net.Listener) error {
+func serveWithUI(ctx context.Context, o *globalOpts, format string, s *serveOpts, srv *live.Server, ln net.Listener, token string) error {
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	errc := make(chan error, 1)
@@ -229,7 +242,7 @@ func serveWithUI(ctx context.Context, o *globalOpts, format string, s *serveOpts
 	if s.record != "" {
 		saveDir = filepath.Join(s.record, "saved")
 	}
-	uerr := runUI(ctx, o, &uiOpts{chain: s.chain, pluginDir: s.pluginDir, attach: "http://" + ln.Addr().String(), saveDir: saveDir})
+	uerr := runUI(ctx, o, &uiOpts{chain: s.chain, pluginDir: s.pluginDir, attach: attachURL(ln.Addr(), token), saveDir: saveDir})
 	stop()
 	if err := <-errc; err != nil {
 		return readErr(err)
@@ -270,4 +283,40 @@ func serverLimitFlags(f *pflag.FlagSet, l *netlimit.Limits) {
 	f.DurationVar(&l.Idle, "idle-timeout", netlimit.DefaultIdle, "how long an idle keep-alive connection stays open")
 	f.DurationVar(&l.Write, "write-timeout", netlimit.DefaultWrite, "how long one write to a client may block before the client is cut (a progress bound: a stream that is read is never cut)")
 	f.IntVar(&l.MaxConns, "max-conns", 0, "most client connections open at once; past it a connection is answered 503 (default: half the open-file limit, 32 to 10000)")
+}
+
+// exposure warns when serve listens beyond loopback and returns the API
+// token to require: --api-token, or, beyond loopback, a generated one,
+// printed once. On loopback without --api-token the API is open, as only
+// this machine reaches it.
+func exposure(o *globalOpts, addr net.Addr, s *serveOpts) (string, error) {
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		return s.apiToken, nil
+	}
+	what := "the exchanges (redacted bodies and traces), the event stream and the fixtures under " + live.APIPrefix
+	if s.noAPI {
+		what = "nothing else (--no-api)"
+	}
+	fmt.Fprintf(o.app.Err, "warning: --listen %s (%s) is not a loopback address: anyone who reaches it can send requests through the chain to the upstream, and read %s\n", s.listen, addr, what)
+	if s.noAPI || s.apiToken != "" {
+		return s.apiToken, nil
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating an API token: %w", err)
+	}
+	token := hex.EncodeToString(b)
+	fmt.Fprintf(o.app.Err, "API token (generated, shown once; choose one with --api-token, or turn the API off with --no-api): %s\n", token)
+	fmt.Fprintf(o.app.Err, "  curl -H 'Authorization: Bearer %s' http://HOST%sv1/exchanges; abctl ui --attach http://:%s@HOST\n", token, live.APIPrefix, token)
+	return token, nil
+}
+
+// attachURL is the base URL the TUI attaches to: the listener, with the
+// API token as the basic-authentication password when there is one.
+func attachURL(addr net.Addr, token string) string {
+	u := url.URL{Scheme: "http", Host: addr.String()}
+	if token != "" {
+		u.User = url.UserPassword("", token)
+	}
+	return u.String()
 }

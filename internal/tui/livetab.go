@@ -16,6 +16,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/replay/live"
@@ -135,7 +136,7 @@ func sparkline(frames int) string {
 }
 
 func (l *liveTab) view(w, h int, th theme) []string {
-	head := "Live " + l.base + "  "
+	head := "Live " + redact.URL(l.base) + "  " // the API token may be in it
 	if l.ok {
 		head += th.good.Render(l.state)
 	} else {

@@ -91,3 +91,38 @@ func TestServeBoundsClientConnections(t *testing.T) {
 		}
 	})
 }
+
+// With an API token the API answers 401 without it and serves with it
+// (bearer, or basic authentication as ui --attach sends it); the proxy
+// is not affected. With NoAPI the API is 404.
+func TestServeAPIToken(t *testing.T) {
+	up := newUpstream(t)
+	s := startServe(t, up.URL, testChain, Options{APIToken: "tok-123"}, time.Second)
+	if code := get(t, s.base+PathExchanges, nil); code != http.StatusUnauthorized {
+		t.Fatalf("no token: %d, want 401", code)
+	}
+	req, _ := http.NewRequest("GET", s.base+PathExchanges, nil)
+	req.Header.Set("Authorization", "Bearer tok-123")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("bearer token: %d", resp.StatusCode)
+	}
+	if code := get(t, strings.Replace(s.base, "http://", "http://:tok-123@", 1)+PathExchanges, nil); code != 200 {
+		t.Fatalf("token in the URL: %d", code)
+	}
+	if code := get(t, strings.Replace(s.base, "http://", "http://:wrong@", 1)+PathExchanges, nil); code != http.StatusUnauthorized {
+		t.Fatalf("wrong token: %d", code)
+	}
+	if code := get(t, s.base+"/v1/json", nil); code != 200 {
+		t.Fatalf("proxy: %d", code)
+	}
+
+	off := startServe(t, up.URL, testChain, Options{NoAPI: true}, time.Second)
+	if code := get(t, off.base+PathEvents, nil); code != http.StatusNotFound {
+		t.Fatalf("--no-api: %d, want 404", code)
+	}
+}

@@ -15,6 +15,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -76,6 +77,13 @@ type Options struct {
 	// Limits bound the clients' connections: header, body, idle and
 	// write timeouts and the number of connections (netlimit defaults).
 	Limits netlimit.Limits
+	// APIToken, when set, is required of every API request: as a bearer
+	// token (Authorization: Bearer TOKEN) or as the password of basic
+	// authentication (http://:TOKEN@host/, what ui --attach sends). serve
+	// sets one whenever it listens beyond loopback.
+	APIToken string
+	// NoAPI turns the API off: every path under APIPrefix is 404.
+	NoAPI bool
 	// EventWriteTimeout is how long one write to a /v1/events subscriber
 	// may block before it is cut (DefaultEventWriteTimeout).
 	EventWriteTimeout time.Duration
@@ -185,6 +193,9 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// SetAPIToken sets Options.APIToken; call it before Serve.
+func (s *Server) SetAPIToken(token string) { s.opts.APIToken = token }
+
 // Stats are the server's counters.
 type Stats struct {
 	// Served counts finished exchanges, Cut those ended by a shutdown,
@@ -233,12 +244,38 @@ func (s *Server) Wait() { s.inflight.Wait() }
 // ServeHTTP answers the API under APIPrefix and proxies everything else.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, APIPrefix) {
-		s.api(w, r)
+		if s.apiAllowed(w, r) {
+			s.api(w, r)
+		}
 		return
 	}
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	s.proxy(w, r)
+}
+
+// apiAllowed answers an API request that NoAPI or APIToken refuses and
+// reports whether to serve it.
+func (s *Server) apiAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if s.opts.NoAPI {
+		apiError(w, http.StatusNotFound, "the abkit API is off on this serve (--no-api)")
+		return false
+	}
+	if s.opts.APIToken == "" {
+		return true
+	}
+	got := ""
+	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		got = strings.TrimSpace(a[7:])
+	} else if _, pw, ok := r.BasicAuth(); ok {
+		got = pw
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.APIToken)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="abctl serve"`)
+		apiError(w, http.StatusUnauthorized, "the abkit API needs the token serve printed at start (or --api-token): Authorization: Bearer TOKEN, or http://:TOKEN@HOST/ for ui --attach")
+		return false
+	}
+	return true
 }
 
 // capture keeps the upstream's body as it arrived, up to limit bytes.
