@@ -37,7 +37,9 @@ Stop with Ctrl-C (SIGINT) or SIGTERM: every finished exchange is kept; exchanges
 flight get up to 2 s to finish and are otherwise dropped, and no partial
 file is left behind. Then the fixtures written are listed on stdout, one
 per line (-o json or yaml: {"written": [...]}, as fixture import), and
-their count on stderr. The proxy asks the upstream for uncompressed bodies.`,
+their count on stderr. When any finished exchange could not be written
+(a full disk, --out removed) the summary says how many and abctl exits 3.
+The proxy asks the upstream for uncompressed bodies.`,
 		Example: "  abctl record --upstream https://api.openai.com --listen 127.0.0.1:8089 --out fixtures/new\n  OPENAI_BASE_URL=http://127.0.0.1:8089/v1 my-agent",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -95,6 +97,17 @@ func serveRecord(ctx context.Context, o *globalOpts, format string, p *record.Pr
 	// when abctl exits (a fixture is written to a temporary file and
 	// renamed, and an exit between the two would leave the temporary).
 	p.Wait()
-	fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) recorded\n", len(p.Written()))
-	return writeOut(printWritten(o, format, nonNil(p.Written())))
+	lost := p.Lost()
+	if lost > 0 {
+		fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) recorded, %d NOT recorded (write errors, logged above: is --out full or gone?)\n", len(p.Written()), lost)
+	} else {
+		fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) recorded\n", len(p.Written()))
+	}
+	if err := writeOut(printWritten(o, format, nonNil(p.Written()))); err != nil {
+		return err
+	}
+	if lost > 0 {
+		return readErr(fmt.Errorf("%d finished exchange(s) could not be written to %s", lost, p.Dir()))
+	}
+	return nil
 }

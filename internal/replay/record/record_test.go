@@ -253,3 +253,38 @@ func TestRecordUpstreamBreakIsBrokenStream(t *testing.T) {
 		t.Errorf("a broken exchange was recorded: %v", p.Written())
 	}
 }
+
+// Exchanges the recorder fails to write (its directory gone: a full disk
+// fails the same way) are counted, so abctl record exits non-zero rather
+// than report only the ones it wrote.
+func TestRecordCountsLostExchanges(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer up.Close()
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := record.New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(p)
+	defer proxy.Close()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		resp, err := http.Get(proxy.URL + "/v1/json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	p.Wait()
+	if p.Lost() != 3 || len(p.Written()) != 0 {
+		t.Fatalf("lost %d, written %v; want 3 lost", p.Lost(), p.Written())
+	}
+}
