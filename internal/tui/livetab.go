@@ -31,7 +31,8 @@ type liveTab struct {
 	base string // serve's base URL
 
 	rows      []live.Summary // shown, oldest first
-	held      []live.Summary // arrived while paused
+	held      []live.Summary // arrived while paused: the last of them
+	heldN     int            // how many arrived while paused
 	seen      map[uint64]bool
 	paused    bool
 	cursor    int
@@ -88,12 +89,30 @@ func (l *liveTab) add(sums []live.Summary) {
 		l.seen[s.ID] = true
 		termsafe.Fields(&s)
 		if l.paused {
+			// Only the last ring's worth is shown on resume; the rest is
+			// counted, not kept (163k held exchanges once grew without
+			// limit).
 			l.held = append(l.held, s)
+			l.heldN++
+			if len(l.held) > 2*live.DefaultRing {
+				l.held = append([]live.Summary(nil), l.held[len(l.held)-live.DefaultRing:]...)
+			}
 		} else {
 			l.rows = append(l.rows, s)
 		}
 	}
 	l.trim()
+	if len(l.seen) > 4*live.DefaultRing {
+		// Ids only repeat between the backlog and the first events, so
+		// the ids still shown or held are enough.
+		l.seen = make(map[uint64]bool, len(l.rows)+len(l.held))
+		for _, s := range l.rows {
+			l.seen[s.ID] = true
+		}
+		for _, s := range l.held {
+			l.seen[s.ID] = true
+		}
+	}
 }
 
 // trim keeps memory bounded like serve's own ring.
@@ -108,7 +127,7 @@ func (l *liveTab) togglePause() {
 	l.paused = !l.paused
 	if !l.paused {
 		l.rows = append(l.rows, l.held...)
-		l.held = nil
+		l.held, l.heldN = nil, 0
 		l.trim()
 	}
 }
@@ -144,7 +163,7 @@ func (l *liveTab) view(w, h int, th theme) []string {
 	}
 	if l.paused {
 		p := "  PAUSED (space resumes)"
-		if n := len(l.held); n > 0 {
+		if n := l.heldN; n > 0 {
 			p += fmt.Sprintf(" held:%d", n) // arrived meanwhile
 		}
 		head += th.warn.Render(p)

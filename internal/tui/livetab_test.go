@@ -259,3 +259,21 @@ func (endless) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// While paused the tab keeps only what it will show on resume (the last
+// ring's worth) and counts the rest: 163,000 held exchanges once grew
+// its memory without limit.
+func TestLivePausedHeldBounded(t *testing.T) {
+	var l liveTab
+	l.togglePause()
+	for i := range 100_000 {
+		l.add([]live.Summary{{ID: uint64(i + 1), Method: "GET", Path: "/x"}})
+	}
+	if len(l.held) > 2*live.DefaultRing || len(l.seen) > 4*live.DefaultRing+1 || l.heldN != 100_000 {
+		t.Fatalf("held %d, seen %d, counted %d", len(l.held), len(l.seen), l.heldN)
+	}
+	l.togglePause()
+	if len(l.rows) != live.DefaultRing || l.rows[len(l.rows)-1].ID != 100_000 {
+		t.Fatalf("after resume: %d rows, last %d", len(l.rows), l.rows[len(l.rows)-1].ID)
+	}
+}
