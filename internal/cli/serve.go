@@ -116,6 +116,10 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 	if s.ring <= 0 || s.bodyCap <= 0 || s.grace < 0 {
 		return usageErr(errors.New("--ring and --body-cap must be positive and --grace not negative"))
 	}
+	if s.ring > live.MaxRing || s.bodyCap > live.MaxBodyCap {
+		// --ring 1000000000 allocated over 4 GiB before listening.
+		return usageErr(fmt.Errorf("--ring is at most %d and --body-cap at most %d (32 MiB): the ring holds ring × 2 × body-cap bytes of bodies", live.MaxRing, live.MaxBodyCap))
+	}
 	dir, err := replay.ParseDirection(s.direction)
 	if err != nil {
 		return usageErr(err)

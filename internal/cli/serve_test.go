@@ -40,6 +40,11 @@ func TestServeInvalidChain(t *testing.T) {
 	if r := run(t, false, nil, "serve", "--chain", chain); r.code != ExitUsage {
 		t.Errorf("serve without --upstream: exit %d, want 2", r.code)
 	}
+	// A ring too large to allocate is a usage error, before anything is
+	// allocated (--ring 1000000000 once took over 4 GiB).
+	if r := run(t, false, nil, "serve", "--chain", chain, "--upstream", "http://127.0.0.1:1", "--ring", "1000000000"); r.code != ExitUsage || !strings.Contains(r.err, "--ring is at most") {
+		t.Errorf("--ring 1000000000: exit %d, %s", r.code, r.err)
+	}
 }
 
 // TestServeSIGTERM runs abctl serve (this test binary in abctl mode, with

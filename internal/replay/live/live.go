@@ -44,10 +44,12 @@ import (
 // upstream.
 const APIPrefix = "/_abkit/"
 
-// Defaults of Options.
+// Defaults of Options, and the most abctl serve accepts.
 const (
 	DefaultRing    = 500
 	DefaultBodyCap = 64 << 10
+	MaxRing        = 100_000
+	MaxBodyCap     = 32 << 20
 )
 
 // Options configure a Server.
