@@ -2,14 +2,21 @@ package live
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/abkit/abkit/internal/netlimit"
+	"github.com/abkit/abkit/internal/replay"
+	"github.com/abkit/abkit/sdk/gateway"
 )
 
 // serve closes idle keep-alive connections and connections whose body
@@ -124,5 +131,76 @@ func TestServeAPIToken(t *testing.T) {
 	off := startServe(t, up.URL, testChain, Options{NoAPI: true}, time.Second)
 	if code := get(t, off.base+PathEvents, nil); code != http.StatusNotFound {
 		t.Fatalf("--no-api: %d, want 404", code)
+	}
+}
+
+// hugeReason rejects every request with a 1 MiB reason.
+type hugeReason struct{}
+
+func (hugeReason) Name() string { return "huge-reason" }
+func (hugeReason) Capabilities() gateway.Capabilities {
+	return gateway.Capabilities{Description: "rejects with a 1 MiB reason"}
+}
+func (hugeReason) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Reject(403, strings.Repeat("é", 1<<19))
+}
+func (hugeReason) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
+	return gateway.Continue()
+}
+
+// A plugin's reason is capped where serve keeps it (the ring, the event
+// log): 8 exchanges with reasons of hundreds of MiB once held 1.8 GiB.
+func TestServeCapsReasons(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chain.yaml")
+	if err := os.WriteFile(path, []byte("outbound:\n  - name: huge-reason\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := []gateway.Factory{{Name: "huge-reason", New: func(json.RawMessage) (gateway.Plugin, error) { return hugeReason{}, nil }}}
+	ch, err := replay.LoadChain(context.Background(), path, gateway.Outbound, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close(context.Background())
+	srv, err := New(Options{Upstream: "http://127.0.0.1:1", Chain: ch, Factories: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln, time.Second); close(done) }()
+	defer func() { cancel(); <-done }()
+	base := "http://" + ln.Addr().String()
+	events := subscribe(t, base)
+	if code := get(t, base+"/v1/x", nil); code != 403 {
+		t.Fatalf("status %d", code)
+	}
+	srv.Wait()
+	ex, ok := srv.ring.get(1)
+	if !ok {
+		t.Fatal("exchange 1 not kept")
+	}
+	if n := len(ex.Reason); n > MaxReason+64 || !strings.Contains(ex.Reason, "more bytes cut") || !utf8.ValidString(ex.Reason) {
+		t.Fatalf("kept reason: %d bytes, valid %v", n, utf8.ValidString(ex.Reason))
+	}
+	for _, e := range ex.Report.Events {
+		if len(e.Reason) > MaxReason+64 {
+			t.Fatalf("trace event reason of %d bytes kept", len(e.Reason))
+		}
+	}
+	for {
+		ev, err := readEvent(events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ev.data) > 2*MaxReason+1024 {
+			t.Fatalf("event %s of %d bytes", ev.name, len(ev.data))
+		}
+		if ev.name == "exchange_finished" {
+			break
+		}
 	}
 }

@@ -375,6 +375,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	var rec *trace.Recorder
 	rec = trace.NewWatchedRecorder(func(e trace.Event) {
 		if s.events.active() {
+			e.Reason, e.Error = capText(e.Reason), capText(e.Error)
 			s.events.publish("trace", traceEvent{Exchange: id, Event: e})
 		}
 	})
