@@ -355,9 +355,13 @@ func get(ctx context.Context, url string) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, fixture.MaxFile()))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, fixture.MaxFile()+1))
 	if err != nil {
 		return nil, err
+	}
+	if int64(len(data)) > fixture.MaxFile() {
+		// Said so, rather than as the JSON error of a cut document.
+		return nil, fmt.Errorf("%s: the answer is larger than %d MiB, the most the TUI reads (ABKIT_MAX_BODY raises it, docs/limits.md)", redact.URL(url), fixture.MaxFile()>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {

@@ -277,3 +277,18 @@ func TestLivePausedHeldBounded(t *testing.T) {
 		t.Fatalf("after resume: %d rows, last %d", len(l.rows), l.rows[len(l.rows)-1].ID)
 	}
 }
+
+// An answer over the TUI's read bound is reported as such, not as the
+// JSON error of the cut document ("unexpected end of JSON input").
+func TestLiveGetTooLarge(t *testing.T) {
+	t.Setenv("ABKIT_MAX_BODY", "1KiB")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"pad":"`+strings.Repeat("x", int(fixture.MaxFile()))+`"}`)
+	}))
+	defer srv.Close()
+	var v any
+	err := getJSON(context.Background(), srv.URL+"/x", &v)
+	if err == nil || !strings.Contains(err.Error(), "larger than") || strings.Contains(err.Error(), "JSON") {
+		t.Fatalf("err %v", err)
+	}
+}
