@@ -8,7 +8,7 @@ TESTFLAGS ?=
 TESTBIN_PKGS = ./cmd/abkit-runtime ./examples/plugins/... ./internal/refruntime/broken/... ./internal/refruntime/alt/... ./internal/conformance/testdata/broken ./internal/pluginhost/testdata/headerstamp ./internal/pluginhost/testdata/bearergate
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 
-.PHONY: all build test test-stress bench bench-peers lint proto run fmt replay release-snapshot clean mutate
+.PHONY: all build test test-stress test-hostile bench bench-peers lint proto run fmt replay release-snapshot clean mutate
 
 all: build test
 
@@ -29,6 +29,16 @@ test:
 # beside it, as on a busy CI machine or laptop (docs/testing.md).
 test-stress:
 	@bash scripts/stress.sh $(MAKE) test TESTFLAGS='-count=2 $(TESTFLAGS)'
+
+# test-hostile runs the hostile-client and hostile-upstream probes against
+# a real abctl serve (idle connections, slow bodies, stalled event
+# subscribers, a 1 GiB body, an endless SSE line, a broken upstream) and
+# prints a table: probe, bound, measured (docs/limits.md, docs/perf.md).
+# Long, so not part of make test; the bounds have fast tests there.
+test-hostile:
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	$(GO) build -o "$$bin/" $(TESTBIN_PKGS) && \
+	ABKIT_TEST_BIN="$$bin" ABKIT_HOSTILE=1 $(GO) test -count=1 -timeout 30m -run 'TestHostileServeProbes' -v ./internal/cli/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...

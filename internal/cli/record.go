@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"time"
 
+	"github.com/abkit/abkit/internal/netlimit"
 	"github.com/abkit/abkit/internal/replay/record"
 	"github.com/spf13/cobra"
 )
 
 func newRecordCmd(o *globalOpts) *cobra.Command {
 	var upstream, listen, out string
+	var lim netlimit.Limits
 	c := &cobra.Command{
 		Use:   "record --upstream URL --listen 127.0.0.1:PORT --out DIR",
 		Short: "Record live exchanges through a reverse proxy into fixtures",
@@ -36,7 +37,9 @@ Stop with Ctrl-C (SIGINT) or SIGTERM: every finished exchange is kept; exchanges
 flight get up to 2 s to finish and are otherwise dropped, and no partial
 file is left behind. Then the fixtures written are listed on stdout, one
 per line (-o json or yaml: {"written": [...]}, as fixture import), and
-their count on stderr. The proxy asks the upstream for uncompressed bodies.`,
+their count on stderr. When any finished exchange could not be written
+(a full disk, --out removed) the summary says how many and abctl exits 3.
+The proxy asks the upstream for uncompressed bodies.`,
 		Example: "  abctl record --upstream https://api.openai.com --listen 127.0.0.1:8089 --out fixtures/new\n  OPENAI_BASE_URL=http://127.0.0.1:8089/v1 my-agent",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,24 +62,25 @@ their count on stderr. The proxy asks the upstream for uncompressed bodies.`,
 			if err != nil {
 				return readErr(fmt.Errorf("listen %s: %w", listen, err))
 			}
-			return serveRecord(cmd.Context(), o, format, p, ln)
+			return serveRecord(cmd.Context(), o, format, p, lim, ln)
 		},
 	}
 	f := c.Flags()
 	f.StringVar(&upstream, "upstream", "", "upstream base URL, such as https://api.example.com")
 	f.StringVar(&listen, "listen", "127.0.0.1:8089", "address to listen on")
 	f.StringVar(&out, "out", "", "directory for the fixtures")
+	serverLimitFlags(f, &lim)
 	return c
 }
 
 // serveRecord serves p on ln until ctx ends (SIGINT), then drains and
 // prints the fixtures written (stdout, in the output format; the count
 // goes to stderr).
-func serveRecord(ctx context.Context, o *globalOpts, format string, p *record.Proxy, ln net.Listener) error {
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+func serveRecord(ctx context.Context, o *globalOpts, format string, p *record.Proxy, lim netlimit.Limits, ln net.Listener) error {
+	srv := lim.Server(p)
 	fmt.Fprintf(o.app.Err, "recording on http://%s; Ctrl-C to stop\n", ln.Addr())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(lim.Listener(ln)) }()
 	select {
 	case err := <-errc:
 		return readErr(fmt.Errorf("serve: %w", err))
@@ -93,6 +97,17 @@ func serveRecord(ctx context.Context, o *globalOpts, format string, p *record.Pr
 	// when abctl exits (a fixture is written to a temporary file and
 	// renamed, and an exit between the two would leave the temporary).
 	p.Wait()
-	fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) recorded\n", len(p.Written()))
-	return writeOut(printWritten(o, format, nonNil(p.Written())))
+	lost := p.Lost()
+	if lost > 0 {
+		fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) recorded, %d NOT recorded (write errors, logged above: is --out full or gone?)\n", len(p.Written()), lost)
+	} else {
+		fmt.Fprintf(o.app.Err, "stopped: %d exchange(s) recorded\n", len(p.Written()))
+	}
+	if err := writeOut(printWritten(o, format, nonNil(p.Written()))); err != nil {
+		return err
+	}
+	if lost > 0 {
+		return readErr(fmt.Errorf("%d finished exchange(s) could not be written to %s", lost, p.Dir()))
+	}
+	return nil
 }

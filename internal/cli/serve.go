@@ -2,16 +2,20 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/netlimit"
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/replay"
@@ -19,6 +23,7 @@ import (
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type serveOpts struct {
@@ -26,6 +31,10 @@ type serveOpts struct {
 	ring, bodyCap                                         int
 	grace                                                 time.Duration
 	ui                                                    bool
+	limits                                                netlimit.Limits
+	eventWrite                                            time.Duration
+	apiToken                                              string
+	noAPI                                                 bool
 }
 
 func newServeCmd(o *globalOpts) *cobra.Command {
@@ -37,8 +46,10 @@ func newServeCmd(o *globalOpts) *cobra.Command {
 request goes through the chain's OnRequest calls, then to --upstream (the
 path exactly as sent), and the upstream's answer back through the
 response side to the client. A text/event-stream response is relayed
-frame by frame as the upstream sends it; other bodies are relayed when
-complete. The chain is built and validated at start; an invalid chain is
+frame by frame as the upstream sends it; other bodies are relayed as
+they arrive, or, when a plugin reads or writes bodies, when complete (up
+to 32 MiB, docs/limits.md). An upstream body that fails midway breaks the
+client's connection. The chain is built and validated at start; an invalid chain is
 reported with every finding (FILE:LINE:COLUMN, rule, plugin, fix) and
 abctl exits 1 without listening.
 
@@ -81,6 +92,10 @@ at once. With --ui the terminal UI opens on its Live tab (as 'abctl ui
 	f.IntVar(&s.ring, "ring", live.DefaultRing, "how many finished exchanges the API keeps")
 	f.IntVar(&s.bodyCap, "body-cap", live.DefaultBodyCap, "bytes of each body the API keeps per exchange; longer bodies are cut and marked truncated")
 	f.DurationVar(&s.grace, "grace", 5*time.Second, "how long exchanges in flight may take to finish after SIGINT or SIGTERM")
+	serverLimitFlags(f, &s.limits)
+	f.StringVar(&s.apiToken, "api-token", "", "token the API under /_abkit/ requires (Authorization: Bearer TOKEN); one is generated and printed when --listen is not a loopback address")
+	f.BoolVar(&s.noAPI, "no-api", false, "turn the API under /_abkit/ off (exchanges, events and fixtures are then not served at all)")
+	f.DurationVar(&s.eventWrite, "event-write-timeout", live.DefaultEventWriteTimeout, "how long one write to an event-stream subscriber may block before it is cut")
 	f.BoolVar(&s.ui, "ui", false, "open the terminal UI on its Live tab, attached to this serve; quitting it stops serve (s saves into RECORD/saved with --record, else the current directory)")
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	_ = c.RegisterFlagCompletionFunc("direction", cobra.FixedCompletions([]cobra.Completion{"inbound", "outbound"}, cobra.ShellCompDirectiveNoFileComp))
@@ -100,6 +115,10 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 	}
 	if s.ring <= 0 || s.bodyCap <= 0 || s.grace < 0 {
 		return usageErr(errors.New("--ring and --body-cap must be positive and --grace not negative"))
+	}
+	if s.ring > live.MaxRing || s.bodyCap > live.MaxBodyCap {
+		// --ring 1000000000 allocated over 4 GiB before listening.
+		return usageErr(fmt.Errorf("--ring is at most %d and --body-cap at most %d (32 MiB): the ring holds ring × 2 × body-cap bytes of bodies", live.MaxRing, live.MaxBodyCap))
 	}
 	dir, err := replay.ParseDirection(s.direction)
 	if err != nil {
@@ -157,7 +176,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 			ch.Close(cctx)
 		}()
 		srv, err := live.New(live.Options{Upstream: s.upstream, Chain: ch, ChainFile: cf, Factories: factories,
-			RecordDir: s.record, Ring: s.ring, BodyCap: s.bodyCap, Log: log})
+			RecordDir: s.record, Ring: s.ring, BodyCap: s.bodyCap, Log: log, Limits: s.limits, EventWriteTimeout: s.eventWrite, NoAPI: s.noAPI})
 		if err != nil {
 			return usageErr(err)
 		}
@@ -165,6 +184,12 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 		if err != nil {
 			return readErr(fmt.Errorf("listen %s: %w", s.listen, err))
 		}
+		token, err := exposure(o, ln.Addr(), s)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		srv.SetAPIToken(token)
 		close(serving)
 		if ctx.Err() != nil { // a signal raced the listen
 			ln.Close()
@@ -172,7 +197,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 		}
 		addr := ln.Addr().String()
 		if s.ui {
-			return serveWithUI(ctx, o, format, s, srv, ln)
+			return serveWithUI(ctx, o, format, s, srv, ln, token)
 		}
 		fmt.Fprintf(o.app.Err, "serving %s (%s: %s) on http://%s -> %s\n", s.chain, dir, strings.Join(ch.Names(), ", "), addr, redact.URL(s.upstream))
 		fmt.Fprintf(o.app.Err, "API http://%s%sv1/exchanges, events http://%s%s; Ctrl-C to stop\n", addr, live.APIPrefix, addr, live.PathEvents)
@@ -213,7 +238,7 @@ func reportBuildError(o *globalOpts, cf *catalog.ChainFile, be *pipeline.BuildEr
 
 // serveWithUI serves in the background and runs the TUI attached to it;
 // quitting the TUI (or a signal) stops serve gracefully.
-func serveWithUI(ctx context.Context, o *globalOpts, format string, s *serveOpts, srv *live.Server, ln net.Listener) error {
+func serveWithUI(ctx context.Context, o *globalOpts, format string, s *serveOpts, srv *live.Server, ln net.Listener, token string) error {
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	errc := make(chan error, 1)
@@ -225,7 +250,7 @@ func serveWithUI(ctx context.Context, o *globalOpts, format string, s *serveOpts
 	if s.record != "" {
 		saveDir = filepath.Join(s.record, "saved")
 	}
-	uerr := runUI(ctx, o, &uiOpts{chain: s.chain, pluginDir: s.pluginDir, attach: "http://" + ln.Addr().String(), saveDir: saveDir})
+	uerr := runUI(ctx, o, &uiOpts{chain: s.chain, pluginDir: s.pluginDir, attach: attachURL(ln.Addr(), token), saveDir: saveDir})
 	stop()
 	if err := <-errc; err != nil {
 		return readErr(err)
@@ -256,4 +281,50 @@ func printServeStats(o *globalOpts, format, recordDir string, srv *live.Server) 
 		Recorded  int64  `json:"recorded"`
 		RecordDir string `json:"record_dir,omitempty"`
 	}{st.Served, st.Cut, st.Recorded, recordDir}))
+}
+
+// serverLimitFlags adds the client-connection bounds serve and record
+// share (docs/limits.md).
+func serverLimitFlags(f *pflag.FlagSet, l *netlimit.Limits) {
+	f.DurationVar(&l.ReadHeader, "read-header-timeout", netlimit.DefaultReadHeader, "how long a request's header may take to arrive")
+	f.DurationVar(&l.ReadBody, "read-body-timeout", netlimit.DefaultReadBody, "how long a request's body may take to arrive")
+	f.DurationVar(&l.Idle, "idle-timeout", netlimit.DefaultIdle, "how long an idle keep-alive connection stays open")
+	f.DurationVar(&l.Write, "write-timeout", netlimit.DefaultWrite, "how long one write to a client may block before the client is cut (a progress bound: a stream that is read is never cut)")
+	f.IntVar(&l.MaxConns, "max-conns", 0, "most client connections open at once; past it a connection is answered 503 (default: half the open-file limit, 32 to 10000)")
+}
+
+// exposure warns when serve listens beyond loopback and returns the API
+// token to require: --api-token, or, beyond loopback, a generated one,
+// printed once. On loopback without --api-token the API is open, as only
+// this machine reaches it.
+func exposure(o *globalOpts, addr net.Addr, s *serveOpts) (string, error) {
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		return s.apiToken, nil
+	}
+	what := "the exchanges (redacted bodies and traces), the event stream and the fixtures under " + live.APIPrefix
+	if s.noAPI {
+		what = "nothing else (--no-api)"
+	}
+	fmt.Fprintf(o.app.Err, "warning: --listen %s (%s) is not a loopback address: anyone who reaches it can send requests through the chain to the upstream, and read %s\n", s.listen, addr, what)
+	if s.noAPI || s.apiToken != "" {
+		return s.apiToken, nil
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating an API token: %w", err)
+	}
+	token := hex.EncodeToString(b)
+	fmt.Fprintf(o.app.Err, "API token (generated, shown once; choose one with --api-token, or turn the API off with --no-api): %s\n", token)
+	fmt.Fprintf(o.app.Err, "  curl -H 'Authorization: Bearer %s' http://HOST%sv1/exchanges; abctl ui --attach http://:%s@HOST\n", token, live.APIPrefix, token)
+	return token, nil
+}
+
+// attachURL is the base URL the TUI attaches to: the listener, with the
+// API token as the basic-authentication password when there is one.
+func attachURL(addr net.Addr, token string) string {
+	u := url.URL{Scheme: "http", Host: addr.String()}
+	if token != "" {
+		u.User = url.UserPassword("", token)
+	}
+	return u.String()
 }

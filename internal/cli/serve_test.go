@@ -40,6 +40,11 @@ func TestServeInvalidChain(t *testing.T) {
 	if r := run(t, false, nil, "serve", "--chain", chain); r.code != ExitUsage {
 		t.Errorf("serve without --upstream: exit %d, want 2", r.code)
 	}
+	// A ring too large to allocate is a usage error, before anything is
+	// allocated (--ring 1000000000 once took over 4 GiB).
+	if r := run(t, false, nil, "serve", "--chain", chain, "--upstream", "http://127.0.0.1:1", "--ring", "1000000000"); r.code != ExitUsage || !strings.Contains(r.err, "--ring is at most") {
+		t.Errorf("--ring 1000000000: exit %d, %s", r.code, r.err)
+	}
 }
 
 // TestServeSIGTERM runs abctl serve (this test binary in abctl mode, with
@@ -159,5 +164,73 @@ func TestServeSIGTERM(t *testing.T) {
 	}
 	if diff := cmp.Diff(detail.Trace.Outcome, replayed.Outcome); diff != "" {
 		t.Errorf("replayed outcome differs (-live +replay):\n%s", diff)
+	}
+}
+
+// serve on an address beyond loopback warns, naming what it exposes, and
+// its API requires the token it generated and printed once; --no-api
+// turns the API off.
+func TestServeBeyondLoopbackNeedsToken(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer up.Close()
+	chain := filepath.Join(t.TempDir(), "chain.yaml")
+	if err := os.WriteFile(chain, []byte("outbound:\n  - name: audit-log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := func(extra ...string) (string, *lockedBuffer) {
+		cmd := exec.Command(os.Args[0], append([]string{"serve", "--chain", chain, "--upstream", up.URL, "--listen", "0.0.0.0:0", "--plugin-dir", binDir}, extra...)...)
+		cmd.Env = append(os.Environ(), abctlEnv+"=1")
+		stderr := &lockedBuffer{}
+		cmd.Stderr = stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+		addr := regexp.MustCompile(`on http://\S+:(\d+) -> `)
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if m := addr.FindStringSubmatch(stderr.String()); m != nil {
+				return "http://127.0.0.1:" + m[1], stderr
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("abctl serve did not start: %s", stderr.String())
+			}
+		}
+	}
+	status := func(url, token string) int {
+		req, _ := http.NewRequest("GET", url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	base, stderr := start()
+	out := stderr.String()
+	if !strings.Contains(out, "warning: --listen 0.0.0.0:0") || !strings.Contains(out, "not a loopback address") || !strings.Contains(out, "event stream") {
+		t.Fatalf("no warning naming what is exposed: %s", out)
+	}
+	m := regexp.MustCompile(`API token \(generated[^)]*\): ([0-9a-f]{32})`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no generated token printed: %s", out)
+	}
+	if c := status(base+"/_abkit/v1/exchanges", ""); c != http.StatusUnauthorized {
+		t.Fatalf("API without the token: %d, want 401", c)
+	}
+	if c := status(base+"/_abkit/v1/exchanges", m[1]); c != http.StatusOK {
+		t.Fatalf("API with the token: %d", c)
+	}
+
+	base, _ = start("--no-api")
+	if c := status(base+"/_abkit/v1/exchanges", ""); c != http.StatusNotFound {
+		t.Fatalf("--no-api: %d, want 404", c)
+	}
+	if c := status(base+"/v1/x", ""); c != http.StatusOK {
+		t.Fatalf("--no-api proxy: %d", c)
 	}
 }

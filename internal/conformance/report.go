@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/abkit/abkit/internal/termsafe"
 )
 
 // WriteText prints the report for a terminal or a log: one line per case
@@ -273,13 +275,19 @@ type errWriter struct {
 	err error
 }
 
+// Write escapes control bytes (termsafe): the report quotes what plugins
+// wrote (stdout before the handshake, panics, stderr), and 72 raw ESC
+// bytes once cleared the terminal and set its title.
 func (e *errWriter) Write(p []byte) (int, error) {
 	if e.err != nil {
 		return 0, e.err
 	}
-	n, err := e.w.Write(p)
+	_, err := io.WriteString(e.w, termsafe.String(string(p)))
 	e.err = err
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // WriteJSON writes the report as indented JSON. Traces and logs are kept

@@ -58,6 +58,10 @@ var (
 	// expanded: the defence against "billion laughs" alias bombs. It is
 	// checked on the parsed tree, before anything is expanded.
 	YAMLNodes = Bound{Env: "ABKIT_MAX_YAML_NODES", Default: 200_000, Unit: "nodes"}
+	// YAMLExpanded bounds the bytes of a YAML document's scalars after
+	// its aliases are expanded, checked like YAMLNodes: a few aliases to
+	// one large string are few nodes but many bytes.
+	YAMLExpanded = Bound{Env: "ABKIT_MAX_YAML_EXPANDED", Default: 16 << 20, Unit: "bytes"}
 	// YAMLTokens bounds the tokens a YAML document may hold, estimated
 	// from its bytes before the parser allocates one object per token.
 	YAMLTokens = Bound{Env: "ABKIT_MAX_YAML_TOKENS", Default: 400_000, Unit: "tokens"}
@@ -68,7 +72,7 @@ var (
 
 // All lists every bound, for CheckEnv and the docs test.
 func All() []Bound {
-	return []Bound{ChainFile, CatalogFile, HARFile, URLBody, Baseline, Body, YAMLDepth, YAMLNodes, YAMLTokens, JSONDepth}
+	return []Bound{ChainFile, CatalogFile, HARFile, URLBody, Baseline, Body, YAMLDepth, YAMLNodes, YAMLExpanded, YAMLTokens, JSONDepth}
 }
 
 // Max returns the bound in force: the value of b.Env when it is set and

@@ -53,6 +53,8 @@ func TestCheckYAMLRefuses(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, doc, limit string }{
 		{"bomb", bomb, "YAML node count after alias expansion"},
+		// 1,500 aliases to one 400 KB string: few nodes, 600 MB decoded.
+		{"string bomb", "s: &s " + strings.Repeat("x", 400_000) + "\nl: [" + strings.TrimSuffix(strings.Repeat("*s,", 1500), ",") + "]\n", "YAML size after alias expansion"},
 		{"flow", strings.Repeat("[", 101), "YAML nesting depth"},
 		{"flow maps", strings.Repeat("{a: ", 101), "YAML nesting depth"},
 		{"block seq", strings.Repeat("- ", 101) + "x", "YAML nesting depth"},

@@ -16,9 +16,10 @@ import (
 //     allocating (the lexer and parser keep a few hundred bytes per token);
 //   - nesting deeper than YAMLDepth (the parser recurses per level:
 //     100,000 '[' took 4 GB);
-//   - more than YAMLNodes nodes once aliases are expanded (a 579-byte
-//     "billion laughs" took 2.1 GB to decode), counted on the parsed tree
-//     with one count per anchor, so nothing is expanded to count it.
+//   - more than YAMLNodes nodes, or YAMLExpanded bytes of scalars, once
+//     aliases are expanded (a 579-byte "billion laughs" took 2.1 GB to
+//     decode; 1,500 aliases to one 400 KB string 4.4 GiB), counted on the
+//     parsed tree with one count per anchor, so nothing is expanded.
 //
 // go-yaml has no option for any of these (its decoder stops at 10,000
 // levels, far past where memory runs out), hence the pre-scan.
@@ -36,16 +37,20 @@ func CheckYAML(name string, data []byte) error {
 	if err != nil {
 		return nil // the decoder reports it, positioned
 	}
-	maxNodes := YAMLNodes.Max()
-	c := &aliasCounter{anchors: map[string]int64{}, max: maxNodes}
+	maxNodes, maxBytes := YAMLNodes.Max(), YAMLExpanded.Max()
+	c := &aliasCounter{anchors: map[string]cost{}, max: maxNodes, maxBytes: maxBytes}
 	for _, doc := range f.Docs {
 		if doc == nil {
 			continue
 		}
 		c.count(doc.Body)
-		if c.total > maxNodes {
+		if c.total.nodes > maxNodes {
 			return YAMLNodes.Error(name, "YAML node count after alias expansion", -1,
 				"the document's aliases (*name) expand to too much data (an alias bomb?); write the values out or use fewer aliases")
+		}
+		if c.total.bytes > maxBytes {
+			return YAMLExpanded.Error(name, "YAML size after alias expansion", -1,
+				"the document's aliases (*name) repeat large values (an alias bomb?); write the values out or use fewer aliases")
 		}
 	}
 	return nil
@@ -107,44 +112,56 @@ func nesting(toks token.Tokens) (int, int) {
 	return deepest, line
 }
 
-// aliasCounter counts nodes as the decoder would see them with aliases
-// expanded: an alias costs what its anchor's value costs. Counts saturate
-// just past the bound (max), so no arithmetic overflows.
+// aliasCounter counts nodes, and the bytes of their scalars, as the
+// decoder would see them with aliases expanded: an alias costs what its
+// anchor's value costs. Counting bytes too matters: 1,500 aliases to one
+// 400 KB string are few nodes but 600 MB once decoded (27 s, 4.4 GiB).
+// Counts saturate just past the bounds, so no arithmetic overflows.
 type aliasCounter struct {
-	anchors map[string]int64
-	total   int64
-	max     int64
+	anchors  map[string]cost
+	total    cost
+	max      int64
+	maxBytes int64
 }
+
+// cost is what a subtree costs expanded: nodes and scalar bytes.
+type cost struct{ nodes, bytes int64 }
 
 func (c *aliasCounter) count(n ast.Node) {
-	c.total = c.sat(c.total + c.size(n))
+	c.total = c.add(c.total, c.size(n))
 }
 
-func (c *aliasCounter) sat(n int64) int64 {
-	if n < 0 || n > c.max+1 {
-		return c.max + 1
+func (c *aliasCounter) add(a, b cost) cost {
+	return cost{nodes: satTo(a.nodes+b.nodes, c.max), bytes: satTo(a.bytes+b.bytes, c.maxBytes)}
+}
+
+func satTo(n, max int64) int64 {
+	if n < 0 || n > max+1 {
+		return max + 1
 	}
 	return n
 }
 
-func (c *aliasCounter) size(n ast.Node) int64 {
+var one = cost{nodes: 1}
+
+func (c *aliasCounter) size(n ast.Node) cost {
 	switch n := n.(type) {
 	case nil:
-		return 0
+		return cost{}
 	case *ast.MappingNode:
-		s := int64(1)
+		s := one
 		for _, v := range n.Values {
-			s = c.sat(s + c.size(v))
+			s = c.add(s, c.size(v))
 		}
 		return s
 	case *ast.MappingValueNode:
-		return c.sat(c.size(n.Key) + c.size(n.Value))
+		return c.add(c.size(n.Key), c.size(n.Value))
 	case *ast.MappingKeyNode:
-		return c.sat(1 + c.size(n.Value))
+		return c.add(one, c.size(n.Value))
 	case *ast.SequenceNode:
-		s := int64(1)
+		s := one
 		for _, v := range n.Values {
-			s = c.sat(s + c.size(v))
+			s = c.add(s, c.size(v))
 		}
 		return s
 	case *ast.SequenceEntryNode:
@@ -163,9 +180,13 @@ func (c *aliasCounter) size(n ast.Node) int64 {
 				return s
 			}
 		}
-		return 1
+		return one
 	case *ast.CommentGroupNode, *ast.CommentNode:
-		return 0
+		return cost{}
 	}
-	return 1
+	b := int64(1)
+	if t := n.GetToken(); t != nil {
+		b += int64(len(t.Value))
+	}
+	return cost{nodes: 1, bytes: b}
 }

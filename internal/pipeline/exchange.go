@@ -74,6 +74,13 @@ type ExchangeOptions struct {
 	// Client receives what the client gets. Nil discards it (Result still
 	// holds a buffered body).
 	Client ClientWriter
+	// MaxBody, when positive, bounds what the runtime holds of an upstream
+	// body that arrives as a Stream: a buffered body (some plugin reads or
+	// writes response bodies, or a streaming plugin gets a non-SSE body
+	// whole) and one SSE block. Past it the exchange ends with an error
+	// wrapping ErrTooLarge. A body no plugin needs whole is relayed as it
+	// arrives and never held.
+	MaxBody int
 }
 
 // Warning is a problem the runtime handled and reports, such as a refused
@@ -117,7 +124,8 @@ type Result struct {
 	Status int
 	Header http.Header
 	// Body is the body the client got for a buffered (or denied) response;
-	// nil for a streamed one.
+	// nil for a streamed one, and for a body no plugin needed whole, which
+	// was relayed as it arrived (Relayed counts it).
 	Body []byte
 	// Streamed reports whether the response was relayed frame by frame
 	// (P18); Frames counts the frames dispatched and Relayed the body bytes
@@ -132,8 +140,12 @@ type Result struct {
 	Warnings []Warning
 	Shadows  []Shadow
 	// Err is the cause of an error or cancellation outcome: ErrCanceled,
-	// ErrUpstream or a *PanicError, wrapped.
+	// ErrUpstream, ErrTooLarge or a *PanicError, wrapped.
 	Err error
+	// Broken says the upstream body failed (or grew past MaxBody) after
+	// the response header went out: the client has part of an answer
+	// that looks whole unless the host breaks its connection.
+	Broken bool
 }
 
 var (
@@ -144,6 +156,9 @@ var (
 	// ErrUpstream wraps an upstream failure (outcome error, status 502) or
 	// a stream that ended early.
 	ErrUpstream = errors.New("pipeline: upstream failed")
+	// ErrTooLarge wraps an upstream body, or SSE block, larger than
+	// ExchangeOptions.MaxBody where the runtime would have to hold it.
+	ErrTooLarge = errors.New("pipeline: upstream body too large to hold")
 )
 
 const (
@@ -194,12 +209,14 @@ const (
 // goroutine. The stages are Request, then Respond or Fail when the request
 // was allowed, then Finish, always.
 type Exchange struct {
-	c      *Chain
-	gx     *gateway.Exchange
-	ctl    *gateway.Control
-	rec    *trace.Recorder
-	client ClientWriter
-	start  time.Time
+	c       *Chain
+	gx      *gateway.Exchange
+	ctl     *gateway.Control
+	rec     *trace.Recorder
+	client  ClientWriter
+	start   time.Time
+	maxBody int
+	broken  bool
 
 	reqBody []byte // the host's request body
 
@@ -268,7 +285,7 @@ func (r *Request) gateway() gateway.Request {
 // init sets up a new exchange of req on e, whose chain and plugin-facing
 // exchange are set.
 func (e *Exchange) init(req Request, opts ExchangeOptions) {
-	e.rec, e.client, e.start, e.reqBody = opts.Trace, opts.Client, time.Now(), req.Body
+	e.rec, e.client, e.start, e.reqBody, e.maxBody = opts.Trace, opts.Client, time.Now(), req.Body, opts.MaxBody
 	e.reqFraming.take(e.gx.Request.Header)
 	if e.c.readsBody { // P11: nil unless some plugin reads bodies
 		b := req.Body
@@ -658,10 +675,19 @@ func isEventStream(h http.Header) bool {
 }
 
 func (e *Exchange) respondBuffered(ctx context.Context, up Upstream) {
+	if up.Stream != nil && !e.c.readsBody && !e.c.writesResp && len(e.c.streamRev) == 0 {
+		e.respondPassthrough(ctx, up)
+		return
+	}
 	body := up.Body
 	if up.Stream != nil {
 		for {
 			chunk, err := up.Stream.Next(ctx)
+			if e.maxBody > 0 && len(body)+len(chunk) > e.maxBody {
+				e.end(gateway.OutcomeError, http.StatusBadGateway, "", e.tooLarge("upstream response body").Error(), fmt.Errorf("%w: %w", ErrTooLarge, e.tooLarge("upstream response body")))
+				e.sendError()
+				return
+			}
 			body = append(body, chunk...)
 			if err == io.EOF {
 				break
@@ -704,6 +730,49 @@ func (e *Exchange) respondBuffered(ctx context.Context, up Upstream) {
 	e.sendHeader(e.gx.Response.Status, h)
 	e.body = out
 	e.write(out)
+	e.flush()
+	e.end(gateway.OutcomeAllow, e.status, "", "", nil)
+}
+
+// tooLarge is the error of a body or block over MaxBody.
+func (e *Exchange) tooLarge(what string) error {
+	return fmt.Errorf("%s is larger than %d bytes, the most the gateway holds for the plugins that need it whole (docs/limits.md)", what, e.maxBody)
+}
+
+// respondPassthrough relays a non-SSE body no plugin needs whole as it
+// arrives: the response side runs on the status and headers (the only
+// parts such plugins see, P11), then each chunk goes to the client, so
+// the body is never held. A rejection there denies before any byte of
+// the body is read.
+func (e *Exchange) respondPassthrough(ctx context.Context, up Upstream) {
+	e.ctx = ctx
+	for i := e.ran - 1; i >= 0; {
+		next, stop := e.responseFrom(i)
+		if stop {
+			break
+		}
+		i = next
+	}
+	if e.ended {
+		e.sendError()
+		return
+	}
+	e.sendHeader(e.gx.Response.Status, e.gx.Response.Header)
+	for {
+		chunk, err := up.Stream.Next(ctx)
+		if len(chunk) > 0 && !e.write(chunk) {
+			return
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			e.flush()
+			e.broken = true
+			e.end(gateway.OutcomeError, 0, "", "upstream body: "+err.Error(), fmt.Errorf("%w: reading body: %w", ErrUpstream, err))
+			return
+		}
+	}
 	e.flush()
 	e.end(gateway.OutcomeAllow, e.status, "", "", nil)
 }

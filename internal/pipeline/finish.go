@@ -71,6 +71,7 @@ func (e *Exchange) Finish() *Result {
 		Warnings: e.warnings,
 		Shadows:  e.shadows,
 		Err:      e.err,
+		Broken:   e.broken,
 	}
 	if !e.streamed {
 		e.res.Body = e.body

@@ -35,6 +35,16 @@ func (e *Exchange) respondStream(ctx context.Context, up Upstream) {
 			if len(chunk) > 0 && e.framer.Feed(chunk, e.emitFn) != nil {
 				break
 			}
+			if e.maxBody > 0 && e.framer.Pending() > e.maxBody {
+				// An SSE block that never ends (an endless data line):
+				// the framer would hold it whole.
+				tl := e.tooLarge("an SSE event")
+				e.warn("P19", "", "%v; the stream was cut after %d frame(s)", tl, e.frames)
+				e.end(gateway.OutcomeError, 0, "", tl.Error(), fmt.Errorf("%w: %w", ErrTooLarge, tl))
+				e.broken, e.stopped = true, true
+				e.framer.Reset()
+				break
+			}
 			if err == io.EOF {
 				break
 			}
@@ -50,6 +60,7 @@ func (e *Exchange) respondStream(ctx context.Context, up Upstream) {
 		}
 	}
 	if early != nil {
+		e.broken = true
 		e.warn("P21", "", "upstream stream ended early after %d frame(s): %v", e.frames, early)
 		e.end(gateway.OutcomeError, 0, "", "upstream stream ended early: "+early.Error(), fmt.Errorf("%w: stream ended early: %w", ErrUpstream, early))
 	}

@@ -12,11 +12,12 @@
 package pluginhost
 
 import (
+	"github.com/abkit/abkit/internal/pluginenv"
+
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -241,8 +242,9 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 			return nil, &LoadError{Path: abs, Err: err}
 		}
 	} else {
-		// The host's environment, then opts.Env, which wins.
-		cmd.Env = append(os.Environ(), opts.Env...)
+		// The host's environment as a plugin gets it (pluginenv: not the
+		// operator's credentials), then opts.Env, which wins.
+		cmd.Env = append(pluginenv.Environ(), opts.Env...)
 		cfg.SkipHostEnv = true
 	}
 	client := plugin.NewClient(cfg)

@@ -24,6 +24,8 @@
 package plugintls
 
 import (
+	"github.com/abkit/abkit/internal/pluginenv"
+
 	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -137,7 +139,7 @@ func (h *Host) Client(cfg *plugin.ClientConfig, env []string) error {
 	if cmd == nil {
 		return errors.New("plugin TLS: the client config has no command")
 	}
-	e := append(os.Environ(), env...)
+	e := append(pluginenv.Environ(), env...) // not the host's credentials
 	cmd.Env = append(e, EnvClientCert+"="+string(id.pem))
 	cfg.SkipHostEnv = true
 	cfg.AutoMTLS = false

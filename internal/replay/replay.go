@@ -399,7 +399,7 @@ func resultReport(res *pipeline.Result) Report {
 		r.Warnings = append(r.Warnings, redact.String(w.String()))
 	}
 	relayed := res.Relayed
-	if !res.Streamed {
+	if !res.Streamed && res.Body != nil { // nil: relayed as it arrived
 		relayed = int64(len(res.Body))
 	}
 	r.Outcome = Outcome{

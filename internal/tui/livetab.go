@@ -16,6 +16,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/replay/live"
@@ -30,7 +31,8 @@ type liveTab struct {
 	base string // serve's base URL
 
 	rows      []live.Summary // shown, oldest first
-	held      []live.Summary // arrived while paused
+	held      []live.Summary // arrived while paused: the last of them
+	heldN     int            // how many arrived while paused
 	seen      map[uint64]bool
 	paused    bool
 	cursor    int
@@ -39,13 +41,17 @@ type liveTab struct {
 	filtering bool
 	state     string // connecting, live, or why the stream ended
 	ok        bool
+	missed    uint64 // events lost to reconnections after falling behind
 }
 
 // Messages of the Live tab's commands.
 type (
 	liveArrivedMsg struct{ sums []live.Summary }
 	liveEndMsg     struct{ err error }
-	liveOpenMsg    struct {
+	// liveMissedMsg: the tab fell behind, serve cut its stream, and it
+	// reconnected; n events were lost meanwhile.
+	liveMissedMsg struct{ n uint64 }
+	liveOpenMsg   struct {
 		run *Run
 		err error
 	}
@@ -83,12 +89,30 @@ func (l *liveTab) add(sums []live.Summary) {
 		l.seen[s.ID] = true
 		termsafe.Fields(&s)
 		if l.paused {
+			// Only the last ring's worth is shown on resume; the rest is
+			// counted, not kept (163k held exchanges once grew without
+			// limit).
 			l.held = append(l.held, s)
+			l.heldN++
+			if len(l.held) > 2*live.DefaultRing {
+				l.held = append([]live.Summary(nil), l.held[len(l.held)-live.DefaultRing:]...)
+			}
 		} else {
 			l.rows = append(l.rows, s)
 		}
 	}
 	l.trim()
+	if len(l.seen) > 4*live.DefaultRing {
+		// Ids only repeat between the backlog and the first events, so
+		// the ids still shown or held are enough.
+		l.seen = make(map[uint64]bool, len(l.rows)+len(l.held))
+		for _, s := range l.rows {
+			l.seen[s.ID] = true
+		}
+		for _, s := range l.held {
+			l.seen[s.ID] = true
+		}
+	}
 }
 
 // trim keeps memory bounded like serve's own ring.
@@ -103,7 +127,7 @@ func (l *liveTab) togglePause() {
 	l.paused = !l.paused
 	if !l.paused {
 		l.rows = append(l.rows, l.held...)
-		l.held = nil
+		l.held, l.heldN = nil, 0
 		l.trim()
 	}
 }
@@ -131,7 +155,7 @@ func sparkline(frames int) string {
 }
 
 func (l *liveTab) view(w, h int, th theme) []string {
-	head := "Live " + l.base + "  "
+	head := "Live " + redact.URL(l.base) + "  " // the API token may be in it
 	if l.ok {
 		head += th.good.Render(l.state)
 	} else {
@@ -139,7 +163,7 @@ func (l *liveTab) view(w, h int, th theme) []string {
 	}
 	if l.paused {
 		p := "  PAUSED (space resumes)"
-		if n := len(l.held); n > 0 {
+		if n := l.heldN; n > 0 {
 			p += fmt.Sprintf(" held:%d", n) // arrived meanwhile
 		}
 		head += th.warn.Render(p)
@@ -188,7 +212,10 @@ func (l *liveTab) view(w, h int, th theme) []string {
 // liveConnect subscribes to serve's event stream and then reads the
 // exchanges it already keeps: every exchange that finishes from the
 // subscription on arrives as a message on ch, none twice (the tab drops
-// repeats by id). It ends with a liveEndMsg.
+// repeats by id). When serve cuts the stream because the tab fell behind
+// (overflow), it reconnects at once, resuming after the last event it
+// had (Last-Event-ID), and reports how many events it missed
+// (liveMissedMsg). It ends with a liveEndMsg.
 func liveConnect(ctx context.Context, base string, ch chan<- tea.Msg) {
 	send := func(m tea.Msg) bool {
 		select {
@@ -198,59 +225,110 @@ func liveConnect(ctx context.Context, base string, ch chan<- tea.Msg) {
 			return false
 		}
 	}
+	lastID := ""
+	for {
+		again, err := liveStream(ctx, base, &lastID, send)
+		if !again {
+			if err != nil {
+				send(liveEndMsg{err})
+			}
+			return
+		}
+	}
+}
+
+// maxEventLine bounds one line of the event stream the tab reads: an
+// endless line must not take the terminal's memory.
+const maxEventLine = 4 << 20
+
+// liveStream reads one subscription, resuming after *lastID when set. It
+// reports whether to reconnect (serve sent overflow) and otherwise why
+// the stream ended; nil error means the tab is gone.
+func liveStream(ctx context.Context, base string, lastID *string, send func(tea.Msg) bool) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+live.PathEvents, nil)
 	if err != nil {
-		send(liveEndMsg{err})
-		return
+		return false, err
+	}
+	if *lastID != "" {
+		req.Header.Set("Last-Event-ID", *lastID)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		send(liveEndMsg{err})
-		return
+		return false, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		send(liveEndMsg{fmt.Errorf("%s%s: %s", base, live.PathEvents, resp.Status)})
-		return
+		return false, fmt.Errorf("%s%s: %s", base, live.PathEvents, resp.Status)
 	}
-	r := bufio.NewReader(resp.Body)
+	r := bufio.NewReaderSize(resp.Body, 64<<10)
 	// The first block is serve's "subscribed" comment.
-	if _, err := r.ReadString('\n'); err != nil {
-		send(liveEndMsg{err})
-		return
+	if _, err := readLine(r); err != nil {
+		return false, err
 	}
 	var list struct {
 		Exchanges []live.Summary `json:"exchanges"`
 	}
 	if err := getJSON(ctx, base+live.PathExchanges, &list); err != nil {
-		send(liveEndMsg{err})
-		return
+		return false, err
 	}
 	if !send(liveArrivedMsg{list.Exchanges}) {
-		return
+		return false, nil
 	}
-	var name string
+	var name, id string
 	for {
-		line, err := r.ReadString('\n')
+		line, err := readLine(r)
 		if err != nil {
-			send(liveEndMsg{fmt.Errorf("event stream ended: %w", err)})
-			return
+			return false, fmt.Errorf("event stream ended: %w", err)
 		}
-		line = strings.TrimRight(line, "\r\n")
 		switch {
+		case strings.HasPrefix(line, "id: "):
+			id = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
 			name = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: ") && name == "exchange_finished":
 			var s live.Summary
 			if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &s) == nil && !send(liveArrivedMsg{[]live.Summary{s}}) {
-				return
+				return false, nil
 			}
-		case strings.HasPrefix(line, "data: ") && (name == "shutdown" || name == "overflow"):
-			send(liveEndMsg{fmt.Errorf("serve sent %s", name)})
-			return
+		case strings.HasPrefix(line, "data: ") && name == "missed":
+			var m struct {
+				Missed uint64 `json:"missed"`
+			}
+			if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m) == nil && !send(liveMissedMsg{m.Missed}) {
+				return false, nil
+			}
+		case strings.HasPrefix(line, "data: ") && name == "overflow":
+			return true, nil
+		case strings.HasPrefix(line, "data: ") && name == "shutdown":
+			return false, errors.New("serve sent shutdown")
 		case line == "":
-			name = ""
+			if id != "" {
+				*lastID = id
+			}
+			name, id = "", ""
 		}
+	}
+}
+
+// readLine reads one line of at most maxEventLine bytes, without its end.
+func readLine(r *bufio.Reader) (string, error) {
+	var long []byte
+	for {
+		b, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if len(long)+len(b) > maxEventLine {
+				return "", fmt.Errorf("an event line is longer than %d MiB; serve sends no such line", maxEventLine>>20)
+			}
+			long = append(long, b...)
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if long != nil {
+			b = append(long, b...)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
 	}
 }
 
@@ -277,9 +355,13 @@ func get(ctx context.Context, url string) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, fixture.MaxFile()))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, fixture.MaxFile()+1))
 	if err != nil {
 		return nil, err
+	}
+	if int64(len(data)) > fixture.MaxFile() {
+		// Said so, rather than as the JSON error of a cut document.
+		return nil, fmt.Errorf("%s: the answer is larger than %d MiB, the most the TUI reads (ABKIT_MAX_BODY raises it, docs/limits.md)", redact.URL(url), fixture.MaxFile()>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -189,5 +190,105 @@ func TestLiveTab(t *testing.T) {
 	}
 	if len(res) != 1 || res[0].Failed() {
 		t.Errorf("replay of the saved suite: %+v", res)
+	}
+}
+
+// A Live tab that fell behind is cut by serve with overflow: it
+// reconnects at once, resuming after the last event it had
+// (Last-Event-ID), says how many events it missed, and goes on with the
+// exchanges that finish next. The server is a scripted event stream on
+// 127.0.0.1, in serve's wire format (docs/live.md).
+func TestLiveTabReconnectsAfterOverflow(t *testing.T) {
+	resumed := make(chan string, 1)
+	sum := func(id int) string {
+		return fmt.Sprintf(`{"id":%d,"method":"POST","path":"/v1/after-%d","status":200,"outcome":"allow"}`, id, id)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == live.PathExchanges {
+			io.WriteString(w, `{"exchanges":[]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, ": abkit live events; subscribed\n\n")
+		if last := r.Header.Get("Last-Event-ID"); last != "" {
+			resumed <- last
+			fmt.Fprintf(w, "event: missed\ndata: {\"missed\":4242}\n\nid: 5000\nevent: exchange_finished\ndata: %s\n\n", sum(2))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		fmt.Fprintf(w, "id: 7\nevent: exchange_finished\ndata: %s\n\n", sum(1))
+		io.WriteString(w, "event: overflow\ndata: {\"missed\":10,\"error\":\"behind\"}\n\n")
+	}))
+	t.Cleanup(srv.Close) // after m.Close, which ends the held stream
+	opts := testOptions(t)
+	opts.Attach = srv.URL
+	m := New(opts)
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 30),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	t.Cleanup(m.Close)
+	select {
+	case last := <-resumed:
+		if last != "7" {
+			t.Fatalf("reconnected with Last-Event-ID %q, want 7", last)
+		}
+	case <-time.After(liveHangGuard):
+		t.Fatal("the Live tab did not reconnect after overflow")
+	}
+	// One wait: what it reads is consumed, and both may come in one frame.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		s := ansi.Strip(string(b))
+		return strings.Contains(s, "4242 events missed") && strings.Contains(s, "/v1/after-2")
+	}, teatest.WithDuration(liveHangGuard), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+// An event line that never ends does not take the terminal's memory:
+// past maxEventLine the stream is dropped with a message.
+func TestLiveReadLineBounded(t *testing.T) {
+	r := bufio.NewReaderSize(io.MultiReader(strings.NewReader("data: "), endless{}), 64<<10)
+	if _, err := readLine(r); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("endless line: %v", err)
+	}
+}
+
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// While paused the tab keeps only what it will show on resume (the last
+// ring's worth) and counts the rest: 163,000 held exchanges once grew
+// its memory without limit.
+func TestLivePausedHeldBounded(t *testing.T) {
+	var l liveTab
+	l.togglePause()
+	for i := range 100_000 {
+		l.add([]live.Summary{{ID: uint64(i + 1), Method: "GET", Path: "/x"}})
+	}
+	if len(l.held) > 2*live.DefaultRing || len(l.seen) > 4*live.DefaultRing+1 || l.heldN != 100_000 {
+		t.Fatalf("held %d, seen %d, counted %d", len(l.held), len(l.seen), l.heldN)
+	}
+	l.togglePause()
+	if len(l.rows) != live.DefaultRing || l.rows[len(l.rows)-1].ID != 100_000 {
+		t.Fatalf("after resume: %d rows, last %d", len(l.rows), l.rows[len(l.rows)-1].ID)
+	}
+}
+
+// An answer over the TUI's read bound is reported as such, not as the
+// JSON error of the cut document ("unexpected end of JSON input").
+func TestLiveGetTooLarge(t *testing.T) {
+	t.Setenv("ABKIT_MAX_BODY", "1KiB")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"pad":"`+strings.Repeat("x", int(fixture.MaxFile()))+`"}`)
+	}))
+	defer srv.Close()
+	var v any
+	err := getJSON(context.Background(), srv.URL+"/x", &v)
+	if err == nil || !strings.Contains(err.Error(), "larger than") || strings.Contains(err.Error(), "JSON") {
+		t.Fatalf("err %v", err)
 	}
 }

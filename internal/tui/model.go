@@ -314,7 +314,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.playTick()
 	case liveArrivedMsg:
 		m.lv.state, m.lv.ok = "live", true
+		if m.lv.missed > 0 {
+			m.lv.state = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", m.lv.missed)
+		}
 		m.lv.add(msg.sums)
+		return m, waitLive(m.liveCh)
+	case liveMissedMsg:
+		m.lv.missed += msg.n
+		m.lv.state, m.lv.ok = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", m.lv.missed), true
 		return m, waitLive(m.liveCh)
 	case liveEndMsg:
 		m.lv.state, m.lv.ok = "disconnected: "+oneLine(msg.err.Error())+" (r reconnects)", false

@@ -212,6 +212,15 @@ func (f *Framer) End(emit func(raw []byte, isFrame bool) error) (unterminated in
 	}
 }
 
+// Pending is how many bytes of an incomplete block the Framer holds: a
+// caller bounds it, since a block that never ends would grow without
+// limit.
+func (f *Framer) Pending() int { return len(f.buf) }
+
+// Reset drops what the Framer holds, its buffer too (it may be large),
+// ready for a new stream.
+func (f *Framer) Reset() { *f = Framer{} }
+
 // flushHeld emits the complete block held in buf and empties buf.
 func (f *Framer) flushHeld(emit func(raw []byte, isFrame bool) error) error {
 	raw, isFrame := f.buf, f.data

@@ -26,6 +26,7 @@ import (
 	"github.com/abkit/abkit/internal/interrupt"
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -110,7 +111,7 @@ func Main(ctx context.Context, app *App, args []string) int {
 	}
 	var ee *ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.Err == nil) {
-		fmt.Fprintf(app.Err, "conformance: %v\n", err)
+		fmt.Fprintf(app.Err, "conformance: %s\n", termsafe.String(err.Error())) // it may quote a plugin's output
 		if code == ExitUsage {
 			fmt.Fprintln(app.Err, "Run 'conformance --help' for usage.")
 		}

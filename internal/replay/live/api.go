@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/netlimit"
 	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
@@ -294,59 +295,85 @@ func (s *Server) fixture(w http.ResponseWriter, ex Exchange) {
 }
 
 // stream serves /v1/events: server-sent events until the client goes,
-// the server stops (event "shutdown") or the client falls more than
-// SubscriberBuffer events behind (event "overflow").
+// the server stops (event "shutdown") or the client falls so far behind
+// that its next event left the log (event "overflow"). A client whose
+// writes stall for EventWriteTimeout is cut. A client that reconnects
+// with Last-Event-ID gets the events after it that the log still holds,
+// after an event "missed" counting those it no longer does.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		apiError(w, http.StatusInternalServerError, "this connection cannot stream")
-		return
-	}
-	sub, ok := s.events.subscribe()
+	rc := http.NewResponseController(w)
+	last, _ := strconv.ParseUint(strings.TrimSpace(r.Header.Get("Last-Event-ID")), 10, 64)
+	sub, ok := s.events.subscribe(last)
 	if !ok {
 		apiError(w, http.StatusServiceUnavailable, "abctl serve is stopping")
 		return
 	}
 	defer s.events.unsubscribe(sub)
+	timeout := s.opts.EventWriteTimeout
+	bounded := netlimit.SetWriteTimeout(w, timeout)
+	write := func(b []byte) error {
+		if !bounded {
+			_ = rc.SetWriteDeadline(time.Now().Add(timeout))
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	// A comment first: the client knows it is subscribed before it sends
 	// traffic it wants to watch.
-	fmt.Fprintf(w, ": abkit live events; subscribed %s\n\n", time.Now().UTC().Format(time.RFC3339))
-	fl.Flush()
-	end := func() {
-		if sub.overflow {
-			fmt.Fprintf(w, "event: overflow\ndata: {\"error\":\"this client fell more than %d events behind and was disconnected; reconnect and read %s for what was missed\"}\n\n", SubscriberBuffer, PathExchanges)
-		} else {
-			fmt.Fprint(w, "event: shutdown\ndata: {}\n\n")
-		}
-		fl.Flush()
+	buf := fmt.Appendf(nil, ": abkit live events; subscribed %s\n\n", time.Now().UTC().Format(time.RFC3339))
+	if write(buf) != nil {
+		return
 	}
+	var batch []message
+	resumed := last > 0
 	for {
 		select {
 		case <-r.Context().Done():
 			return
-		case m, open := <-sub.ch:
-			// Write everything already queued, then flush once.
-			for open {
-				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", m.id, m.name, m.data)
-				select {
-				case m, open = <-sub.ch:
-					continue
-				default:
-				}
-				break
-			}
-			if !open {
-				end()
-				return
-			}
-			fl.Flush()
+		case <-sub.wake:
+		}
+		var missed uint64
+		var done bool
+		batch, missed, done = s.events.read(sub, batch[:0], eventBatch)
+		buf = buf[:0]
+		switch {
+		case missed > 0 && resumed:
+			buf = fmt.Appendf(buf, "event: missed\ndata: {\"missed\":%d}\n\n", missed)
+		case missed > 0:
+			buf = fmt.Appendf(buf, "event: overflow\ndata: {\"missed\":%d,\"error\":\"this client fell %d events behind, past the %d the server keeps, and was disconnected; reconnect with Last-Event-ID and read %s for what was missed\"}\n\n",
+				missed, missed, EventLogLen, PathExchanges)
+			_ = write(buf)
+			return
+		}
+		resumed = false
+		for _, m := range batch {
+			buf = fmt.Appendf(buf, "id: %d\nevent: %s\ndata: %s\n\n", m.id, m.name, m.data)
+		}
+		clear(batch) // the log may let these go
+		if done {
+			buf = append(buf, "event: shutdown\ndata: {}\n\n"...)
+		}
+		if len(buf) > 0 && write(buf) != nil {
+			return
+		}
+		if done {
+			return
+		}
+		if cap(buf) > 4*eventBatch {
+			buf = nil // a burst's buffer is not kept for ever
 		}
 	}
 }
+
+// eventBatch is about the most event data written to a subscriber at
+// once: a subscriber that keeps up gets a burst in few writes.
+const eventBatch = 256 << 10
 
 func fieldsOrEmpty(f []gateway.Field) []gateway.Field {
 	if f == nil {

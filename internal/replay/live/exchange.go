@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/redact"
@@ -118,6 +119,7 @@ func (ex *Exchange) view(limit int) (*fixture.Fixture, bool, string) {
 func (s *Server) finish(ctx context.Context, r *http.Request, id uint64, started time.Time, path, target string, reqHeader http.Header, reqBody []byte,
 	called bool, upStatus int, upHeader http.Header, upComplete bool, keep *capture, rec *trace.Recorder, res *pipeline.Result) {
 	rep := replay.ReportOf(rec.Events(), res)
+	capReport(&rep)
 	cause := context.Cause(ctx)
 	ex := &Exchange{Summary: Summary{ID: id, Started: started.UTC(), Method: r.Method, Path: path, Status: res.Status,
 		Outcome: rep.Outcome.Kind, DeniedBy: rep.Outcome.DeniedBy, Reason: rep.Outcome.Reason,
@@ -228,6 +230,36 @@ func (s *Server) write(id uint64, raw *rawExchange, f *fixture.Fixture, name fun
 	// directory is the list.
 	s.recorded.Add(1)
 	s.ring.setFixture(id, file)
+}
+
+// MaxReason is the most of one reason, error or warning text the ring
+// keeps: 8 exchanges with plugin reasons of hundreds of MiB once held
+// 1.8 GiB, and GET /exchanges returned 734 MB.
+const MaxReason = 4 << 10
+
+// capText cuts s to MaxReason bytes, on a character boundary, saying how
+// much was cut.
+func capText(s string) string {
+	if len(s) <= MaxReason {
+		return s
+	}
+	n := MaxReason
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d more bytes cut)", s[:n], len(s)-n)
+}
+
+// capReport caps every free text of rep (MaxReason).
+func capReport(rep *replay.Report) {
+	rep.Outcome.Reason = capText(rep.Outcome.Reason)
+	for i := range rep.Events {
+		e := &rep.Events[i]
+		e.Reason, e.Error = capText(e.Reason), capText(e.Error)
+	}
+	for i, w := range rep.Warnings {
+		rep.Warnings[i] = capText(w)
+	}
 }
 
 // capped returns a copy of f with each body cut at limit bytes, and

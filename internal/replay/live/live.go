@@ -15,6 +15,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/netlimit"
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/replay"
@@ -42,10 +44,12 @@ import (
 // upstream.
 const APIPrefix = "/_abkit/"
 
-// Defaults of Options.
+// Defaults of Options, and the most abctl serve accepts.
 const (
 	DefaultRing    = 500
 	DefaultBodyCap = 64 << 10
+	MaxRing        = 100_000
+	MaxBodyCap     = 32 << 20
 )
 
 // Options configure a Server.
@@ -72,6 +76,19 @@ type Options struct {
 	BodyCap int
 	// Log receives warnings; nil discards them.
 	Log *slog.Logger
+	// Limits bound the clients' connections: header, body, idle and
+	// write timeouts and the number of connections (netlimit defaults).
+	Limits netlimit.Limits
+	// APIToken, when set, is required of every API request: as a bearer
+	// token (Authorization: Bearer TOKEN) or as the password of basic
+	// authentication (http://:TOKEN@host/, what ui --attach sends). serve
+	// sets one whenever it listens beyond loopback.
+	APIToken string
+	// NoAPI turns the API off: every path under APIPrefix is 404.
+	NoAPI bool
+	// EventWriteTimeout is how long one write to a /v1/events subscriber
+	// may block before it is cut (DefaultEventWriteTimeout).
+	EventWriteTimeout time.Duration
 
 	// queue replaces MaxQueued and writeGate runs before each fixture is
 	// written: tests hold the writer.
@@ -154,6 +171,9 @@ func New(opts Options) (*Server, error) {
 	if opts.BodyCap <= 0 {
 		opts.BodyCap = DefaultBodyCap
 	}
+	if opts.EventWriteTimeout <= 0 {
+		opts.EventWriteTimeout = DefaultEventWriteTimeout
+	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -175,6 +195,9 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// SetAPIToken sets Options.APIToken; call it before Serve.
+func (s *Server) SetAPIToken(token string) { s.opts.APIToken = token }
+
 // Stats are the server's counters.
 type Stats struct {
 	// Served counts finished exchanges, Cut those ended by a shutdown,
@@ -193,10 +216,10 @@ func (s *Server) Stats() Stats {
 // outcome report), and Serve returns once every exchange and fixture
 // write has ended. It returns an error only when the listener fails.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return s.cutCtx }}
+	srv := s.opts.Limits.Server(s)
+	srv.BaseContext = func(net.Listener) context.Context { return s.cutCtx }
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(s.opts.Limits.Listener(ln)) }()
 	select {
 	case err := <-errc:
 		s.cut(err)
@@ -223,12 +246,38 @@ func (s *Server) Wait() { s.inflight.Wait() }
 // ServeHTTP answers the API under APIPrefix and proxies everything else.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, APIPrefix) {
-		s.api(w, r)
+		if s.apiAllowed(w, r) {
+			s.api(w, r)
+		}
 		return
 	}
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	s.proxy(w, r)
+}
+
+// apiAllowed answers an API request that NoAPI or APIToken refuses and
+// reports whether to serve it.
+func (s *Server) apiAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if s.opts.NoAPI {
+		apiError(w, http.StatusNotFound, "the abkit API is off on this serve (--no-api)")
+		return false
+	}
+	if s.opts.APIToken == "" {
+		return true
+	}
+	got := ""
+	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		got = strings.TrimSpace(a[7:])
+	} else if _, pw, ok := r.BasicAuth(); ok {
+		got = pw
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.APIToken)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="abctl serve"`)
+		apiError(w, http.StatusUnauthorized, "the abkit API needs the token serve printed at start (or --api-token): Authorization: Bearer TOKEN, or http://:TOKEN@HOST/ for ui --attach")
+		return false
+	}
+	return true
 }
 
 // capture keeps the upstream's body as it arrived, up to limit bytes.
@@ -326,6 +375,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	var rec *trace.Recorder
 	rec = trace.NewWatchedRecorder(func(e trace.Event) {
 		if s.events.active() {
+			e.Reason, e.Error = capText(e.Reason), capText(e.Error)
 			s.events.publish("trace", traceEvent{Exchange: id, Event: e})
 		}
 	})
@@ -344,7 +394,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	// where it goes.
 	x := s.chain.NewExchange(pipeline.Request{Method: r.Method, URL: targetURL, Scheme: scheme, Host: r.Host, Path: r.URL.Path,
 		RawQuery: r.URL.RawQuery, RemoteAddr: r.RemoteAddr, Header: sent.Clone(), Body: reqBody},
-		pipeline.ExchangeOptions{Trace: rec, Client: pipeline.HTTPClient{W: w}})
+		pipeline.ExchangeOptions{Trace: rec, Client: pipeline.HTTPClient{W: w}, MaxBody: fixture.MaxBody()})
 	var (
 		upStatus   int
 		upHeader   http.Header
@@ -357,6 +407,18 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	}
 	res := x.Finish()
 	s.finish(ctx, r, id, started, path, targetURL, sent, reqBody, called, upStatus, upHeader, upComplete, keep, rec, res)
+	abortIfBroken(res)
+}
+
+// abortIfBroken breaks the client's connection (HTTP/1) or resets its
+// stream (HTTP/2) when the upstream's body failed after the response
+// header went out: what was relayed is flushed, but a clean end would
+// tell the client it has the whole answer. The exchange is kept and
+// announced first. net/http recovers http.ErrAbortHandler without a log.
+func abortIfBroken(res *pipeline.Result) {
+	if res.Broken {
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // forward sends the chain's request upstream and runs the response side

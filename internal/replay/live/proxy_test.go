@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -342,5 +343,63 @@ func TestRecordQueueBounded(t *testing.T) {
 	s.Wait()
 	if st := s.Stats(); st.Recorded != 2 || len(fixturesIn(t, dir)) != 2 {
 		t.Errorf("stats %+v, files %v; want 2 recorded", st, fixturesIn(t, dir))
+	}
+}
+
+// brokenUpstream sends one SSE frame (or, for JSON, half a body of a
+// longer Content-Length) and then drops the connection.
+func brokenUpstream(t *testing.T) *httptest.Server {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/json" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "100")
+			io.WriteString(w, `{"half":`)
+		} else {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, frame("before the break"))
+			io.WriteString(w, `data: {"cut`)
+		}
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}))
+	t.Cleanup(up.Close)
+	return up
+}
+
+// An upstream that fails mid-stream reaches the client as a broken
+// stream, not as a clean end with half a frame relayed; the exchange is
+// still kept with an error outcome. A failed buffered body is a 502.
+func TestServeUpstreamBreakIsBrokenStream(t *testing.T) {
+	up := brokenUpstream(t)
+	s := startServe(t, up.URL, testChain, Options{}, time.Second)
+	resp, err := client.Get(s.base + "/v1/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil {
+		t.Fatalf("the client saw a clean end after %q", body)
+	}
+	if !strings.Contains(string(body), "before the break") {
+		t.Errorf("what was relayed before the break is missing: %q", body)
+	}
+	var list struct{ Exchanges []Summary }
+	deadline := time.Now().Add(hangGuard)
+	for len(list.Exchanges) == 0 && time.Now().Before(deadline) {
+		get(t, s.base+PathExchanges, &list)
+	}
+	if len(list.Exchanges) != 1 || list.Exchanges[0].Outcome != "error" {
+		t.Fatalf("exchanges %+v, want one with outcome error", list.Exchanges)
+	}
+
+	resp, err = client.Get(s.base + "/v1/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("a JSON body cut by the upstream: status %d, want 502", resp.StatusCode)
 	}
 }

@@ -106,18 +106,18 @@ func (p *Proxy) encode(j *job) *encoded {
 	}
 	chunks, err := j.sp.fixtureChunks()
 	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
+		p.lostOne("err", err)
 		return nil
 	}
 	reqBody, err := j.rq.bytes()
 	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
+		p.lostOne("err", err)
 		return nil
 	}
 	f := NewFixture(p.source, j.started, j.r.Method, j.target.String(), stripHop(j.r.Header), reqBody, j.status, j.respHeader, chunks)
 	data, err := fixture.Marshal(f)
 	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
+		p.lostOne("err", err)
 		return nil
 	}
 	return &encoded{data: data, name: j.name, status: j.status, size: j.size}
@@ -165,7 +165,7 @@ func (p *Proxy) linkLoop() {
 			tmp, err := fixture.NewTemp(p.out, e.data, !groupSync)
 			e.data = nil
 			if err != nil {
-				p.log.Error("exchange not recorded", "err", err)
+				p.lostOne("err", err)
 				p.inflight.Done()
 				continue
 			}
@@ -195,12 +195,12 @@ func (p *Proxy) linkLoop() {
 func (p *Proxy) name(e *encoded, syncErr error) {
 	if syncErr != nil {
 		e.tmp.Discard()
-		p.log.Error("exchange not recorded", "err", syncErr)
+		p.lostOne("err", syncErr)
 		return
 	}
 	file, err := e.tmp.Link(e.name)
 	if err != nil {
-		p.log.Error("exchange not recorded", "err", err)
+		p.lostOne("err", err)
 		return
 	}
 	p.mu.Lock()

@@ -67,6 +67,9 @@ type Proxy struct {
 	// syncDir makes the files written in dir durable (nil: syncFS);
 	// tests count and fail rounds with it.
 	syncDir func(dir string) error
+	// lost counts the finished exchanges the recorder failed to write
+	// (disk full, directory gone): abctl record exits non-zero on them.
+	lost atomic.Int64
 }
 
 // Writers is how many fixtures a proxy encodes at once. Encoding (redact,
@@ -108,6 +111,19 @@ func New(upstream, dir string, log *slog.Logger) (*Proxy, error) {
 	p.lroom = sync.NewCond(&p.qmu)
 	return p, nil
 }
+
+// lostOne logs and counts one exchange the recorder failed to write.
+func (p *Proxy) lostOne(args ...any) {
+	p.lost.Add(1)
+	p.log.Error("exchange not recorded", args...)
+}
+
+// Lost is how many finished exchanges could not be written (a disk
+// error): they were relayed but are not in the output directory.
+func (p *Proxy) Lost() int64 { return p.lost.Load() }
+
+// Dir is the output directory.
+func (p *Proxy) Dir() string { return p.out }
 
 // Written returns the fixture files written so far.
 func (p *Proxy) Written() []string {
@@ -247,7 +263,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			size += n
 			if size <= fixture.MaxBody() {
 				if err := sp.write(p.now().Sub(t0), buf[:n]); err != nil {
-					p.log.Warn("exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", err)
+					p.lostOne("path", redact.URL(r.URL.EscapedPath()), "err", err)
 					size = fixture.MaxBody() + 1 // relay the rest, record nothing
 				}
 			}
@@ -257,7 +273,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if rerr != nil {
 			p.log.Warn("upstream body failed; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", redact.String(rerr.Error()))
-			return
+			// The client gets a broken stream, as the upstream gave it: a
+			// clean end would say the answer is whole. net/http closes the
+			// connection (HTTP/2: resets the stream) without a log.
+			panic(http.ErrAbortHandler)
 		}
 	}
 	if size > fixture.MaxBody() {

@@ -217,3 +217,74 @@ func TestRecordPathTokenRedacted(t *testing.T) {
 		t.Errorf("fixture lacks the marker or the note:\n%s", data)
 	}
 }
+
+// An upstream that fails mid-stream reaches the client as a broken
+// stream, as it would straight from the upstream, and nothing is
+// recorded.
+func TestRecordUpstreamBreakIsBrokenStream(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"n\":1}\n\ndata: {\"cut")
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p, err := record.New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(p)
+	defer proxy.Close()
+	resp, err := http.Get(proxy.URL + "/v1/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil {
+		t.Fatalf("the client saw a clean end after %q", body)
+	}
+	if !strings.Contains(string(body), `{"n":1}`) {
+		t.Errorf("what was relayed before the break is missing: %q", body)
+	}
+	p.Wait()
+	if len(p.Written()) != 0 {
+		t.Errorf("a broken exchange was recorded: %v", p.Written())
+	}
+}
+
+// Exchanges the recorder fails to write (its directory gone: a full disk
+// fails the same way) are counted, so abctl record exits non-zero rather
+// than report only the ones it wrote.
+func TestRecordCountsLostExchanges(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer up.Close()
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := record.New(up.URL, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(p)
+	defer proxy.Close()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		resp, err := http.Get(proxy.URL + "/v1/json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	p.Wait()
+	if p.Lost() != 3 || len(p.Written()) != 0 {
+		t.Fatalf("lost %d, written %v; want 3 lost", p.Lost(), p.Written())
+	}
+}

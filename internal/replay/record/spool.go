@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -58,6 +59,12 @@ func (s *spool) write(at time.Duration, b []byte) error {
 			return fmt.Errorf("spool: %w", err)
 		}
 		s.file = f
+		if runtime.GOOS != "windows" {
+			// Unlinked at once: the open file keeps its data, and a
+			// recorder killed with SIGKILL leaves no .spool-* behind
+			// (Windows cannot remove an open file; close removes it).
+			os.Remove(f.Name())
+		}
 		s.p.spilled.Add(1)
 		if _, err := f.Write(s.mem); err != nil {
 			return fmt.Errorf("spool: %w", err)
