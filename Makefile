@@ -8,7 +8,7 @@ TESTFLAGS ?=
 TESTBIN_PKGS = ./cmd/abkit-runtime ./examples/plugins/... ./internal/refruntime/broken/... ./internal/refruntime/alt/... ./internal/conformance/testdata/broken
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 
-.PHONY: all build test test-stress bench bench-peers lint proto run fmt replay release-snapshot clean mutate
+.PHONY: all build test test-stress bench bench-peers lint proto proto-python run fmt replay release-snapshot clean mutate
 
 all: build test
 
@@ -55,6 +55,16 @@ proto:
 		--go_out=. --go_opt=module=github.com/abkit/abkit \
 		--go-grpc_out=. --go-grpc_opt=module=github.com/abkit/abkit \
 		proto/abkit/v1/*.proto
+	$(MAKE) proto-python
+
+# The Python SDK's stubs (sdk/python/abkit/v1) of the plugin protocol (abkit.proto;
+# runtime.proto is the conformance runtime's, not a plugin's),
+# with Debian's protoc and grpc_python_plugin (protobuf-compiler-grpc); the
+# output is committed and TestPythonStubsCurrent (internal/polyglot) checks it.
+proto-python:
+	@command -v grpc_python_plugin >/dev/null || { echo "proto-python: grpc_python_plugin not found; install it (Debian: apt-get install protobuf-compiler-grpc)"; exit 1; }
+	protoc -I proto --plugin=protoc-gen-grpc_python=$$(command -v grpc_python_plugin) \
+		--python_out=sdk/python --grpc_python_out=sdk/python proto/abkit/v1/abkit.proto
 
 replay:
 	$(GO) run ./cmd/abctl replay --rechunk fixtures/*/
