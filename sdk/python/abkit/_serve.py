@@ -138,7 +138,10 @@ def run(plugin, debug=False):
     _go_plugin_services(server, stop)
 
     sock_dir = tempfile.mkdtemp(prefix="plugin", dir=os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or None)
-    addr = os.path.join(sock_dir, "plugin.sock")
+    network, addr = "unix", os.path.join(sock_dir, "plugin.sock")
+    listen = "unix:" + addr
+    if os.name == "nt":  # no Unix sockets for gRPC there: TCP on loopback, as go-plugin does
+        network, listen = "tcp", "127.0.0.1:0"
     cert_field = ""
     host_cert = os.environ.get("PLUGIN_CLIENT_CERT", "")
     if host_cert and not debug:
@@ -146,11 +149,13 @@ def run(plugin, debug=False):
         # Trust only the host's certificate, and require it.
         creds = grpc.ssl_server_credentials([(key, cert)], root_certificates=host_cert.encode(),
                                             require_client_auth=True)
-        server.add_secure_port("unix:" + addr, creds)
+        port = server.add_secure_port(listen, creds)
         # go-plugin decodes the field with RawStdEncoding: no padding.
         cert_field = base64.b64encode(ssl.PEM_cert_to_DER_cert(cert.decode())).decode().rstrip("=")
     else:
-        server.add_insecure_port("unix:" + addr)
+        port = server.add_insecure_port(listen)
+    if network == "tcp":
+        addr = "127.0.0.1:%d" % port
     server.start()
 
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=stop, daemon=True).start())
@@ -159,12 +164,12 @@ def run(plugin, debug=False):
         sys.stderr.write("abkit plugin %r: debug mode (ABKIT_PLUGIN_DEBUG): the reattach config is on stdout; "
                          "stop with Ctrl-C\n" % plugin.name)
         sys.stdout.write(json.dumps({"Protocol": "grpc", "ProtocolVersion": version,
-                                     "Addr": {"Network": "unix", "String": addr},
+                                     "Addr": {"Network": network, "String": addr},
                                      "Pid": os.getpid(), "Test": True}) + "\n")
     else:
         # go-plugin's SIGINT reaches the whole process group; the host stops us.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        sys.stdout.write("%d|%d|unix|%s|grpc|%s\n" % (CORE_PROTOCOL_VERSION, version, addr, cert_field))
+        sys.stdout.write("%d|%d|%s|%s|grpc|%s\n" % (CORE_PROTOCOL_VERSION, version, network, addr, cert_field))
     sys.stdout.flush()
     try:
         done.wait()
