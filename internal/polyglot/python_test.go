@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/conformance/cli"
 	"github.com/abkit/abkit/internal/pluginhost"
 )
 
@@ -140,5 +141,24 @@ func TestPythonStubsCurrent(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("sdk/python/abkit/v1/%s differs from what proto/abkit/v1/abkit.proto generates: run make proto-python and commit", f)
 		}
+	}
+}
+
+// TestPythonPluginAsCommandLine gives a Python plugin as a command line
+// (`conformance run --plugin python3 --plugin-arg FILE`): the interpreter
+// found in PATH, the script as its argument, no shebang needed.
+func TestPythonPluginAsCommandLine(t *testing.T) {
+	usePython(t, pythonWithGRPC(t))
+	var out, errb bytes.Buffer
+	root := cli.NewRoot(&cli.App{Out: &out, Err: &errb})
+	script := filepath.Join(repoRoot(t), "examples", "python", "submittagger", "submittagger.py")
+	root.SetArgs([]string{"run", "--plugin", "python3", "--plugin-arg", script, "--isolation", "suite"})
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("conformance run --plugin python3 --plugin-arg %s: %v\n%s%s", script, err, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "python3 "+script) || !strings.Contains(out.String(), "0 failed") {
+		t.Errorf("report does not name the command line or has failures:\n%s", out.String())
 	}
 }
