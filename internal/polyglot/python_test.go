@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/abkit/abkit/internal/catalog"
+	abctl "github.com/abkit/abkit/internal/cli"
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/cli"
 	"github.com/abkit/abkit/internal/pluginhost"
@@ -160,5 +162,29 @@ func TestPythonPluginAsCommandLine(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "python3 "+script) || !strings.Contains(out.String(), "0 failed") {
 		t.Errorf("report does not name the command line or has failures:\n%s", out.String())
+	}
+}
+
+// TestPythonExamplesInDirCatalog lists the Python examples through a dir:
+// catalog source, with abctl's describer, as `abctl catalog list --source
+// dir:DIR` does.
+func TestPythonExamplesInDirCatalog(t *testing.T) {
+	usePython(t, pythonWithGRPC(t))
+	dir := t.TempDir()
+	for _, e := range []string{"guardrail", "toolpolicy", "submittagger"} {
+		if err := os.Symlink(filepath.Join(repoRoot(t), "examples", "python", e, e+".py"), filepath.Join(dir, e+".py")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cat, err := catalog.Load(ctx, []string{"dir:" + dir}, catalog.Options{Describer: abctl.NewDescriber(), CacheDir: "-"})
+	if err != nil {
+		t.Fatalf("dir:%s: %v", dir, err)
+	}
+	for _, name := range []string{"py-guardrail", "py-tool-policy", "py-submit-tagger"} {
+		if _, ok := cat.Lookup(name); !ok {
+			t.Errorf("dir: catalog lacks %s; it has %v", name, cat.Names())
+		}
 	}
 }
