@@ -18,6 +18,7 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/cli"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/testbin"
 )
 
 // pythonWithGRPC returns a python3 that imports grpc and protobuf, or skips
@@ -103,14 +104,24 @@ func TestPythonExamplesPassConformance(t *testing.T) {
 	}
 }
 
-// TestPythonSDKUnit runs the SDK's own Python tests (sdk/python/tests).
+// TestPythonSDKUnit runs the SDK's own Python tests (sdk/python/tests),
+// with a conformance binary for abkit.conformancetest (built here, or taken
+// from ABKIT_TEST_BIN), so none of them skips.
 func TestPythonSDKUnit(t *testing.T) {
 	python := pythonWithGRPC(t)
-	cmd := exec.Command(python, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
+	bin := t.TempDir()
+	if err := testbin.Build(context.Background(), bin, "./cmd/conformance"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, "-m", "unittest", "discover", "-v", "-s", "tests", "-t", ".")
+	cmd.Env = append(os.Environ(), "ABKIT_CONFORMANCE="+filepath.Join(bin, "conformance"))
 	cmd.Dir = filepath.Join(repoRoot(t), "sdk", "python")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("python -m unittest (sdk/python): %v\n%s", err, out)
+	}
+	if bytes.Contains(out, []byte("skipped")) {
+		t.Errorf("a Python test skipped:\n%s", out)
 	}
 }
 
