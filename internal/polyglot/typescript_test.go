@@ -1,0 +1,64 @@
+package polyglot
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/internal/pluginhost"
+)
+
+// typescriptSDK skips t unless node is installed and sdk/typescript is
+// built (`npm ci && npm run build` there; .ci/run does it).
+func typescriptSDK(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not found: install nodejs and npm (Debian); .ci/run installs them and builds sdk/typescript")
+	}
+	if _, err := os.Stat(filepath.Join(repoRoot(t), "sdk", "typescript", "dist", "index.js")); err != nil {
+		t.Skip("sdk/typescript is not built: run `npm ci && npm run build` in sdk/typescript (.ci/run does)")
+	}
+}
+
+// TestTypeScriptExamplesPassConformance runs the plugin suite on every
+// example of the TypeScript SDK and fails on any counted failure.
+func TestTypeScriptExamplesPassConformance(t *testing.T) {
+	typescriptSDK(t)
+	root := repoRoot(t)
+	for _, ex := range []struct {
+		name, family string
+		iso          conformance.Isolation
+	}{
+		{"guardrail", "P", conformance.IsolationCase},
+		{"passthrough", "P", conformance.IsolationSuite},
+		{"toolpolicy", "D", conformance.IsolationSuite},
+		{"submittagger", "H", conformance.IsolationSuite},
+	} {
+		t.Run(ex.name, func(t *testing.T) {
+			path := filepath.Join(root, "examples", "typescript", ex.name, ex.name+".js")
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			rep, err := conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(path, pluginhost.Options{}), conformance.Options{Isolation: ex.iso})
+			if err != nil {
+				t.Fatalf("conformance run --plugin %s: %v", path, err)
+			}
+			if got := rep.Plugin; got == nil || len(got.Families) == 0 || got.Families[0] != ex.family {
+				t.Errorf("plugin %s: families %+v, want %s", ex.name, got, ex.family)
+			}
+			counts := rep.Counts()
+			for _, r := range rep.Results {
+				if r.Status.Bad() {
+					t.Errorf("%s: %s: %s", r.ID, r.Status, r.Summary)
+				}
+			}
+			if counts[conformance.StatusPass] == 0 {
+				t.Errorf("no case passed: %v", counts)
+			}
+			t.Logf("%s: %v in %s", ex.name, counts, rep.Duration)
+		})
+	}
+}
