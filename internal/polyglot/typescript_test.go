@@ -1,6 +1,7 @@
 package polyglot
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -60,5 +61,38 @@ func TestTypeScriptExamplesPassConformance(t *testing.T) {
 			}
 			t.Logf("%s: %v in %s", ex.name, counts, rep.Duration)
 		})
+	}
+}
+
+// TestTypeScriptTypesCurrent regenerates sdk/typescript/src/gen the way
+// `make proto-typescript` does and compares it with the committed files.
+func TestTypeScriptTypesCurrent(t *testing.T) {
+	root := repoRoot(t)
+	gen := filepath.Join(root, "sdk", "typescript", "node_modules", ".bin", "proto-loader-gen-types")
+	if _, err := os.Stat(gen); err != nil {
+		t.Skip("proto-loader-gen-types not installed: run npm ci in sdk/typescript (.ci/run does)")
+	}
+	out := t.TempDir()
+	cmd := exec.Command(gen, "--keepCase", "--longs=String", "--enums=String", "--defaults", "--grpcLib=@grpc/grpc-js",
+		"-I", "../../proto", "--outDir="+out, "abkit/v1/abkit.proto")
+	cmd.Dir = filepath.Join(root, "sdk", "typescript")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("proto-loader-gen-types: %v\n%s", err, b)
+	}
+	committed := filepath.Join(root, "sdk", "typescript", "src", "gen")
+	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		want, _ := os.ReadFile(p)
+		got, err := os.ReadFile(filepath.Join(committed, rel))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("sdk/typescript/src/gen/%s differs from what proto/abkit/v1/abkit.proto generates: run make proto-typescript and commit", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -9,6 +9,9 @@ import * as path from "path";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 
+import type { DescribeResponse } from "./gen/abkit/v1/DescribeResponse";
+import type { PluginHandlers } from "./gen/abkit/v1/Plugin";
+
 export const MAGIC_COOKIE_KEY = "ABKIT_PLUGIN_MAGIC_COOKIE";
 export const MAGIC_COOKIE_VALUE = "7d1f3c5e-abkit-plugin-v1-b2a94e60";
 export const PROTOCOL_VERSION = 1;
@@ -206,7 +209,7 @@ class Server {
       writes_response_body: !!c.writes_response_body, requires: c.requires ?? [], requires_any: c.requires_any ?? [] };
   }
 
-  private describe() {
+  private describe(): DescribeResponse {
     const p = this.p;
     const families = [["P", p.pipeline], ["D", p.extension], ["H", p.hooks]].filter(([, v]) => v).map(([f]) => f);
     const d: any = { name: p.name, description: p.description, version: p.version ?? "", families, sdk: SDK_VERSION,
@@ -286,7 +289,7 @@ class Server {
     return { writes, extensions };
   }
 
-  handlers(): grpc.UntypedServiceImplementation {
+  handlers(): PluginHandlers {
     const unary = (f: (r: any, call: any) => any) => (call: any, cb: grpc.sendUnaryData<any>) => {
       try { cb(null, f(call.request, call)); } catch (e: any) { cb({ code: e.code ?? grpc.status.INTERNAL, details: e.message }); }
     };

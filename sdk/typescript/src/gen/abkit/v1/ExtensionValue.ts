@@ -1,0 +1,12 @@
+// Original file: ../../proto/abkit/v1/abkit.proto
+
+
+export interface ExtensionValue {
+  'key'?: (string);
+  'json'?: (Buffer | Uint8Array | string);
+}
+
+export interface ExtensionValue__Output {
+  'key': (string);
+  'json': (Buffer);
+}
