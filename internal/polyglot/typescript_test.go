@@ -11,6 +11,7 @@ import (
 
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/testbin"
 )
 
 // typescriptSDK skips t unless node is installed and sdk/typescript is
@@ -94,5 +95,25 @@ func TestTypeScriptTypesCurrent(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTypeScriptSDKUnit runs the SDK's own tests (sdk/typescript/test) with
+// a conformance binary for runConformance, so none of them skips.
+func TestTypeScriptSDKUnit(t *testing.T) {
+	typescriptSDK(t)
+	bin := t.TempDir()
+	if err := testbin.Build(context.Background(), bin, "./cmd/conformance"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", "--test", filepath.Join("test", "sdk.test.js"))
+	cmd.Env = append(os.Environ(), "ABKIT_CONFORMANCE="+filepath.Join(bin, "conformance"))
+	cmd.Dir = filepath.Join(repoRoot(t), "sdk", "typescript")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test (sdk/typescript): %v\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("# skipped 0")) {
+		t.Errorf("a TypeScript SDK test skipped:\n%s", out)
 	}
 }

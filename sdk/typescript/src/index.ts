@@ -456,7 +456,9 @@ export function serve(p: Plugin): void {
     Check: (_c: any, cb: any) => cb(null, Buffer.from([0x08, 0x01])),
   });
   const dir = fs.mkdtempSync(path.join(process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir(), "plugin"));
-  const addr = path.join(dir, "plugin.sock");
+  // No Unix sockets for gRPC on Windows: TCP on loopback there, as go-plugin does.
+  const network = process.platform === "win32" ? "tcp" : "unix";
+  let addr = network === "unix" ? path.join(dir, "plugin.sock") : "127.0.0.1:0";
   let certField = "";
   let creds = grpc.ServerCredentials.createInsecure();
   const hostCert = process.env.PLUGIN_CLIENT_CERT;
@@ -467,15 +469,38 @@ export function serve(p: Plugin): void {
   }
   process.on("SIGTERM", stop);
   process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-  server.bindAsync("unix:" + addr, creds, (err) => {
+  server.bindAsync(network === "unix" ? "unix:" + addr : addr, creds, (err, port) => {
     if (err) { process.stderr.write(`abkit plugin "${p.name}": listen: ${err.message}\n`); process.exit(1); }
+    if (network === "tcp") addr = `127.0.0.1:${port}`;
     if (debug) {
       process.on("SIGINT", stop);
       process.stderr.write(`abkit plugin "${p.name}": debug mode (ABKIT_PLUGIN_DEBUG): the reattach config is on stdout\n`);
-      process.stdout.write(JSON.stringify({ Protocol: "grpc", ProtocolVersion: PROTOCOL_VERSION, Addr: { Network: "unix", String: addr }, Pid: process.pid, Test: true }) + "\n");
+      process.stdout.write(JSON.stringify({ Protocol: "grpc", ProtocolVersion: PROTOCOL_VERSION, Addr: { Network: network, String: addr }, Pid: process.pid, Test: true }) + "\n");
     } else {
       process.on("SIGINT", () => {}); // the host stops us through the controller
-      process.stdout.write(`${CORE_PROTOCOL_VERSION}|${PROTOCOL_VERSION}|unix|${addr}|grpc|${certField}\n`);
+      process.stdout.write(`${CORE_PROTOCOL_VERSION}|${PROTOCOL_VERSION}|${network}|${addr}|grpc|${certField}\n`);
     }
   });
+}
+
+/**
+ * Runs `conformance run` on the plugin in script under this Node (the
+ * counterpart of the Go SDK's sdk/conformancetest) and returns the JSON
+ * report; it throws on any counted failure. The conformance program is
+ * $ABKIT_CONFORMANCE or conformance in PATH.
+ */
+export function runConformance(script: string, ...args: string[]): any {
+  const prog = process.env.ABKIT_CONFORMANCE || "conformance";
+  let out: string;
+  try {
+    out = execFileSync(prog, ["run", "--plugin", process.execPath, "--plugin-arg", path.resolve(script), "-o", "json", ...args],
+      { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (e: any) {
+    if (e.status !== 1 || !e.stdout) throw new Error(`conformance on ${script}: ${e.stderr || e.message}`);
+    out = e.stdout;
+  }
+  const rep = JSON.parse(out);
+  const bad = (rep.results || []).filter((r: any) => r.status === "fail" || r.status === "fixed");
+  if (bad.length) throw new Error(`conformance on ${script}:\n` + bad.map((r: any) => `${r.id}: ${r.status}: ${r.summary}`).join("\n"));
+  return rep;
 }
