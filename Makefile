@@ -8,7 +8,7 @@ TESTFLAGS ?=
 TESTBIN_PKGS = ./cmd/abkit-runtime ./examples/plugins/... ./internal/refruntime/broken/... ./internal/refruntime/alt/... ./internal/conformance/testdata/broken ./internal/pluginhost/testdata/headerstamp ./internal/pluginhost/testdata/bearergate
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 
-.PHONY: all build test test-stress test-hostile bench bench-peers lint proto run fmt replay release-snapshot clean mutate
+.PHONY: all build test test-stress test-hostile bench bench-peers lint proto proto-python proto-typescript run fmt replay release-snapshot clean mutate
 
 all: build test
 
@@ -65,6 +65,26 @@ proto:
 		--go_out=. --go_opt=module=github.com/abkit/abkit \
 		--go-grpc_out=. --go-grpc_opt=module=github.com/abkit/abkit \
 		proto/abkit/v1/*.proto
+	@if command -v grpc_python_plugin >/dev/null; then $(MAKE) proto-python; else echo "proto: grpc_python_plugin not found, sdk/python stubs not regenerated (apt-get install protobuf-compiler-grpc; TestPythonStubsCurrent checks them)"; fi
+	@if [ -x sdk/typescript/node_modules/.bin/proto-loader-gen-types ]; then $(MAKE) proto-typescript; else echo "proto: sdk/typescript types not regenerated: run npm ci in sdk/typescript, then make proto-typescript (TestTypeScriptTypesCurrent checks them)"; fi
+
+# The Python SDK's stubs (sdk/python/abkit/v1) of the plugin protocol (abkit.proto;
+# runtime.proto is the conformance runtime's, not a plugin's),
+# with Debian's protoc and grpc_python_plugin (protobuf-compiler-grpc); the
+# output is committed and TestPythonStubsCurrent (internal/polyglot) checks it.
+proto-python:
+	@command -v grpc_python_plugin >/dev/null || { echo "proto-python: grpc_python_plugin not found; install it (Debian: apt-get install protobuf-compiler-grpc)"; exit 1; }
+	protoc -I proto --plugin=protoc-gen-grpc_python=$$(command -v grpc_python_plugin) \
+		--python_out=sdk/python --grpc_python_out=sdk/python proto/abkit/v1/abkit.proto
+
+# The TypeScript SDK's types (sdk/typescript/src/gen) of the plugin protocol,
+# with proto-loader-gen-types from the SDK's own dependencies (npm ci in
+# sdk/typescript first); committed, checked by TestTypeScriptTypesCurrent.
+proto-typescript:
+	@test -x sdk/typescript/node_modules/.bin/proto-loader-gen-types || { echo "proto-typescript: run npm ci in sdk/typescript first (needs nodejs and npm)"; exit 1; }
+	rm -rf sdk/typescript/src/gen
+	cd sdk/typescript && node_modules/.bin/proto-loader-gen-types --keepCase --longs=String --enums=String --defaults \
+		--grpcLib=@grpc/grpc-js -I ../../proto --outDir=src/gen abkit/v1/abkit.proto
 
 replay:
 	$(GO) run ./cmd/abctl replay --rechunk fixtures/*/

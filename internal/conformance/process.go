@@ -34,7 +34,13 @@ type binary struct {
 	live map[*procSubject]struct{}
 }
 
-func (b *binary) Target() string { return b.path }
+// Target is the program and, for an interpreted plugin, its arguments.
+func (b *binary) Target() string {
+	if len(b.opts.Args) == 0 {
+		return b.path
+	}
+	return b.path + " " + strings.Join(b.opts.Args, " ")
+}
 
 func (b *binary) Launch(ctx context.Context) (Subject, error) {
 	if _, err := os.Stat(b.path); err != nil {

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -310,6 +312,7 @@ const maxNear = 8
 
 type runOpts struct {
 	plugin, reattach       string
+	pluginArgs             []string
 	runtime                string
 	run, skip              []string
 	knownFailing, knownFlk string
@@ -339,7 +342,8 @@ func newRunCmd(app *App) *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.plugin, "plugin", "", "plugin binary to test")
+	f.StringVar(&o.plugin, "plugin", "", "plugin binary to test: a path, or a program name looked up in PATH")
+	f.StringArrayVar(&o.pluginArgs, "plugin-arg", nil, "argument given to the --plugin program (repeatable), for interpreted plugins: --plugin python3 --plugin-arg plugin.py")
 	f.StringVar(&o.runtime, "runtime", "", "runtime binary to test with the runtime suite (proto/abkit/v1/runtime.proto)")
 	f.StringVar(&o.reattach, "reattach", "", "go-plugin reattach config (JSON, or a file holding it) of a plugin you started yourself")
 	f.StringArrayVar(&o.run, "run", nil, "run only cases whose ID matches this regexp (repeatable)")
@@ -417,8 +421,16 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 			return baselineErr(err)
 		}
 	}
+	if len(o.pluginArgs) > 0 && o.plugin == "" {
+		return usage(errors.New("--plugin-arg is an argument of the --plugin program; give --plugin too"))
+	}
+	if o.plugin != "" {
+		if o.plugin, err = pluginProgram(o.plugin); err != nil {
+			return &ExitError{Code: ExitLoad, Err: err}
+		}
+	}
 	var l conformance.Launcher
-	hopts := pluginhost.Options{CallTimeout: o.timeout, Groups: app.Groups}
+	hopts := pluginhost.Options{CallTimeout: o.timeout, Groups: app.Groups, Args: o.pluginArgs}
 	reg := conformance.PluginSuite()
 	if o.updateExamples && o.examples == "" {
 		return usage(errors.New("--update-examples needs --examples FILE"))
@@ -583,4 +595,21 @@ any conformance result you share: cases change between versions.`,
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return c
+}
+
+// pluginProgram resolves --plugin: a path as given, or a bare program name
+// (python3, node) through PATH, as a shell would, so that an interpreted
+// plugin can be given as a command line with --plugin-arg.
+func pluginProgram(name string) (string, error) {
+	if strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
+		return name, nil
+	}
+	if _, err := os.Stat(name); err == nil {
+		return name, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("--plugin %s: no such file, and not a program in PATH: %w", name, err)
+	}
+	return p, nil
 }
