@@ -3,7 +3,6 @@ package examplerun_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,11 +30,12 @@ var outsideRuntime = [][2]string{
 // the minipipe runtime with its adapter on sdk/runtimekit; the built
 // binaries pass `conformance run --plugin` and `--runtime`.
 //
-// The copies are the examples' current sources laid over the module with
-// `go build -overlay`, so they never drift and nothing is written into the
-// tree; guardrail's import of inferenceparser is pointed at the copy. The
-// module's go.sum is the main module's: every module the copy needs is one
-// the main module needs, so the build works from the module cache alone.
+// The module is copied to a temporary directory and the examples' current
+// sources (and the files they embed) into it, so the copies never drift
+// and nothing is written into the tree; guardrail's import of
+// inferenceparser is pointed at the copy. The module's go.sum is the main
+// module's: every module the copy needs is one the main module needs, so
+// the build works from the module cache alone.
 func TestOutsideModuleBuildsExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the outside-module build (two binaries)")
@@ -54,45 +54,74 @@ func TestOutsideModuleBuildsExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	replace := map[string]string{filepath.Join(mod, "go.sum"): filepath.Join(root, "go.sum")}
+	// The module is copied out of the tree with its replace pointed back
+	// at this checkout, then the examples' current sources (and what they
+	// embed, such as a parser's schema.json) are copied into it.
+	work := filepath.Join(tmp, "outside")
+	if err := os.CopyFS(work, os.DirFS(mod)); err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile(filepath.Join(work, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod = bytes.ReplaceAll(gomod, []byte("=> ../../../.."), []byte("=> "+root))
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), gomod, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	copies := outsideRuntime
 	for _, pkg := range outsideCopies {
 		copies = append(copies, [2]string{"examples/plugins/" + pkg, pkg})
 	}
 	for _, cp := range copies {
 		src, pkg := filepath.Join(root, filepath.FromSlash(cp[0])), filepath.FromSlash(cp[1])
-		files, err := filepath.Glob(filepath.Join(src, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no sources in %s: %v", src, err)
+		ents, err := os.ReadDir(src)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
+		n := 0
+		for _, e := range ents {
+			if e.Name() == "testdata" && e.IsDir() {
+				if err := os.CopyFS(filepath.Join(work, pkg, "testdata"), os.DirFS(filepath.Join(src, "testdata"))); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if !e.Type().IsRegular() {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The copy imports the other copy, not the checkout's example.
-			for _, other := range outsideCopies {
-				b = bytes.ReplaceAll(b, []byte(`"github.com/abkit/abkit/examples/plugins/`+other+`"`), []byte(`"example.com/outside/`+other+`"`))
+			if strings.HasSuffix(e.Name(), ".go") {
+				n++
+				// The copy imports the other copy, not the checkout's example.
+				for _, other := range outsideCopies {
+					b = bytes.ReplaceAll(b, []byte(`"github.com/abkit/abkit/examples/plugins/`+other+`"`), []byte(`"example.com/outside/`+other+`"`))
+				}
+				b = bytes.ReplaceAll(b, []byte(`"github.com/abkit/abkit/examples/runtimes/minipipe"`), []byte(`"example.com/outside/minipipe"`))
 			}
-			b = bytes.ReplaceAll(b, []byte(`"github.com/abkit/abkit/examples/runtimes/minipipe"`), []byte(`"example.com/outside/minipipe"`))
-			rewritten := filepath.Join(tmp, "src", pkg, filepath.Base(f))
-			if err := os.MkdirAll(filepath.Dir(rewritten), 0o755); err != nil {
+			dst := filepath.Join(work, pkg, e.Name())
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(rewritten, b, 0o644); err != nil {
+			if err := os.WriteFile(dst, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			replace[filepath.Join(mod, pkg, filepath.Base(f))] = rewritten
+		}
+		if n == 0 {
+			t.Fatalf("no sources in %s", src)
 		}
 	}
-	overlay, err := json.Marshal(map[string]any{"Replace": replace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	overlayFile := filepath.Join(tmp, "overlay.json")
-	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mod = work
 
 	gocmd := func(args ...string) {
 		t.Helper()
@@ -105,9 +134,9 @@ func TestOutsideModuleBuildsExamples(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(tmp, "bin")
-	gocmd("build", "-overlay", overlayFile, "-o", bin+string(filepath.Separator), "./cmd/...")
+	gocmd("build", "-o", bin+string(filepath.Separator), "./cmd/...")
 	// vet compiles the copies' tests too: they must build outside as well.
-	gocmd("vet", "-overlay", overlayFile, "./...")
+	gocmd("vet", "./...")
 
 	for _, name := range []string{"inference-parser", "guardrail"} {
 		t.Run(name, func(t *testing.T) {

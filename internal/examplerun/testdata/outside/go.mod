@@ -1,8 +1,8 @@
 // An example module outside abkit's: it builds copies of the
 // inference-parser and guardrail examples, and of the minipipe runtime with
 // its adapter, against the public SDK only.
-// outside_test.go (in internal/examplerun) lays the examples' current
-// sources over inferenceparser/ and guardrail/ with `go build -overlay`, so
+// outside_test.go (in internal/examplerun) copies this module and the
+// examples' current sources (with the files they embed) to a temporary directory, so
 // the copy never drifts, and runs `conformance run --plugin` on the
 // binaries (`--runtime` on minipipe-runtime). The replace points at this
 // checkout.
