@@ -26,9 +26,13 @@ type Run struct {
 }
 
 // NewRun starts an inbound exchange with a request body (nil: not
-// buffered).
+// buffered). The request's parts (scheme, host, path, raw query; P35) come
+// from url, as a host fills them; set Ex.Request.Host and the others to
+// give other ones.
 func NewRun(method, url string, body []byte) *Run {
-	ex, ctl := gateway.NewExchange(gateway.Inbound, gateway.Request{Method: method, URL: url, Header: http.Header{}})
+	req := gateway.Request{Method: method, URL: url, Header: http.Header{}}
+	req.FillTarget("")
+	ex, ctl := gateway.NewExchange(gateway.Inbound, req)
 	ctl.SetRequestBody(body)
 	return &Run{Ex: ex, Ctl: ctl}
 }
