@@ -55,14 +55,15 @@ type Response struct {
 }
 
 // Verdict is a stage's answer: Stop ends the exchange with Status and
-// Text, sent as plain text unless Body is set; Header goes with it (its
-// framing headers are the pipe's).
+// Text, sent as plain text unless Body is set (of content type Type, or
+// Header's, or plain text); Header goes with it (its framing headers are
+// the pipe's).
 type Verdict struct {
-	Stop   bool
-	Status int
-	Text   string
-	Header http.Header
-	Body   []byte
+	Stop       bool
+	Status     int
+	Text, Type string
+	Header     http.Header
+	Body       []byte
 }
 
 // Call is one stage's view of an exchange.
@@ -418,6 +419,9 @@ func (e *exchange) reply() {
 			continue
 		}
 		h[http.CanonicalHeaderKey(k)] = slices.Clone(v)
+	}
+	if e.rej.Body != nil && e.rej.Type != "" {
+		h.Set("Content-Type", e.rej.Type)
 	}
 	if e.rej.Body != nil {
 		body = e.rej.Body

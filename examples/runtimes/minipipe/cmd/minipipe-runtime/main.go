@@ -8,7 +8,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/abkit/abkit/examples/runtimes/minipipe"
@@ -25,7 +27,7 @@ func main() {
 
 // rules are the contract rules behind minipipe's problem and warning codes.
 var rules = map[string]string{"no-name": "P1", "twice": "P1", "requires": "P7", "requires-any": "P8", "finished-twice": "P30", "writer": "P9", "waypoint-writer": "P10",
-	"refused-write": "P17", "observed": "P6", "unterminated": "P19", "finish-failed": "P30"}
+	"refused-write": "P17", "observed": "P6", "unterminated": "P19", "finish-failed": "P30", "request-header": "P32", "response-header": "P33", "rejection": "P34"}
 
 func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.PipelineRun, error) {
 	var stages []*minipipe.Stage
@@ -66,9 +68,11 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.Pipel
 			client, rctx := runtimekit.NewClient(ctx, es)
 			defer client.Cancel()
 			rq, up := es.GetRequest(), runtimekit.NewUpstream(es.GetUpstream())
-			req := &minipipe.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: runtimekit.Header(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
-			ex := pipe.Serve(rctx, int(idx), req, func(context.Context, *minipipe.Request) (*minipipe.Response, error) {
-				if up.Err != nil {
+			req := &minipipe.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Scheme: rq.GetScheme(), Host: rq.GetHost(), Path: rq.GetPath(), RawQuery: rq.GetRawQuery(),
+				RemoteAddr: rq.GetRemoteAddr(), Header: runtimekit.Header(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
+			var sent http.Header // the request header that went upstream
+			ex := pipe.Serve(rctx, int(idx), req, func(_ context.Context, r *minipipe.Request) (*minipipe.Response, error) {
+				if sent = r.Header.Clone(); up.Err != nil {
 					return nil, up.Err
 				}
 				resp := &minipipe.Response{Status: up.Status, Header: up.Header, Body: up.Body}
@@ -82,7 +86,7 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.Pipel
 				res = ex.Finish()
 			}
 			out := &runtimekit.ExchangeRun{Outcome: outcome(&res), Streamed: res.Streamed, Frames: int32(res.Frames),
-				RequestBody: res.SentBody, Cancelled: res.Cancelled}
+				RequestBody: res.SentBody, Cancelled: res.Cancelled, UpstreamCalled: sent != nil, UpstreamHeader: runtimekit.ProtoHeader(sent)}
 			client.Fill(out)
 			for _, w := range res.Warnings {
 				out.Warnings = append(out.Warnings, runtimekit.Warning(rules[w.Code], w.Stage, w.Text))
@@ -99,14 +103,29 @@ func stage(probes *runtimekit.Probes, ps *runtimekit.ProbeSpec, observe bool) *m
 	call := func(ctx context.Context, mc *minipipe.Call, hook string, frame []byte, last bool) *runtimekit.Reply {
 		pc := &runtimekit.ProbeCall{Probe: ps.GetProbe(), Hook: hook, Frame: frame, Last: last, Exchange: uint32(mc.Index)}
 		pc.State, pc.HasState = mc.Bag[name]
-		pc.HasRequestBody, pc.RequestBody = mc.Req.Body != nil, mc.Req.Body
+		q := mc.Req
+		pc.HasRequestBody, pc.RequestBody = q.Body != nil, q.Body
+		pc.Request = &runtimekit.HTTPRequest{Method: q.Method, Url: q.URL, Header: runtimekit.ProtoHeader(q.Header), Scheme: q.Scheme, Host: q.Host, Path: q.Path,
+			RawQuery: q.RawQuery, RemoteAddr: q.RemoteAddr}
 		if mc.Resp != nil {
 			pc.HasResponseBody, pc.ResponseBody = mc.Resp.Body != nil, mc.Resp.Body
+			pc.HasResponse, pc.ResponseHeader = true, runtimekit.ProtoHeader(mc.Resp.Header)
+		}
+		if id, ok := mc.Identity(); ok {
+			pc.IdentityJson, _ = json.Marshal(id)
 		}
 		if mc.Done != nil {
 			pc.HasOutcome, pc.Outcome = true, outcome(mc.Done)
 		}
 		r := probes.Call(ctx, pc)
+		r.GetRequestHeader().Apply(q.Header) // minipipe keeps its framing headers
+		if mc.Resp != nil {
+			r.GetResponseHeader().Apply(mc.Resp.Header) // a copy once the head is sent
+		}
+		var id minipipe.Identity
+		if b := r.GetSetIdentityJson(); len(b) > 0 && json.Unmarshal(b, &id) == nil {
+			mc.SetIdentity(id)
+		}
 		if r.GetSetState() {
 			mc.Bag[name] = r.GetState()
 		}
@@ -120,7 +139,10 @@ func stage(probes *runtimekit.Probes, ps *runtimekit.ProbeSpec, observe bool) *m
 		return r
 	}
 	verdict := func(r *runtimekit.Reply) (v minipipe.Verdict) {
-		v.Status, v.Text, v.Stop = r.Rejects()
+		if v.Status, v.Text, v.Stop = r.Rejects(); v.Stop && runtimekit.Action(r).Rejection != nil {
+			rj := runtimekit.Action(r).Rejection
+			v.Header, v.Body, v.Type = rj.Header, rj.Body, rj.ContentType
+		}
 		return v
 	}
 	step := func(hook string) func(context.Context, *minipipe.Call) minipipe.Verdict {
