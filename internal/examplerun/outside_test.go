@@ -65,6 +65,9 @@ func TestOutsideModuleBuildsExamples(t *testing.T) {
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no sources in %s: %v", src, err)
 		}
+		// Embedded files (an extension's schema.json) travel with the sources.
+		embedded, _ := filepath.Glob(filepath.Join(src, "*.json"))
+		files = append(files, embedded...)
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			if err != nil {

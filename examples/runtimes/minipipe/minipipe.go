@@ -86,6 +86,15 @@ func (c *Call) Identity() (Identity, bool) {
 	return *c.ex.ident, true
 }
 
+// ResponseHeader is the response header the stage may change in place: a
+// copy once the head was sent, a throwaway before the upstream answered.
+func (c *Call) ResponseHeader() http.Header {
+	if c.Resp == nil {
+		return http.Header{}
+	}
+	return c.Resp.Header
+}
+
 // SetIdentity sets (or replaces) the identity every later step of this
 // exchange sees, Done included.
 func (c *Call) SetIdentity(id Identity) { c.ex.ident = &id }
@@ -138,6 +147,7 @@ type Result struct {
 	Streamed   bool
 	Frames     int
 	SentBody   []byte
+	SentHeader http.Header // the request header sent upstream; nil if none was
 	Warnings   []Warning
 	Cancelled  bool
 }
@@ -448,7 +458,7 @@ func (e *exchange) run(ctx context.Context, up func(context.Context, *Request) (
 		}
 	}
 	e.keepFraming(e.call.Req.Header, snap, "request-header")
-	e.res.SentBody = bytes.Clone(e.call.Req.Body)
+	e.res.SentBody, e.res.SentHeader = bytes.Clone(e.call.Req.Body), e.call.Req.Header.Clone()
 	resp, err := up(ctx, e.call.Req)
 	if err != nil {
 		e.end("error", 502, "", "upstream failed")

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/abkit/abkit/examples/runtimes/minipipe"
@@ -70,9 +69,8 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.Pipel
 			rq, up := es.GetRequest(), runtimekit.NewUpstream(es.GetUpstream())
 			req := &minipipe.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Scheme: rq.GetScheme(), Host: rq.GetHost(), Path: rq.GetPath(), RawQuery: rq.GetRawQuery(),
 				RemoteAddr: rq.GetRemoteAddr(), Header: runtimekit.Header(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
-			var sent http.Header // the request header that went upstream
-			ex := pipe.Serve(rctx, int(idx), req, func(_ context.Context, r *minipipe.Request) (*minipipe.Response, error) {
-				if sent = r.Header.Clone(); up.Err != nil {
+			ex := pipe.Serve(rctx, int(idx), req, func(context.Context, *minipipe.Request) (*minipipe.Response, error) {
+				if up.Err != nil {
 					return nil, up.Err
 				}
 				resp := &minipipe.Response{Status: up.Status, Header: up.Header, Body: up.Body}
@@ -85,8 +83,9 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.Pipel
 			if es.GetFinishTwice() {
 				res = ex.Finish()
 			}
-			out := &runtimekit.ExchangeRun{Outcome: outcome(&res), Streamed: res.Streamed, Frames: int32(res.Frames),
-				RequestBody: res.SentBody, Cancelled: res.Cancelled, UpstreamCalled: sent != nil, UpstreamHeader: runtimekit.ProtoHeader(sent)}
+			out := &runtimekit.ExchangeRun{Outcome: runtimekit.Outcome(res.Kind, res.Status, res.By, res.Reason, res.Took), Streamed: res.Streamed, Frames: int32(res.Frames),
+				RequestBody: res.SentBody, Cancelled: res.Cancelled, UpstreamCalled: res.SentHeader != nil,
+				UpstreamHeader: runtimekit.ProtoHeader(res.SentHeader)}
 			client.Fill(out)
 			for _, w := range res.Warnings {
 				out.Warnings = append(out.Warnings, runtimekit.Warning(rules[w.Code], w.Stage, w.Text))
@@ -114,16 +113,14 @@ func stage(probes *runtimekit.Probes, ps *runtimekit.ProbeSpec, observe bool) *m
 		if id, ok := mc.Identity(); ok {
 			pc.IdentityJson, _ = json.Marshal(id)
 		}
-		if mc.Done != nil {
-			pc.HasOutcome, pc.Outcome = true, outcome(mc.Done)
+		if d := mc.Done; d != nil {
+			pc.HasOutcome, pc.Outcome = true, runtimekit.Outcome(d.Kind, d.Status, d.By, d.Reason, d.Took)
 		}
 		r := probes.Call(ctx, pc)
-		r.GetRequestHeader().Apply(q.Header) // minipipe keeps its framing headers
-		if mc.Resp != nil {
-			r.GetResponseHeader().Apply(mc.Resp.Header) // a copy once the head is sent
-		}
-		var id minipipe.Identity
-		if b := r.GetSetIdentityJson(); len(b) > 0 && json.Unmarshal(b, &id) == nil {
+		// Changes in place: minipipe polices framing and late headers.
+		r.GetRequestHeader().Apply(q.Header)
+		r.GetResponseHeader().Apply(mc.ResponseHeader())
+		if id := (minipipe.Identity{}); json.Unmarshal(r.GetSetIdentityJson(), &id) == nil {
 			mc.SetIdentity(id)
 		}
 		if r.GetSetState() {
@@ -139,8 +136,8 @@ func stage(probes *runtimekit.Probes, ps *runtimekit.ProbeSpec, observe bool) *m
 		return r
 	}
 	verdict := func(r *runtimekit.Reply) (v minipipe.Verdict) {
-		if v.Status, v.Text, v.Stop = r.Rejects(); v.Stop && runtimekit.Action(r).Rejection != nil {
-			rj := runtimekit.Action(r).Rejection
+		v.Status, v.Text, v.Stop = r.Rejects()
+		if rj := runtimekit.Action(r).Rejection; rj != nil {
 			v.Header, v.Body, v.Type = rj.Header, rj.Body, rj.ContentType
 		}
 		return v
@@ -160,12 +157,8 @@ func stage(probes *runtimekit.Probes, ps *runtimekit.ProbeSpec, observe bool) *m
 		s.Done = func(ctx context.Context, mc *minipipe.Call) error { return call(ctx, mc, "finish", nil, false).Err() }
 	}
 	if runtimekit.Has(ps, "init") {
-		s.Open, s.Close = probes.Lifecycle(ps.GetProbe(), "init"), probes.Lifecycle(ps.GetProbe(), "shutdown")
-		s.Ready = probes.Lifecycle(ps.GetProbe(), "ready")
+		l := func(hook string) func(context.Context) error { return probes.Lifecycle(ps.GetProbe(), hook) }
+		s.Open, s.Close, s.Ready = l("init"), l("shutdown"), l("ready")
 	}
 	return s
-}
-
-func outcome(r *minipipe.Result) *runtimekit.OutcomeMsg {
-	return runtimekit.Outcome(r.Kind, r.Status, r.By, r.Reason, r.Took)
 }
