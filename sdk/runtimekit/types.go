@@ -47,3 +47,7 @@ type (
 
 // Header converts the protocol's headers (a request's, an upstream's).
 func Header(h []*abkitv1.Header) http.Header { return abkitv1.HeaderFromProto(h) }
+
+// ProtoHeader converts headers to the protocol's (a request's as a hook
+// sees it, the upstream request's in an [ExchangeRun]).
+func ProtoHeader(h http.Header) []*abkitv1.Header { return abkitv1.HeaderToProto(h) }

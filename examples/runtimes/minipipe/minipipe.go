@@ -15,6 +15,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,15 +25,28 @@ import (
 // errStopped ends the framing of a stream a stage stopped.
 var errStopped = errors.New("stopped")
 
-// Request is what the client sent.
+// Request is what the client sent: the URL and its parts as the host has
+// them (Scheme empty when unknown, Path unescaped, RawQuery without "?").
+// Stages change Header in place; its framing headers stay the pipe's.
 type Request struct {
-	Method, URL string
-	Header      http.Header
-	Body        []byte
+	Method, URL                              string
+	Scheme, Host, Path, RawQuery, RemoteAddr string
+	Header                                   http.Header
+	Body                                     []byte
+}
+
+// Identity is who the exchange is for, as a stage verified it.
+type Identity struct {
+	Subject  string         `json:"subject"`
+	ClientID string         `json:"client_id,omitempty"`
+	Scopes   []string       `json:"scopes,omitempty"`
+	Claims   map[string]any `json:"claims,omitempty"`
 }
 
 // Response is what the upstream answered. Next, when set, streams the
-// body chunk by chunk (io.EOF at the end) instead of Body.
+// body chunk by chunk (io.EOF at the end) instead of Body. Stages change
+// Header in place until the head is sent; later they get a copy, and a
+// change to it is refused with a warning.
 type Response struct {
 	Status int
 	Header http.Header
@@ -40,11 +54,16 @@ type Response struct {
 	Next   func(ctx context.Context) ([]byte, error)
 }
 
-// Verdict is a stage's answer: Stop ends the exchange with Status and Text.
+// Verdict is a stage's answer: Stop ends the exchange with Status and
+// Text, sent as plain text unless Body is set (of content type Type, or
+// Header's, or plain text); Header goes with it (its framing headers are
+// the pipe's).
 type Verdict struct {
-	Stop   bool
-	Status int
-	Text   string
+	Stop       bool
+	Status     int
+	Text, Type string
+	Header     http.Header
+	Body       []byte
 }
 
 // Call is one stage's view of an exchange.
@@ -56,12 +75,34 @@ type Call struct {
 	Done  *Result   // nil until the exchange is over
 	stage *Stage
 	warn  *[]Warning
+	ex    *exchange
 }
+
+// Identity is the exchange's identity, ok false until a stage set one.
+func (c *Call) Identity() (Identity, bool) {
+	if c.ex.ident == nil {
+		return Identity{}, false
+	}
+	return *c.ex.ident, true
+}
+
+// ResponseHeader is the response header the stage may change in place: a
+// copy once the head was sent, a throwaway before the upstream answered.
+func (c *Call) ResponseHeader() http.Header {
+	if c.Resp == nil {
+		return http.Header{}
+	}
+	return c.Resp.Header
+}
+
+// SetIdentity sets (or replaces) the identity every later step of this
+// exchange sees, Done included.
+func (c *Call) SetIdentity(id Identity) { c.ex.ident = &id }
 
 // Warning is something the pipe let pass but tells about.
 type Warning struct {
 	// Code: refused-write, observed, unterminated, finish-failed,
-	// finished-twice.
+	// finished-twice, request-header, response-header, rejection.
 	Code, Stage, Text string
 }
 
@@ -106,6 +147,7 @@ type Result struct {
 	Streamed   bool
 	Frames     int
 	SentBody   []byte
+	SentHeader http.Header // the request header sent upstream; nil if none was
 	Warnings   []Warning
 	Cancelled  bool
 }
@@ -237,7 +279,10 @@ func (p *Pipe) Ready(ctx context.Context) error {
 func (p *Pipe) Serve(ctx context.Context, idx int, req *Request, up func(context.Context, *Request) (*Response, error), w http.ResponseWriter) *Exchange {
 	t0 := time.Now()
 	ex := &exchange{p: p, w: w, panicked: map[*Stage]bool{}, call: Call{Index: idx, Bag: map[string]string{}, Req: req}}
-	ex.call.warn = &ex.res.Warnings
+	ex.call.warn, ex.call.ex = &ex.res.Warnings, ex
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
 	buffered := slices.ContainsFunc(p.Stages, func(s *Stage) bool { return s.Reads || s.WritesRequest || s.WritesResponse })
 	if !buffered {
 		body := req.Body
@@ -278,6 +323,61 @@ type exchange struct {
 	panicked map[*Stage]bool
 	// buffered: some stage reads or writes bodies, so all see them.
 	buffered bool
+	ident    *Identity
+	rej      Verdict // the stop that ended the exchange
+	// headSent: the client has the response head, which is sent.
+	headSent bool
+	sent     http.Header
+}
+
+// framing are the headers that describe the message as the pipe frames
+// it: a stage's change to one is undone.
+var framing = []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer", "Te",
+	"Connection", "Keep-Alive", "Upgrade", "Proxy-Connection"}
+
+// keepFraming undoes every change to h's framing headers since snap,
+// reporting each under code.
+func (e *exchange) keepFraming(h, snap http.Header, code string) {
+	for _, n := range framing {
+		if v := snap.Values(n); !slices.Equal(h.Values(n), v) {
+			e.warn(code, "", fmt.Sprintf("change to framing header %s refused: it is the pipe's", n))
+			if h.Del(n); v != nil {
+				h[n] = v
+			}
+		}
+	}
+}
+
+// late undoes (by dropping c's copy) and reports the response header
+// changes a stage made after the head was sent.
+func (e *exchange) late(s *Stage, c *Call) {
+	if c.Resp == nil || !e.headSent {
+		return
+	}
+	var names []string
+	for n, v := range c.Resp.Header {
+		if !slices.Equal(v, e.sent[n]) {
+			names = append(names, n)
+		}
+	}
+	for n := range e.sent {
+		if _, ok := c.Resp.Header[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	if len(names) > 0 {
+		slices.Sort(names)
+		e.warn("response-header", s.Name, fmt.Sprintf("response header change to %s refused: made after the response head was sent", strings.Join(names, ", ")))
+	}
+}
+
+// head sends the response head.
+func (e *exchange) head(resp *Response) {
+	for k, v := range resp.Header {
+		e.w.Header()[k] = slices.Clone(v)
+	}
+	e.headSent, e.sent = true, resp.Header.Clone()
+	e.w.WriteHeader(resp.Status)
 }
 
 func (e *exchange) warn(code, stage, text string) {
@@ -311,17 +411,39 @@ func (e *exchange) step(s *Stage, f func() Verdict) (stop bool) {
 		e.warn("observed", s.Name, "stopped the exchange (observed, ignored)")
 		return false
 	}
+	if !e.ended {
+		e.rej = v
+	}
 	e.end("deny", v.Status, s.Name, v.Text)
 	return true
 }
 
+// reply sends the end of an exchange that got no response: the reason as
+// text, or a rejection's body, with the rejection's headers.
 func (e *exchange) reply() {
-	e.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	h, body := e.w.Header(), []byte(e.res.Reason)
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	for k, v := range e.rej.Header {
+		if slices.Contains(framing, http.CanonicalHeaderKey(k)) {
+			e.warn("rejection", e.res.By, "rejection header "+k+" dropped: framing headers are the pipe's")
+			continue
+		}
+		h[http.CanonicalHeaderKey(k)] = slices.Clone(v)
+	}
+	if e.rej.Body != nil && e.rej.Type != "" {
+		h.Set("Content-Type", e.rej.Type)
+	}
+	if e.rej.Body != nil {
+		body = e.rej.Body
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	e.headSent = true
 	e.w.WriteHeader(e.res.Status)
-	_, _ = io.WriteString(e.w, e.res.Reason)
+	_, _ = e.w.Write(body)
 }
 
 func (e *exchange) run(ctx context.Context, up func(context.Context, *Request) (*Response, error)) {
+	snap := e.call.Req.Header.Clone()
 	for _, s := range e.p.Stages {
 		if ctx.Err() != nil {
 			e.end("deny", 499, "", "request cancelled")
@@ -335,14 +457,18 @@ func (e *exchange) run(ctx context.Context, up func(context.Context, *Request) (
 			return
 		}
 	}
-	e.res.SentBody = bytes.Clone(e.call.Req.Body)
+	e.keepFraming(e.call.Req.Header, snap, "request-header")
+	e.res.SentBody, e.res.SentHeader = bytes.Clone(e.call.Req.Body), e.call.Req.Header.Clone()
 	resp, err := up(ctx, e.call.Req)
 	if err != nil {
 		e.end("error", 502, "", "upstream failed")
 		e.reply()
 		return
 	}
-	e.call.Resp = resp
+	if resp.Header == nil {
+		resp.Header = http.Header{}
+	}
+	e.call.Resp, snap = resp, resp.Header.Clone()
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.Next != nil && strings.EqualFold(ct, "text/event-stream") && !slices.ContainsFunc(e.p.Stages, func(s *Stage) bool { return s.WritesResponse }) {
 		e.stream(ctx, resp)
@@ -374,25 +500,41 @@ func (e *exchange) run(ctx context.Context, up func(context.Context, *Request) (
 		}
 	}
 	e.end("allow", resp.Status, "", "")
-	for k, v := range resp.Header {
-		e.w.Header()[k] = v
-	}
-	e.w.WriteHeader(resp.Status)
+	e.keepFraming(resp.Header, snap, "response-header")
+	e.head(resp)
 	_, _ = e.w.Write(resp.Body)
 }
 
+// stageCall is s's view: no response body unless buffered, and a copy of
+// the response header once the head was sent.
 func (e *exchange) stageCall(s *Stage) *Call {
 	c := e.call
 	c.stage = s
-	if !e.buffered {
-		c.Resp = nil
+	if c.Resp != nil && (!e.buffered || e.headSent) {
+		r := *c.Resp
+		if !e.buffered {
+			r.Body = nil
+		}
+		if e.headSent {
+			r.Header = r.Header.Clone()
+		}
+		c.Resp = &r
 	}
 	return &c
 }
 
 // stream relays an event stream as it comes, each complete event a frame
-// for the streaming stages (in reverse), then one last call each.
+// for the streaming stages (in reverse), then one last call each. The head
+// waits for the first frame's dispatch (or the first bytes relayed), so
+// that the first frame calls may still change the response header.
 func (e *exchange) stream(ctx context.Context, resp *Response) {
+	snap := resp.Header.Clone()
+	head := func() {
+		if !e.headSent {
+			e.keepFraming(resp.Header, snap, "response-header")
+			e.head(resp)
+		}
+	}
 	e.res.Streamed = true
 	var streamers []*Stage
 	for _, s := range slices.Backward(e.seen) {
@@ -400,10 +542,6 @@ func (e *exchange) stream(ctx context.Context, resp *Response) {
 			streamers = append(streamers, s)
 		}
 	}
-	for k, v := range resp.Header {
-		e.w.Header()[k] = v
-	}
-	e.w.WriteHeader(resp.Status)
 	e.end("allow", resp.Status, "", "")
 	e.ended = false // a stream can still end in a deny or an error
 	stopped := false
@@ -412,18 +550,21 @@ func (e *exchange) stream(ctx context.Context, resp *Response) {
 			if e.panicked[s] || (stopped && !last) {
 				continue // a panicking stage is not called again
 			}
-			if e.step(s, func() Verdict { return s.Chunk(ctx, e.stageCall(s), frame, last) }) {
+			c := e.stageCall(s)
+			if e.step(s, func() Verdict { return s.Chunk(ctx, c, frame, last) }) {
 				stopped = true
 			}
+			e.late(s, c)
 		}
 	}
 	var fr sse.Framer
 	emit := func(raw []byte, event bool) error {
 		if event {
 			e.res.Frames++
-			if dispatch(bytes.Clone(raw), false); stopped {
-				return errStopped
-			}
+			dispatch(bytes.Clone(raw), false)
+		}
+		if head(); stopped {
+			return errStopped
 		}
 		_, _ = e.w.Write(raw)
 		return nil
@@ -442,7 +583,11 @@ func (e *exchange) stream(ctx context.Context, resp *Response) {
 		}
 		_ = fr.Feed(chunk, emit)
 	}
+	head()
 	dispatch(nil, true)
+	if e.rej.Header != nil || e.rej.Body != nil {
+		e.warn("rejection", e.res.By, "a rejection in a stream cannot send its headers and body: dropped")
+	}
 	e.end("allow", resp.Status, "", "")
 }
 
@@ -463,9 +608,11 @@ func (e *exchange) finish() {
 					e.warn("finish-failed", s.Name, fmt.Sprintf("finish panicked: %v", r))
 				}
 			}()
-			if err := s.Done(ctx, e.stageCall(s)); err != nil {
+			c := e.stageCall(s)
+			if err := s.Done(ctx, c); err != nil {
 				e.warn("finish-failed", s.Name, "finish: "+err.Error())
 			}
+			e.late(s, c)
 		}()
 	}
 }

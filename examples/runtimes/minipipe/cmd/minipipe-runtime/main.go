@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -25,7 +26,7 @@ func main() {
 
 // rules are the contract rules behind minipipe's problem and warning codes.
 var rules = map[string]string{"no-name": "P1", "twice": "P1", "requires": "P7", "requires-any": "P8", "finished-twice": "P30", "writer": "P9", "waypoint-writer": "P10",
-	"refused-write": "P17", "observed": "P6", "unterminated": "P19", "finish-failed": "P30"}
+	"refused-write": "P17", "observed": "P6", "unterminated": "P19", "finish-failed": "P30", "request-header": "P32", "response-header": "P33", "rejection": "P34"}
 
 func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.PipelineRun, error) {
 	var stages []*minipipe.Stage
@@ -66,7 +67,8 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.Pipel
 			client, rctx := runtimekit.NewClient(ctx, es)
 			defer client.Cancel()
 			rq, up := es.GetRequest(), runtimekit.NewUpstream(es.GetUpstream())
-			req := &minipipe.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Header: runtimekit.Header(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
+			req := &minipipe.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Scheme: rq.GetScheme(), Host: rq.GetHost(), Path: rq.GetPath(), RawQuery: rq.GetRawQuery(),
+				RemoteAddr: rq.GetRemoteAddr(), Header: runtimekit.Header(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
 			ex := pipe.Serve(rctx, int(idx), req, func(context.Context, *minipipe.Request) (*minipipe.Response, error) {
 				if up.Err != nil {
 					return nil, up.Err
@@ -81,8 +83,9 @@ func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.Pipel
 			if es.GetFinishTwice() {
 				res = ex.Finish()
 			}
-			out := &runtimekit.ExchangeRun{Outcome: outcome(&res), Streamed: res.Streamed, Frames: int32(res.Frames),
-				RequestBody: res.SentBody, Cancelled: res.Cancelled}
+			out := &runtimekit.ExchangeRun{Outcome: runtimekit.Outcome(res.Kind, res.Status, res.By, res.Reason, res.Took), Streamed: res.Streamed, Frames: int32(res.Frames),
+				RequestBody: res.SentBody, Cancelled: res.Cancelled, UpstreamCalled: res.SentHeader != nil,
+				UpstreamHeader: runtimekit.ProtoHeader(res.SentHeader)}
 			client.Fill(out)
 			for _, w := range res.Warnings {
 				out.Warnings = append(out.Warnings, runtimekit.Warning(rules[w.Code], w.Stage, w.Text))
@@ -99,14 +102,27 @@ func stage(probes *runtimekit.Probes, ps *runtimekit.ProbeSpec, observe bool) *m
 	call := func(ctx context.Context, mc *minipipe.Call, hook string, frame []byte, last bool) *runtimekit.Reply {
 		pc := &runtimekit.ProbeCall{Probe: ps.GetProbe(), Hook: hook, Frame: frame, Last: last, Exchange: uint32(mc.Index)}
 		pc.State, pc.HasState = mc.Bag[name]
-		pc.HasRequestBody, pc.RequestBody = mc.Req.Body != nil, mc.Req.Body
+		q := mc.Req
+		pc.HasRequestBody, pc.RequestBody = q.Body != nil, q.Body
+		pc.Request = &runtimekit.HTTPRequest{Method: q.Method, Url: q.URL, Header: runtimekit.ProtoHeader(q.Header), Scheme: q.Scheme, Host: q.Host, Path: q.Path,
+			RawQuery: q.RawQuery, RemoteAddr: q.RemoteAddr}
 		if mc.Resp != nil {
 			pc.HasResponseBody, pc.ResponseBody = mc.Resp.Body != nil, mc.Resp.Body
+			pc.HasResponse, pc.ResponseHeader = true, runtimekit.ProtoHeader(mc.Resp.Header)
 		}
-		if mc.Done != nil {
-			pc.HasOutcome, pc.Outcome = true, outcome(mc.Done)
+		if id, ok := mc.Identity(); ok {
+			pc.IdentityJson, _ = json.Marshal(id)
+		}
+		if d := mc.Done; d != nil {
+			pc.HasOutcome, pc.Outcome = true, runtimekit.Outcome(d.Kind, d.Status, d.By, d.Reason, d.Took)
 		}
 		r := probes.Call(ctx, pc)
+		// Changes in place: minipipe polices framing and late headers.
+		r.GetRequestHeader().Apply(q.Header)
+		r.GetResponseHeader().Apply(mc.ResponseHeader())
+		if id := (minipipe.Identity{}); json.Unmarshal(r.GetSetIdentityJson(), &id) == nil {
+			mc.SetIdentity(id)
+		}
 		if r.GetSetState() {
 			mc.Bag[name] = r.GetState()
 		}
@@ -121,6 +137,9 @@ func stage(probes *runtimekit.Probes, ps *runtimekit.ProbeSpec, observe bool) *m
 	}
 	verdict := func(r *runtimekit.Reply) (v minipipe.Verdict) {
 		v.Status, v.Text, v.Stop = r.Rejects()
+		if rj := runtimekit.Action(r).Rejection; rj != nil {
+			v.Header, v.Body, v.Type = rj.Header, rj.Body, rj.ContentType
+		}
 		return v
 	}
 	step := func(hook string) func(context.Context, *minipipe.Call) minipipe.Verdict {
@@ -138,12 +157,8 @@ func stage(probes *runtimekit.Probes, ps *runtimekit.ProbeSpec, observe bool) *m
 		s.Done = func(ctx context.Context, mc *minipipe.Call) error { return call(ctx, mc, "finish", nil, false).Err() }
 	}
 	if runtimekit.Has(ps, "init") {
-		s.Open, s.Close = probes.Lifecycle(ps.GetProbe(), "init"), probes.Lifecycle(ps.GetProbe(), "shutdown")
-		s.Ready = probes.Lifecycle(ps.GetProbe(), "ready")
+		l := func(hook string) func(context.Context) error { return probes.Lifecycle(ps.GetProbe(), hook) }
+		s.Open, s.Close, s.Ready = l("init"), l("shutdown"), l("ready")
 	}
 	return s
-}
-
-func outcome(r *minipipe.Result) *runtimekit.OutcomeMsg {
-	return runtimekit.Outcome(r.Kind, r.Status, r.By, r.Reason, r.Took)
 }
