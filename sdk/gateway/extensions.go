@@ -43,6 +43,18 @@ type ExtensionSpec struct {
 	Description string `json:"description,omitempty"`
 }
 
+// Writes declares an extension a plugin writes under key, with its JSON
+// Schema (compacted, as it crosses a process boundary, so that the
+// declaration compares equal wherever it is read) and a description for
+// the catalog. A parser typically embeds the schema file:
+//
+//	//go:embed schema.json
+//	var schema []byte
+//	var spec = gateway.Writes("mcp", schema, "The MCP calls of a request")
+func Writes(key string, schema []byte, description string) ExtensionSpec {
+	return ExtensionSpec{Key: key, Writes: true, Schema: json.RawMessage(CompactJSON(schema)), Description: description}
+}
+
 // Equal reports whether two declarations are the same (P2). Schemas are
 // compared as bytes.
 func (s ExtensionSpec) Equal(o ExtensionSpec) bool {

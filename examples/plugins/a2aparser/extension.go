@@ -2,7 +2,6 @@ package a2aparser
 
 import (
 	_ "embed" // the extension's schema
-	"encoding/json"
 
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -18,9 +17,7 @@ var schema []byte
 // schema.
 func Extension() gateway.ExtensionSpec { return spec }
 
-// spec is made once: the schema compacted as JSON carries it.
-var spec = gateway.ExtensionSpec{Key: Key, Writes: true, Schema: json.RawMessage(gateway.CompactJSON(schema)),
-	Description: "An A2A task's request, states, artifacts and messages"}
+var spec = gateway.Writes(Key, schema, "An A2A task's request, states, artifacts and messages")
 
 // Capabilities: reads bodies, streams, and writes the "a2a" extension.
 func (p *Parser) Capabilities() gateway.Capabilities {

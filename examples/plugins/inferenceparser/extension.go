@@ -2,7 +2,6 @@ package inferenceparser
 
 import (
 	_ "embed" // the extension's schema
-	"encoding/json"
 
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -18,9 +17,7 @@ var schema []byte
 // schema.
 func Extension() gateway.ExtensionSpec { return spec }
 
-// spec is made once: the schema compacted as JSON carries it.
-var spec = gateway.ExtensionSpec{Key: Key, Writes: true, Schema: json.RawMessage(gateway.CompactJSON(schema)),
-	Description: "What the parser read from an LLM request and its response"}
+var spec = gateway.Writes(Key, schema, "What the parser read from an LLM request and its response")
 
 // Capabilities: reads bodies, streams, and writes the "inference" extension.
 func (p *Parser) Capabilities() gateway.Capabilities {

@@ -2,7 +2,6 @@ package mcpparser
 
 import (
 	_ "embed" // the extension's schema
-	"encoding/json"
 
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -18,9 +17,7 @@ var schema []byte
 // schema.
 func Extension() gateway.ExtensionSpec { return spec }
 
-// spec is made once: the schema compacted as JSON carries it.
-var spec = gateway.ExtensionSpec{Key: Key, Writes: true, Schema: json.RawMessage(gateway.CompactJSON(schema)),
-	Description: "The MCP JSON-RPC calls of a request and the responses to them"}
+var spec = gateway.Writes(Key, schema, "The MCP JSON-RPC calls of a request and the responses to them")
 
 // Capabilities: reads bodies, streams, and writes the "mcp" extension.
 func (p *Parser) Capabilities() gateway.Capabilities {
