@@ -95,7 +95,11 @@ func keyNeed(name string, inQuery bool) need {
 			return anyValue
 		}
 		return needSecretShape
-	case "sig", "signature", "xamzsignature", "xgoogsignature", "xamzsecuritytoken",
+	case "xamzsecuritytoken":
+		// AWS's temporary session credential: a secret wherever it stands
+		// (a query parameter, a header line in text, a JSON key).
+		return anyValue
+	case "sig", "signature", "xamzsignature", "xgoogsignature",
 		"xamzcredential", "xgoogcredential", "code":
 		if inQuery && n != "code" {
 			return anyValue

@@ -37,6 +37,8 @@ var secretCases = []struct {
 	{name: "access refresh id tokens", in: `{"access_token":"at1","refresh_token":"rt2","id_token":"it3"}`, secrets: []string{"at1", "rt2", "it3"}},
 	{name: "apiKey camel", in: `{"apiKey":"k1"}`, secrets: []string{"k1"}},
 	{name: "x-api-key as JSON key", in: `{"x-api-key":"k2"}`, secrets: []string{"k2"}},
+	{name: "X-Amz-Security-Token header line in text", in: "GET / HTTP/1.1\r\nX-Amz-Security-Token: FwoGZXIvYXdzEJr\r\n", secrets: []string{"FwoGZXIvYXdzEJr"}},
+	{name: "X-Amz-Security-Token as JSON key", in: `{"X-Amz-Security-Token":"FwoGZXIvYXdzEJr"}`, secrets: []string{"FwoGZXIvYXdzEJr"}},
 	{name: "Authorization echoed in JSON", in: `{"headers":{"Authorization":"Token abc"}}`, secrets: []string{"Token abc"}},
 	{name: "nested object", in: `{"config":{"db":{"password":"pw1"}}}`, secrets: []string{"pw1"}},
 	{name: "list of keys", in: `{"api_keys":["key one","key two"]}`, secrets: []string{"key one", "key two"}},

@@ -12,6 +12,7 @@ package ratelimiter
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"sync"
 	"time"
@@ -133,11 +134,15 @@ func (p *Limiter) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Act
 	return gateway.Continue()
 }
 
+// forKey names the bucket in a rejection's reason without its key: the
+// key header is often a credential (X-Api-Key), and reasons reach traces,
+// the live API and logs. A short fingerprint still tells buckets apart.
 func (p *Limiter) forKey(b string) string {
 	if p.keyHeader == "" {
 		return ""
 	}
-	return fmt.Sprintf(" for %s %q", p.keyHeader, b)
+	sum := sha256.Sum256([]byte(b))
+	return fmt.Sprintf(" for %s #%x", p.keyHeader, sum[:4])
 }
 
 // prune drops admissions older than the window; p.mu is held.

@@ -118,8 +118,16 @@ func TestWindow(t *testing.T) {
 	r2.Finish(ctx, gateway.Outcome{Kind: gateway.OutcomeDeny, Status: 403, DeniedBy: "guardrail"}, p) // refunded
 	r3, _ := req("a")
 	r3.Finish(ctx, allow, p)
-	if _, act := req("a"); act.Status != 429 || !strings.Contains(act.Reason, `X-Client "a"`) || !strings.Contains(act.Reason, "retry in 50s") {
+	if _, act := req("a"); act.Status != 429 || !strings.Contains(act.Reason, "X-Client #") || !strings.Contains(act.Reason, "retry in 50s") {
 		t.Fatalf("third in the window: %+v", act)
+	}
+	// The key is often a credential (X-Api-Key): the reason names the
+	// bucket by a fingerprint, never by the key.
+	if _, act := req("secret-key-a"); act.IsContinue() {
+		_, act = req("secret-key-a")
+		if _, act = req("secret-key-a"); strings.Contains(act.Reason, "secret-key-a") {
+			t.Errorf("the reason quotes the key: %q", act.Reason)
+		}
 	}
 	if _, act := req("b"); !act.IsContinue() {
 		t.Fatalf("other client limited: %+v", act)
