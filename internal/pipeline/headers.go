@@ -47,6 +47,17 @@ func (f *framing) restore(h http.Header) []string {
 			h[n] = f[i]
 		}
 	}
+	// A plugin that writes the map directly can add a framing header under
+	// a name that is not canonical (h["content-length"]); the wire would
+	// send it all the same, so it is dropped too.
+	for k := range h {
+		if c := http.CanonicalHeaderKey(k); c != k && gateway.IsFramingHeader(c) {
+			delete(h, k)
+			if !slices.Contains(changed, c) {
+				changed = append(changed, c)
+			}
+		}
+	}
 	return changed
 }
 

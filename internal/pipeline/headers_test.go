@@ -244,3 +244,29 @@ func TestRequestParts(t *testing.T) {
 		t.Errorf("FillTarget of a path = %+v", r)
 	}
 }
+
+// P32: a framing header written into the map under a name that is not
+// canonical (h["transfer-encoding"]) is the host's too: dropped, warned.
+func TestNonCanonicalFramingHeaderDropped(t *testing.T) {
+	a := &fake{name: "a", log: &recLog{}, req: func(_ context.Context, ex *gateway.Exchange) gateway.Action {
+		ex.Request.Header["transfer-encoding"] = []string{"chunked"}
+		ex.Request.Header["x-lower"] = []string{"kept"}
+		return gateway.Continue()
+	}}
+	c := buildFakes(t, Options{}, a)
+	x := c.NewExchange(Request{Method: "POST", URL: "/v1", Header: http.Header{}, Body: []byte("{}")}, ExchangeOptions{})
+	if !x.Request(context.Background()) {
+		t.Fatal("request denied")
+	}
+	got := x.Gateway().Request.Header
+	if _, ok := got["transfer-encoding"]; ok || got.Get("Transfer-Encoding") != "" {
+		t.Errorf("upstream header = %v; the non-canonical framing header must be dropped", got)
+	}
+	if got["x-lower"] == nil {
+		t.Errorf("upstream header = %v; a non-framing header stays as the plugin wrote it", got)
+	}
+	x.Respond(context.Background(), Upstream{Status: 200, Header: jsonHeader(), Body: []byte("{}")})
+	if res := x.Finish(); !warned(res, "P32", "Transfer-Encoding") {
+		t.Errorf("no P32 warning naming Transfer-Encoding: %v", res.Warnings)
+	}
+}
