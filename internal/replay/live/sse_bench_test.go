@@ -1,0 +1,141 @@
+package live
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// sseEvents is how many events the upstream of BenchmarkSSEStream sends.
+const sseEvents = 200
+
+// sseUpstream answers every request with sseEvents SSE events written as
+// fast as it can, without flushing between them: net/http cuts them into
+// a few writes of its 4 KiB buffer, as a fast upstream on loopback does.
+func sseUpstream(tb testing.TB) *httptest.Server {
+	var body strings.Builder
+	for i := range sseEvents {
+		fmt.Fprintf(&body, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"token %d of the answer\"}}]}\n\n", i)
+	}
+	events := body.String()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for rest := events; rest != ""; {
+			i := strings.Index(rest, "\n\n") + 2
+			io.WriteString(w, rest[:i])
+			rest = rest[i:]
+		}
+	}))
+	tb.Cleanup(up.Close)
+	return up
+}
+
+// countingListener counts the writes of every connection it accepts: one
+// per write(2) of the server on it.
+type countingListener struct {
+	net.Listener
+	writes *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// reverseProxy is the peer serve is measured against on streams: a bare
+// httputil.ReverseProxy that flushes after every read of the upstream
+// (FlushInterval -1), on a listener that counts its writes.
+func reverseProxy(tb testing.TB, up string, writes *atomic.Int64) string {
+	tb.Helper()
+	target, err := url.Parse(up)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		Transport:     tr,
+		FlushInterval: -1,
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: rp, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(countingListener{ln, writes})
+	tb.Cleanup(func() { srv.Close(); tr.CloseIdleConnections() })
+	return "http://" + ln.Addr().String()
+}
+
+// BenchmarkSSEStream relays a 200-event SSE answer through a bare
+// httputil.ReverseProxy (FlushInterval -1) and through serve with a
+// 6-plugin pass-through chain (tracing and the ring on), 16 connections at
+// once, over keep-alive loopback HTTP. It reports streams/s, CPU per
+// stream and the proxy's writes to the client connection per stream (the
+// write(2) calls); each stream is checked whole. docs/perf.md has the
+// figures.
+func BenchmarkSSEStream(b *testing.B) {
+	up := sseUpstream(b)
+	var bareWrites, serveWrites atomic.Int64
+	bare := reverseProxy(b, up.URL, &bareWrites)
+	srv, err := New(passOptions(b, up.URL, Options{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	serve := serveOn(b, srv, func(ln net.Listener) net.Listener { return countingListener{ln, &serveWrites} })
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}}
+	for _, t := range []struct {
+		name   string
+		url    string
+		writes *atomic.Int64
+	}{{"bareproxy", bare, &bareWrites}, {"serve", serve, &serveWrites}} {
+		b.Run(t.name, func(b *testing.B) {
+			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+			t.writes.Store(0)
+			cpu0 := cpuTime()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					resp, err := c.Post(t.url+"/v1/chat", "application/json", strings.NewReader(`{"stream":true}`))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					body, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if n := bytes.Count(body, []byte("data: ")); err != nil || n != sseEvents {
+						b.Errorf("status %d, %d event(s), %v", resp.StatusCode, n, err)
+						return
+					}
+				}
+			})
+			cpu := cpuTime() - cpu0
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "streams/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/stream")
+			b.ReportMetric(float64(t.writes.Load())/float64(b.N), "writes/stream")
+		})
+	}
+}
