@@ -412,7 +412,7 @@ func TestServeUpstreamBreakIsBrokenStream(t *testing.T) {
 // connection, not one write per event (each write is a write(2)).
 func TestStreamWritesCoalesced(t *testing.T) {
 	up := sseUpstream(t)
-	srv, err := New(passOptions(t, up.URL, Options{}))
+	srv, err := New(passOptions(t, up.URL, 6, Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,27 +92,45 @@ func reverseProxy(tb testing.TB, up string, writes *atomic.Int64) string {
 }
 
 // BenchmarkSSEStream relays a 200-event SSE answer through a bare
-// httputil.ReverseProxy (FlushInterval -1) and through serve with a
-// 6-plugin pass-through chain (tracing and the ring on), 16 connections at
-// once, over keep-alive loopback HTTP. It reports streams/s, CPU per
-// stream and the proxy's writes to the client connection per stream (the
-// write(2) calls); each stream is checked whole. docs/perf.md has the
-// figures.
+// httputil.ReverseProxy (FlushInterval -1) and through serve (tracing and
+// the ring on) with a 1-plugin and a 6-plugin pass-through chain and
+// inference-parser + guardrail, 16 connections at once, over keep-alive
+// loopback HTTP. It reports streams/s, CPU per stream and the proxy's
+// writes to the client connection per stream (the write(2) calls); each
+// stream is checked whole. docs/perf.md has the figures.
 func BenchmarkSSEStream(b *testing.B) {
 	up := sseUpstream(b)
-	var bareWrites, serveWrites atomic.Int64
-	bare := reverseProxy(b, up.URL, &bareWrites)
-	srv, err := New(passOptions(b, up.URL, Options{}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	serve := serveOn(b, srv, func(ln net.Listener) net.Listener { return countingListener{ln, &serveWrites} })
-	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}}
-	for _, t := range []struct {
+	type target struct {
 		name   string
 		url    string
 		writes *atomic.Int64
-	}{{"bareproxy", bare, &bareWrites}, {"serve", serve, &serveWrites}} {
+	}
+	var targets []target
+	add := func(name string, url func(*atomic.Int64) string) {
+		w := new(atomic.Int64)
+		targets = append(targets, target{name, url(w), w})
+	}
+	add("bareproxy", func(w *atomic.Int64) string { return reverseProxy(b, up.URL, w) })
+	serve := func(opts Options) func(*atomic.Int64) string {
+		return func(w *atomic.Int64) string {
+			srv, err := New(opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return serveOn(b, srv, func(ln net.Listener) net.Listener { return countingListener{ln, w} })
+		}
+	}
+	add("serve-1pass", serve(passOptions(b, up.URL, 1, Options{})))
+	add("serve-6pass", serve(passOptions(b, up.URL, 6, Options{})))
+	add("serve-parser+guardrail", serve(chainOptions(b, up.URL, `outbound:
+  - name: inference-parser
+  - name: guardrail
+    config:
+      phrases: ["drop table"]
+      status: 451
+`, factories(), Options{})))
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}}
+	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
 			t.writes.Store(0)
