@@ -769,10 +769,18 @@ func (e *Exchange) respondPassthrough(ctx context.Context, up Upstream) {
 		return
 	}
 	e.sendHeader(e.gx.Response.Status, e.gx.Response.Header)
+	// A body of unknown length may be a stream of its own (NDJSON, a
+	// long poll): each read goes out before the next, as
+	// httputil.ReverseProxy does. A body of known length is flushed at
+	// its end.
+	unknown := e.header.Get("Content-Length") == ""
 	for {
 		chunk, err := up.Stream.Next(ctx)
 		if len(chunk) > 0 && !e.write(chunk) {
 			return
+		}
+		if unknown && err == nil {
+			e.flushPending()
 		}
 		if err == io.EOF {
 			break
