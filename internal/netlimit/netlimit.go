@@ -157,34 +157,14 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// writer gives each write that may reach the connection, and each flush,
-// a fresh write deadline.
-//
-// A write that stays in net/http's buffer needs none: serve writes an
-// event stream frame by frame and flushes once per upstream read, and a
-// deadline per frame cost a clock read and a timer change each, about
-// half of the write's CPU. held counts the bytes since the last flush;
-// while it stays within heldFree no byte leaves the buffer, and once past
-// it every write sets the deadline again until a flush empties the
-// buffer.
+// writer gives each write, and each flush, a fresh write deadline.
 type writer struct {
 	http.ResponseWriter
-	rc   *http.ResponseController
-	d    time.Duration
-	held int
+	rc *http.ResponseController
+	d  time.Duration
 }
 
-// heldFree is the most a response holds before a write goes on to the
-// connection: net/http buffers 2 KiB of a handler's writes (HTTP/2: 4 KiB)
-// and writes the connection only past that or on a flush.
-const heldFree = 2 << 10
-
 func (w *writer) Write(p []byte) (int, error) {
-	if w.held+len(p) <= heldFree {
-		w.held += len(p)
-		return w.ResponseWriter.Write(p)
-	}
-	w.held = heldFree + 1 // until the next flush, every write may block
 	done := 0
 	for len(p) > 0 {
 		k := min(len(p), writeChunk)
@@ -199,16 +179,15 @@ func (w *writer) Write(p []byte) (int, error) {
 	return done, nil
 }
 
-func (w *writer) Flush() { _ = w.FlushError() }
+func (w *writer) Flush() {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	_ = w.rc.Flush()
+}
 
 // FlushError is Flush with its error, which http.ResponseController uses.
 func (w *writer) FlushError() error {
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
-	err := w.rc.Flush()
-	if err == nil {
-		w.held = 0
-	}
-	return err
+	return w.rc.Flush()
 }
 
 // Unwrap lets http.ResponseController reach the server's writer (the
