@@ -3,6 +3,7 @@ package netlimit
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -148,6 +149,46 @@ func TestWriteToNonReaderCut(t *testing.T) {
 		}
 	case <-time.After(hangGuard):
 		t.Fatal("a write to a client that reads nothing was not cut")
+	}
+}
+
+// Small writes, as serve relays an event stream (frames into the buffer,
+// a flush per upstream read), to a client that reads nothing are cut too:
+// the writes that stay in net/http's buffer skip the deadline, the ones
+// that reach the connection do not.
+func TestSmallWritesToNonReaderCut(t *testing.T) {
+	for _, every := range []int{0, 1, 30} {
+		t.Run(fmt.Sprintf("flush every %d", every), func(t *testing.T) {
+			got := make(chan error, 1)
+			addr := serve(t, Limits{Write: 20 * time.Millisecond}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				frame := []byte("data: " + strings.Repeat("x", 90) + "\n\n")
+				for i := range 4 << 20 { // 400 MiB: far past any socket buffer
+					if _, err := w.Write(frame); err != nil {
+						got <- err
+						return
+					}
+					if every > 0 && i%every == 0 {
+						if err := http.NewResponseController(w).Flush(); err != nil {
+							got <- err
+							return
+						}
+					}
+				}
+				got <- nil
+			}))
+			c := dial(t, addr)
+			if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-got:
+				if err == nil {
+					t.Fatal("the handler wrote 400 MiB to a client that reads nothing")
+				}
+			case <-time.After(hangGuard):
+				t.Fatal("small writes to a client that reads nothing were not cut")
+			}
+		})
 	}
 }
 

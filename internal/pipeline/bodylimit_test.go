@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -73,6 +74,36 @@ func TestBodyNotNeededIsRelayedAsItArrives(t *testing.T) {
 	}
 	if got := log.seq(); fmt.Sprint(got) != "[headers-only.on_request headers-only.on_response]" {
 		t.Fatalf("calls %v", got)
+	}
+}
+
+// A relayed body of unknown length (no Content-Length: NDJSON, a long
+// poll) is flushed after each read, before the runtime waits for the next:
+// the upstream sends one line and waits, and the client must have it
+// before the upstream is let go.
+func TestBodyNotNeededFlushedBeforeWaitingOnUpstream(t *testing.T) {
+	c := buildFakes(t, Options{}, &fake{name: "headers-only", log: &recLog{}})
+	up := &gatedStream{first: "{\"n\":1}\n", second: "{\"n\":2}\n", release: make(chan struct{})}
+	cl := &flushSignal{flushed: make(chan string, 8)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan *Result, 1)
+	go func() {
+		done <- c.Run(ctx, bodyReq(), Upstream{Status: 200, Header: http.Header{"Content-Type": {"application/x-ndjson"}}, Stream: up}, ExchangeOptions{Client: cl})
+	}()
+	select {
+	case got := <-cl.flushed:
+		if got != up.first {
+			t.Errorf("first flush sent %q, want %q", got, up.first)
+		}
+	case <-time.After(streamHangGuard):
+		cancel()
+		t.Fatal("the first line was not flushed while the upstream waited")
+	}
+	close(up.release)
+	res := <-done
+	if res.Outcome.Kind != gateway.OutcomeAllow || cl.body.String() != up.first+up.second {
+		t.Errorf("outcome %+v, client got %q", res.Outcome, cl.body.String())
 	}
 }
 

@@ -58,8 +58,9 @@ type Upstream struct {
 }
 
 // ClientWriter receives everything the client gets, in order: the status and
-// headers once, then the body. The runtime calls Flush after each relayed
-// block of a streamed response and once after a buffered body.
+// headers once, then the body. The runtime calls Flush once per upstream
+// chunk of a streamed response, after the blocks that chunk completed and
+// before it reads the next one, and once after a buffered body.
 type ClientWriter interface {
 	WriteHeader(status int, header http.Header)
 	Write(p []byte) (int, error)
@@ -232,6 +233,7 @@ type Exchange struct {
 	body       []byte
 	streamed   bool
 	relayed    int64
+	unflushed  bool // a head or bytes went to the client since the last flush
 	respMut    bool
 	warnings   []Warning
 	shadows    []Shadow
@@ -601,7 +603,7 @@ func (e *Exchange) sendError() {
 }
 
 func (e *Exchange) sendHeader(status int, h http.Header) {
-	e.headerSent = true
+	e.headerSent, e.unflushed = true, true
 	e.status, e.header = status, h
 	if e.client != nil {
 		e.client.WriteHeader(status, h)
@@ -611,6 +613,7 @@ func (e *Exchange) sendHeader(status int, h http.Header) {
 // write relays p to the client; it reports false when the client is gone.
 func (e *Exchange) write(p []byte) bool {
 	e.relayed += int64(len(p))
+	e.unflushed = true
 	if e.client == nil {
 		return true
 	}
@@ -623,8 +626,16 @@ func (e *Exchange) write(p []byte) bool {
 }
 
 func (e *Exchange) flush() {
+	e.unflushed = false
 	if e.client != nil {
 		e.client.Flush()
+	}
+}
+
+// flushPending flushes when something was sent since the last flush.
+func (e *Exchange) flushPending() {
+	if e.unflushed {
+		e.flush()
 	}
 }
 
@@ -758,10 +769,18 @@ func (e *Exchange) respondPassthrough(ctx context.Context, up Upstream) {
 		return
 	}
 	e.sendHeader(e.gx.Response.Status, e.gx.Response.Header)
+	// A body of unknown length may be a stream of its own (NDJSON, a
+	// long poll): each read goes out before the next, as
+	// httputil.ReverseProxy does. A body of known length is flushed at
+	// its end.
+	unknown := e.header.Get("Content-Length") == ""
 	for {
 		chunk, err := up.Stream.Next(ctx)
 		if len(chunk) > 0 && !e.write(chunk) {
 			return
+		}
+		if unknown && err == nil {
+			e.flushPending()
 		}
 		if err == io.EOF {
 			break

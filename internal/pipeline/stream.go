@@ -15,7 +15,10 @@ import (
 // headers first, then each complete SSE block. A block with a data line is a
 // frame and goes to every streaming plugin, in reverse declaration order,
 // before it is relayed and before the next frame is dispatched (P20).
-// Comment-only and field-only blocks are relayed without dispatch. After the
+// Comment-only and field-only blocks are relayed without dispatch. The
+// blocks one upstream chunk completes are flushed together, after the last
+// of them and before the next read of the upstream, so the client never
+// waits on bytes the gateway holds. After the
 // stream every streaming plugin gets one last=true call with an empty frame
 // (P21).
 func (e *Exchange) respondStream(ctx context.Context, up Upstream) {
@@ -35,6 +38,10 @@ func (e *Exchange) respondStream(ctx context.Context, up Upstream) {
 			if len(chunk) > 0 && e.framer.Feed(chunk, e.emitFn) != nil {
 				break
 			}
+			// The chunk's blocks are written: one flush sends them all
+			// before the next read, which may wait on the upstream. A
+			// flush per block cost one write(2) per event.
+			e.flushPending()
 			if e.maxBody > 0 && e.framer.Pending() > e.maxBody {
 				// An SSE block that never ends (an endless data line):
 				// the framer would hold it whole.
@@ -118,7 +125,6 @@ func (e *Exchange) emit(raw []byte, isFrame bool) error {
 		e.stopped = true
 		return errStop
 	}
-	e.flush()
 	return nil
 }
 

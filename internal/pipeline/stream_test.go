@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -63,8 +65,9 @@ func TestStreamFramesP19P20P21P23(t *testing.T) {
 			if cl.Body.String() != threeEvents || !res.Streamed || res.Frames != 3 || res.Outcome.Kind != gateway.OutcomeAllow {
 				t.Errorf("client %q streamed %v frames %d outcome %+v", cl.Body.String(), res.Streamed, res.Frames, res.Outcome)
 			}
-			// One flush per relayed block (5 blocks) plus the final one.
-			if want := []int{11, 25, 45, 52, 65, 65}; fmt.Sprint(cl.Flushed) != fmt.Sprint(want) {
+			// One upstream chunk: one flush after its 5 blocks, then the
+			// final one.
+			if want := []int{65, 65}; fmt.Sprint(cl.Flushed) != fmt.Sprint(want) {
 				t.Errorf("flushes at %v, want %v", cl.Flushed, want)
 			}
 			// P27: finish after the closing frame calls.
@@ -252,6 +255,11 @@ func TestMidStreamRejectP25(t *testing.T) {
 	if cl.Body.String() != "data: ok\n\n: ping\n\n" {
 		t.Errorf("client got %q", cl.Body.String())
 	}
+	// What was relayed before the rejection is flushed, not left in a
+	// buffer.
+	if n := len(cl.Flushed); n == 0 || cl.Flushed[n-1] != cl.Body.Len() {
+		t.Errorf("flushes at %v, body %d bytes", cl.Flushed, cl.Body.Len())
+	}
 	o := res.Outcome
 	if o.Kind != gateway.OutcomeDeny || o.DeniedBy != "b" || o.Reason != "leak" || o.Status != 200 || cl.Status != 200 {
 		t.Errorf("outcome %+v", o)
@@ -322,5 +330,119 @@ func TestFrameAllocsP19(t *testing.T) {
 	one, many := allocs(1), allocs(201)
 	if many != one {
 		t.Errorf("1 frame: %v allocs, 201 frames: %v allocs; want the same (0 per frame)", one, many)
+	}
+}
+
+// TestStreamFlushesPerChunkNotPerFrame: 200 events that arrive in one
+// upstream chunk reach the client whole with O(1) flushes (one after the
+// chunk, one at the end), not one per event; the same events cut into 7
+// chunks at arbitrary offsets take at most one flush per chunk, each at
+// the end of a whole block.
+func TestStreamFlushesPerChunkNotPerFrame(t *testing.T) {
+	var in strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&in, "data: {\"i\":%d}\n\n", i)
+		if i%50 == 0 {
+			in.WriteString(": keep-alive\n\n")
+		}
+	}
+	body := in.String()
+	cuts := [][][]byte{{[]byte(body)}}
+	var parts [][]byte
+	for rest, i := []byte(body), 0; len(rest) > 0; i++ {
+		n := min(len(rest), len(body)/7+i)
+		parts, rest = append(parts, rest[:n]), rest[n:]
+	}
+	cuts = append(cuts, parts)
+	for _, chunked := range cuts {
+		t.Run(fmt.Sprint(len(chunked)), func(t *testing.T) {
+			log := &recLog{}
+			c := buildFakes(t, Options{}, &fake{name: "a", log: log, stream: true}, &fake{name: "b", log: log, stream: true})
+			cl := &BufferClient{}
+			res := c.Run(context.Background(), req(), Upstream{Status: 200, Header: sseHeader(), Stream: &chunks{parts: chunked}}, ExchangeOptions{Client: cl})
+			if cl.Body.String() != body || res.Frames != 200 || res.Outcome.Kind != gateway.OutcomeAllow {
+				t.Fatalf("client got %d of %d bytes, %d frames, outcome %+v", cl.Body.Len(), len(body), res.Frames, res.Outcome)
+			}
+			if len(cl.Flushed) > len(chunked)+1 {
+				t.Errorf("%d flushes for %d upstream chunk(s) of 200 events, want at most %d: %v", len(cl.Flushed), len(chunked), len(chunked)+1, cl.Flushed)
+			}
+			for _, at := range cl.Flushed {
+				if !strings.HasSuffix(body[:at], "\n\n") {
+					t.Errorf("flush at %d is not at the end of a block", at)
+				}
+			}
+		})
+	}
+}
+
+// streamHangGuard bounds a wait that only a bug makes long.
+const streamHangGuard = time.Minute
+
+// gatedStream sends first, then waits for release before it sends second
+// and ends.
+type gatedStream struct {
+	first, second string
+	release       chan struct{}
+	i             int
+}
+
+func (s *gatedStream) Next(ctx context.Context) ([]byte, error) {
+	s.i++
+	switch s.i {
+	case 1:
+		return []byte(s.first), nil
+	case 2:
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return []byte(s.second), nil
+	}
+	return nil, io.EOF
+}
+
+// flushSignal is a ClientWriter that hands the body so far to flushed at
+// each Flush.
+type flushSignal struct {
+	body    bytes.Buffer
+	flushed chan string
+}
+
+func (c *flushSignal) WriteHeader(int, http.Header) {}
+func (c *flushSignal) Write(p []byte) (int, error)  { return c.body.Write(p) }
+func (c *flushSignal) Flush()                       { c.flushed <- c.body.String() }
+
+// TestStreamFlushesBeforeWaitingOnUpstream: coalescing never holds an
+// event while the upstream is quiet. The upstream sends one event and
+// waits; the client must have it flushed before the upstream is let go
+// (the test would hang there, until the hang guard, if the runtime held
+// it for the next chunk).
+func TestStreamFlushesBeforeWaitingOnUpstream(t *testing.T) {
+	c := buildFakes(t, Options{}, &fake{name: "a", log: &recLog{}, stream: true})
+	up := &gatedStream{first: "data: first\n\n", second: "data: second\n\n", release: make(chan struct{})}
+	cl := &flushSignal{flushed: make(chan string, 8)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan *Result, 1)
+	go func() {
+		done <- c.Run(ctx, req(), Upstream{Status: 200, Header: sseHeader(), Stream: up}, ExchangeOptions{Client: cl})
+	}()
+	select {
+	case got := <-cl.flushed:
+		if got != up.first {
+			t.Errorf("first flush sent %q, want %q", got, up.first)
+		}
+	case <-time.After(streamHangGuard):
+		cancel()
+		t.Fatal("the first event was not flushed while the upstream waited")
+	}
+	close(up.release)
+	res := <-done
+	if res.Frames != 2 || res.Outcome.Kind != gateway.OutcomeAllow {
+		t.Errorf("frames %d, outcome %+v", res.Frames, res.Outcome)
+	}
+	if got := cl.body.String(); got != up.first+up.second {
+		t.Errorf("client got %q", got)
 	}
 }

@@ -51,16 +51,34 @@ func benchServe(b *testing.B, up string) string {
 // front of up, on 127.0.0.1, and stops it when tb ends.
 func passServe(tb testing.TB, up string, opts Options) (*Server, string) {
 	tb.Helper()
+	srv, err := New(passOptions(tb, up, 6, opts))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return srv, serveOn(tb, srv, nil)
+}
+
+// passOptions returns opts with an n-plugin pass-through chain in front of
+// up; the chain is closed when tb ends.
+func passOptions(tb testing.TB, up string, n int, opts Options) Options {
+	tb.Helper()
 	var yaml strings.Builder
 	yaml.WriteString("outbound:\n")
 	var facs []gateway.Factory
-	for i := range 6 {
+	for i := range n {
 		name := fmt.Sprintf("p%d", i)
 		fmt.Fprintf(&yaml, "  - name: %s\n", name)
 		facs = append(facs, gateway.Factory{Name: name, New: func(json.RawMessage) (gateway.Plugin, error) { return passThrough{name}, nil }})
 	}
+	return chainOptions(tb, up, yaml.String(), facs, opts)
+}
+
+// chainOptions returns opts with the chain yaml declares, built from facs,
+// in front of up; the chain is closed when tb ends.
+func chainOptions(tb testing.TB, up, yaml string, facs []gateway.Factory, opts Options) Options {
+	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "chain.yaml")
-	if err := os.WriteFile(path, []byte(yaml.String()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	cf, err := catalog.ReadChainFile(path)
@@ -71,20 +89,28 @@ func passServe(tb testing.TB, up string, opts Options) (*Server, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() { ch.Close(context.Background()) })
 	opts.Upstream, opts.Chain, opts.ChainFile, opts.Factories = up, ch, cf, facs
-	srv, err := New(opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	return opts
+}
+
+// serveOn serves srv on 127.0.0.1, its listener wrapped by wrap when set,
+// and stops it when tb ends.
+func serveOn(tb testing.TB, srv *Server, wrap func(net.Listener) net.Listener) string {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
+	var l net.Listener = ln
+	if wrap != nil {
+		l = wrap(ln)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln, time.Minute); close(done) }()
-	tb.Cleanup(func() { cancel(); <-done; ch.Close(context.Background()) })
-	return srv, "http://" + ln.Addr().String()
+	go func() { srv.Serve(ctx, l, time.Minute); close(done) }()
+	tb.Cleanup(func() { cancel(); <-done })
+	return "http://" + ln.Addr().String()
 }
 
 func benchUpstream(b *testing.B) *httptest.Server {

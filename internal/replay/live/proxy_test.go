@@ -2,14 +2,17 @@ package live
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -401,5 +404,33 @@ func TestServeUpstreamBreakIsBrokenStream(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("a JSON body cut by the upstream: status %d, want 502", resp.StatusCode)
+	}
+}
+
+// TestStreamWritesCoalesced: a 200-event answer the upstream writes in a
+// few buffered writes reaches the client whole in a few writes to its
+// connection, not one write per event (each write is a write(2)).
+func TestStreamWritesCoalesced(t *testing.T) {
+	up := sseUpstream(t)
+	srv, err := New(passOptions(t, up.URL, 6, Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int64
+	base := serveOn(t, srv, func(ln net.Listener) net.Listener { return countingListener{ln, &writes} })
+	resp, err := client.Post(base+"/v1/chat", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if n := bytes.Count(body, []byte("data: ")); err != nil || n != sseEvents {
+		t.Fatalf("status %d, %d event(s) of %d, %v", resp.StatusCode, n, sseEvents, err)
+	}
+	// The upstream's 4 KiB buffer cuts the ~17 KB answer into about 5
+	// writes; serve flushes once per read of it. A flush per event would
+	// be over 200.
+	if n := writes.Load(); n > 30 {
+		t.Errorf("%d writes to the client for %d events, want O(upstream reads)", n, sseEvents)
 	}
 }
