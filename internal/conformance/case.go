@@ -95,6 +95,7 @@ type T struct {
 	failures []Failure
 	logs     []string
 	extra    []Subject // launched by the case; closed when it ends
+	mon      *monitor  // made by Factory; checked when the case ends
 	start    time.Time
 }
 
@@ -281,6 +282,7 @@ func PluginSuite() *Registry {
 	addFinishCases(r)
 	addStateCases(r)
 	addHeaderCases(r)
+	addOutputCases(r)
 	addInterceptCases(r)
 	addHookCases(r)
 	return r

@@ -681,7 +681,7 @@ A failure means OnFinish dereferences per-exchange state it expects
 OnRequest to have set. Fix: treat missing state as "nothing to do".`,
 		Applies: applies,
 		Run: func(t *T) {
-			f := t.Subject().Plugin().Pipeline
+			f := t.Factory()
 			cfg, err := WorkingConfig(f)
 			if err != nil {
 				t.Fatalf("P26", "no instance could be made: %v", err)

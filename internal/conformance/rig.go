@@ -221,7 +221,7 @@ func newRig(t *T, opts pipeline.Options) *rig {
 		// finisher is the finish cases' business.
 		opts.FinishTimeout = otherFinishTimeout
 	}
-	f := t.Subject().Plugin().Pipeline
+	f := t.Factory()
 	if f == nil {
 		t.Fatalf("P3", "the subject serves no pipeline factory although its descriptor lists family P")
 	}
@@ -439,6 +439,7 @@ func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
 		}
 	}
 	t.Logf("  outcome %s status %d by %q: %s", res.Outcome.Kind, res.Outcome.Status, res.Outcome.DeniedBy, res.Outcome.Reason)
+	r.checkStreamed(sc, out)
 	return out
 }
 

@@ -460,6 +460,8 @@ func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
+		// The monitor's end checks run after the case, however it ended.
+		defer t.monitorEnd()
 		defer func() {
 			if p := recover(); p != nil {
 				// A hook called outside a runtime (the host's adapter

@@ -8,6 +8,7 @@ package broken
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,8 +24,13 @@ import (
 // protocol every frame is a fresh message, so only the in-process run can
 // catch it (ExpectInProcess).
 var Expect = map[string][]string{
-	"caps-drift":              {"P2/capabilities/instances-agree"},
-	"long-description":        {"P5/description/capabilities"},
+	"caps-drift":       {"P2/capabilities/instances-agree"},
+	"long-description": {"P5/description/capabilities"},
+	"silent-parser":    {"X1/outputs/written"},
+	// Describe and NewInstance disagree: the monitor fails, citing P2,
+	// every case that makes an instance (all the exchange cases).
+	"describe-writes":         {"P15/hooks/legal-actions", "P17/body-write/declared-only", "P31/state/no-carry-over", "P32/headers/request-changes", "P33/headers/after-head", "P34/rejection/headers", "P36/identity/shape"},
+	"describe-stream":         {"P15/hooks/legal-actions", "P17/body-write/declared-only", "P19/chunking/independent", "P19/frames/one-frame", "P20/frames/many-frames", "P21/last-exactly-once/early-end", "P21/last-exactly-once/zero-frames", "P22/json-one-frame/whole-body", "P24/borrowed-bytes/poisoned-frames", "P31/state/no-carry-over", "P32/headers/request-changes", "P33/headers/after-head", "P34/rejection/headers", "P36/identity/shape"},
 	"long-bundle-description": {"P5/description/plugin"},
 	"undeclared-write":        {"P17/body-write/declared-only"},
 	"allow-at-tool-before":    {"D9/decisions/legal-per-point"},
@@ -78,7 +84,11 @@ func Plugins(crash func()) map[string]sdk.Plugin {
 		"framing-header":          pipe("framing-header", framer{basic{caps: gateway.Capabilities{Description: "Sets a request's Content-Length itself"}}}),
 		"late-header":             pipe("late-header", lateHeader{basic{caps: gateway.Capabilities{Description: "Changes response headers in every frame"}}}),
 		"long-bundle-description": longBundleDescription(),
-		"forks-child":             pipe("forks-child", basic{caps: gateway.Capabilities{Description: "Starts a helper process as a binary"}}),
+		"silent-parser": pipe("silent-parser", basic{caps: gateway.Capabilities{ReadsBody: true, Description: "Declares the inference extension and never writes it",
+			Extensions: []gateway.ExtensionSpec{{Key: "inference", Writes: true, Schema: json.RawMessage(`{"type":"object"}`)}}}}),
+		"describe-writes": describeWrites(),
+		"describe-stream": describeStream(),
+		"forks-child":     pipe("forks-child", basic{caps: gateway.Capabilities{Description: "Starts a helper process as a binary"}}),
 		// slow-request is not in Expect: whether it fails P15 for its
 		// time or for a deadline depends on the host's call timeout, which
 		// its own test sets (TestDeadlineOverrunWording).
@@ -264,4 +274,56 @@ func ext(name string, at func(intercept.Point) intercept.Answer) sdk.Plugin {
 	}}
 	return sdk.Plugin{Name: name, Description: "A broken extension for the conformance suite's tests",
 		Extension: &sdk.Extension{Manifest: m, New: func() (intercept.Extension, error) { return e, nil }}}
+}
+
+// describing reports whether the caller is making a probe instance for
+// Describe (the SDK's server, or the suite's in-process Describe): the two
+// plugins below answer Describe's probe one way and every later
+// NewInstance another, as a plugin whose Describe answer is written by hand
+// and out of date does.
+func describing() bool {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.Function, "pluginserver.(*Server).describe") || strings.HasSuffix(f.Function, "conformance.DescribeSDK") {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// describeWrites reports writes_response_body in NewInstance but not in
+// Describe (P2).
+func describeWrites() sdk.Plugin {
+	f := gateway.Factory{Name: "describe-writes", New: func(json.RawMessage) (gateway.Plugin, error) {
+		c := gateway.Capabilities{Description: "Describe leaves out that it writes the response body"}
+		if !describing() {
+			c.WritesResponseBody, c.ReadsBody = true, true
+		}
+		return basic{name: "describe-writes", caps: c}, nil
+	}}
+	return sdk.Plugin{Name: "describe-writes", Description: "A broken plugin for the conformance suite's tests", Pipeline: &f}
+}
+
+// describeStream lists the stream behaviour in Describe, but the
+// instances NewInstance makes take no frames (P2).
+func describeStream() sdk.Plugin {
+	caps := gateway.Capabilities{Description: "Describe says it streams; its instances do not"}
+	f := gateway.Factory{Name: "describe-stream", New: func(json.RawMessage) (gateway.Plugin, error) {
+		if describing() {
+			return streamer{basic{name: "describe-stream", caps: caps}}, nil
+		}
+		return basic{name: "describe-stream", caps: caps}, nil
+	}}
+	return sdk.Plugin{Name: "describe-stream", Description: "A broken plugin for the conformance suite's tests", Pipeline: &f}
+}
+
+// streamer passes every frame on.
+type streamer struct{ basic }
+
+func (streamer) OnResponseFrame(context.Context, *gateway.Exchange, []byte, bool) gateway.Action {
+	return gateway.Continue()
 }
