@@ -15,9 +15,7 @@ import (
 
 	"github.com/abkit/abkit/internal/catalog"
 	abctl "github.com/abkit/abkit/internal/cli"
-	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/cli"
-	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/testbin"
 )
 
@@ -66,42 +64,7 @@ func usePython(t *testing.T, python string) {
 // fails on any counted failure (a failure, a stale expected failure).
 func TestPythonExamplesPassConformance(t *testing.T) {
 	usePython(t, pythonWithGRPC(t))
-	root := repoRoot(t)
-	// The guardrail, which uses most of the SDK, runs as `conformance run`
-	// does by default (a process per case); the others share one process,
-	// since a Python start costs about 250 ms (docs/perf.md).
-	for _, ex := range []struct {
-		name, family string
-		iso          conformance.Isolation
-	}{
-		{"guardrail", "P", conformance.IsolationCase},
-		{"passthrough", "P", conformance.IsolationSuite},
-		{"toolpolicy", "D", conformance.IsolationSuite},
-		{"submittagger", "H", conformance.IsolationSuite},
-	} {
-		t.Run(ex.name, func(t *testing.T) {
-			path := filepath.Join(root, "examples", "python", ex.name, ex.name+".py")
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			rep, err := conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(path, pluginhost.Options{}), conformance.Options{Isolation: ex.iso})
-			if err != nil {
-				t.Fatalf("conformance run --plugin %s: %v", path, err)
-			}
-			if got := rep.Plugin; got == nil || len(got.Families) == 0 || got.Families[0] != ex.family {
-				t.Errorf("plugin %s: families %+v, want %s", ex.name, got, ex.family)
-			}
-			counts := rep.Counts()
-			for _, r := range rep.Results {
-				if r.Status.Bad() {
-					t.Errorf("%s: %s: %s", r.ID, r.Status, r.Summary)
-				}
-			}
-			if counts[conformance.StatusPass] == 0 {
-				t.Errorf("no case passed: %v", counts)
-			}
-			t.Logf("%s: %v in %s", ex.name, counts, rep.Duration)
-		})
-	}
+	runExamples(t, "python", ".py")
 }
 
 // TestPythonSDKUnit runs the SDK's own Python tests (sdk/python/tests),

@@ -7,10 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/abkit/abkit/internal/conformance"
-	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/testbin"
 )
 
@@ -30,39 +27,7 @@ func typescriptSDK(t *testing.T) {
 // example of the TypeScript SDK and fails on any counted failure.
 func TestTypeScriptExamplesPassConformance(t *testing.T) {
 	typescriptSDK(t)
-	root := repoRoot(t)
-	for _, ex := range []struct {
-		name, family string
-		iso          conformance.Isolation
-	}{
-		{"guardrail", "P", conformance.IsolationCase},
-		{"passthrough", "P", conformance.IsolationSuite},
-		{"toolpolicy", "D", conformance.IsolationSuite},
-		{"submittagger", "H", conformance.IsolationSuite},
-	} {
-		t.Run(ex.name, func(t *testing.T) {
-			path := filepath.Join(root, "examples", "typescript", ex.name, ex.name+".js")
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			rep, err := conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(path, pluginhost.Options{}), conformance.Options{Isolation: ex.iso})
-			if err != nil {
-				t.Fatalf("conformance run --plugin %s: %v", path, err)
-			}
-			if got := rep.Plugin; got == nil || len(got.Families) == 0 || got.Families[0] != ex.family {
-				t.Errorf("plugin %s: families %+v, want %s", ex.name, got, ex.family)
-			}
-			counts := rep.Counts()
-			for _, r := range rep.Results {
-				if r.Status.Bad() {
-					t.Errorf("%s: %s: %s", r.ID, r.Status, r.Summary)
-				}
-			}
-			if counts[conformance.StatusPass] == 0 {
-				t.Errorf("no case passed: %v", counts)
-			}
-			t.Logf("%s: %v in %s", ex.name, counts, rep.Duration)
-		})
-	}
+	runExamples(t, "typescript", ".js")
 }
 
 // TestTypeScriptTypesCurrent regenerates sdk/typescript/src/gen the way
