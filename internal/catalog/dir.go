@@ -312,7 +312,9 @@ type describeCache struct {
 }
 
 // cacheVersion is part of every file name, so a format change starts over.
-const cacheVersion = "v1"
+// v2: dir: starts only recognised plugins, and manifests key on their
+// files; a v1 entry may describe a script that is no longer started.
+const cacheVersion = "v2"
 
 func (c *describeCache) file(path string) string {
 	c.once.Do(func() {
