@@ -118,4 +118,17 @@ abkit.serve(abkit.Plugin(%q, "Lets every exchange through", pipeline=gw.Factory(
 	if _, err := os.Stat(mark); err == nil {
 		t.Errorf("a helper script was run")
 	}
+
+	// dryrun --plugin-dir DIR runs a chain entry from DIR/NAME.abkit.json.
+	chain := filepath.Join(t.TempDir(), "chain.yaml")
+	if err := os.WriteFile(chain, []byte("outbound:\n  - name: py-edited-2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write("py-edited-2"+catalog.ManifestSuffix, `{"argv": ["python3", "edited.py"]}`, 0o644)
+	var dout, derr bytes.Buffer
+	code := abctl.Main(ctx, &abctl.App{Out: &dout, Err: &derr, Catalog: abctl.CatalogOptions()},
+		[]string{"dryrun", "--chain", chain, filepath.Join(root, "fixtures", "inference", "chat-stream.fixture"), "--plugin-dir", dir})
+	if code != 0 {
+		t.Errorf("dryrun --plugin-dir with a manifest: exit %d\n%s%s", code, dout.String(), derr.String())
+	}
 }
