@@ -533,8 +533,11 @@ function der(pem: Buffer): Buffer {
 // defaults, which is what the generated types (src/gen) describe.
 const decodeOptions: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true };
 
+let protocolRoot: protobuf.Root | null = null;
+
+/** The grpc-js definition of one of abkit.proto's services ("abkit.v1.Plugin"). */
 export function serviceDefinition(service: string): grpc.ServiceDefinition {
-  const root = protobuf.Root.fromJSON(descriptor as protobuf.INamespace);
+  const root = (protocolRoot ??= protobuf.Root.fromJSON(descriptor as protobuf.INamespace));
   const svc = root.lookupService(service);
   const def: Record<string, grpc.MethodDefinition<object, object>> = {};
   for (const m of svc.methodsArray) {
