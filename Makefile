@@ -77,14 +77,16 @@ proto-python:
 	protoc -I proto --plugin=protoc-gen-grpc_python=$$(command -v grpc_python_plugin) \
 		--python_out=sdk/python --grpc_python_out=sdk/python proto/abkit/v1/abkit.proto
 
-# The TypeScript SDK's types (sdk/typescript/src/gen) of the plugin protocol,
+# The TypeScript SDK's types (sdk/typescript/src/gen) of the plugin protocol
+# and the JSON descriptor it loads at run time (src/gen/abkit.json),
 # with proto-loader-gen-types from the SDK's own dependencies (npm ci in
 # sdk/typescript first); committed, checked by TestTypeScriptTypesCurrent.
 proto-typescript:
 	@test -x sdk/typescript/node_modules/.bin/proto-loader-gen-types || { echo "proto-typescript: run npm ci in sdk/typescript first (needs nodejs and npm)"; exit 1; }
 	rm -rf sdk/typescript/src/gen
 	cd sdk/typescript && node_modules/.bin/proto-loader-gen-types --keepCase --longs=String --enums=String --defaults \
-		--grpcLib=@grpc/grpc-js -I ../../proto --outDir=src/gen abkit/v1/abkit.proto
+		--grpcLib=@grpc/grpc-js -I ../../proto --outDir=src/gen abkit/v1/abkit.proto && \
+		node scripts/proto-json.js ../../proto/abkit/v1/abkit.proto src/gen/abkit.json
 
 replay:
 	$(GO) run ./cmd/abctl replay --rechunk fixtures/*/

@@ -233,8 +233,15 @@ type Origin struct {
 	Source string `json:"source"`
 	// Path is the binary or catalog file path.
 	Path string `json:"path,omitempty"`
-	// SHA256 is the hex content hash of a binary.
+	// SHA256 is the hex content hash of a binary (of a manifest: the
+	// manifest's).
 	SHA256 string `json:"sha256,omitempty"`
+	// Argv is the command line of a plugin found through a manifest
+	// (NAME.abkit.json, Path): the program and its arguments. Dir is the
+	// working directory it runs in. Both are empty for a binary, which
+	// runs as Path.
+	Argv []string `json:"argv,omitempty"`
+	Dir  string   `json:"dir,omitempty"`
 	// URL is the gateway endpoint.
 	URL string `json:"url,omitempty"`
 }
@@ -250,6 +257,15 @@ func (o Origin) String() string {
 	return o.Kind
 }
 
+// Command is the command line that starts the plugin of a binary origin:
+// the manifest's, or the binary alone.
+func (o Origin) Command() Command {
+	if len(o.Argv) > 0 {
+		return Command{Argv: slices.Clone(o.Argv), Dir: o.Dir}
+	}
+	return Command{Argv: []string{o.Path}}
+}
+
 // HasFamily reports whether d implements family f.
 func (d *Descriptor) HasFamily(f string) bool { return slices.Contains(d.Families, f) }
 
@@ -257,6 +273,7 @@ func (d *Descriptor) HasFamily(f string) bool { return slices.Contains(d.Familie
 // without touching the catalog's copy.
 func (d Descriptor) clone() Descriptor {
 	d.Families = slices.Clone(d.Families)
+	d.Origin.Argv = slices.Clone(d.Origin.Argv)
 	d.Behaviours = slices.Clone(d.Behaviours)
 	if d.Capabilities != nil {
 		c := *d.Capabilities

@@ -72,6 +72,20 @@ func (s *dirSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
 	}
 	var files []string
 	var notes []Note
+	// A manifest's plugin is listed once, through its manifest: the files
+	// its command line names are not started on their own.
+	named := map[string]bool{}
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ManifestSuffix) {
+			p := filepath.Join(s.dir, e.Name())
+			if cmd, _, err := ReadManifest(p); err == nil {
+				for _, a := range cmd.Argv {
+					named[filepath.Clean(a)] = true
+					named[filepath.Join(s.dir, a)] = true
+				}
+			}
+		}
+	}
 	for _, e := range entries {
 		if e.IsDir() {
 			continue
@@ -79,6 +93,14 @@ func (s *dirSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
 		p := filepath.Join(s.dir, e.Name())
 		info, err := os.Stat(p) // follows symlinks
 		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		if strings.HasSuffix(e.Name(), ManifestSuffix) {
+			files = append(files, p)
+			continue
+		}
+		abs, _ := filepath.Abs(p)
+		if named[p] || named[abs] {
 			continue
 		}
 		if !executable(info) {
@@ -127,7 +149,9 @@ func executable(info fs.FileInfo) bool {
 }
 
 // describeOne describes one binary, from the cache when its path, size and
-// modification time match a cached entry.
+// modification time match a cached entry (for a manifest: those of every
+// file it names, too). A file that is not recognised as a plugin is not
+// started; that verdict is cached like a description.
 func (s *dirSource) describeOne(ctx context.Context, path string) dirResult {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -137,8 +161,29 @@ func (s *dirSource) describeOne(ctx context.Context, path string) dirResult {
 	if err != nil {
 		return dirResult{err: err}
 	}
-	if e, ok := s.cache.get(abs, info); ok {
+	var cmd *Command
+	deps := ""
+	if strings.HasSuffix(abs, ManifestSuffix) {
+		c, files, err := ReadManifest(abs)
+		if err != nil {
+			return dirResult{err: err}
+		}
+		cmd, deps = &c, fingerprint(files)
+	}
+	if e, ok := s.cache.get(abs, info); ok && e.Deps == deps {
 		return e.result(s.spec)
+	}
+	e := cacheEntry{Path: abs, Size: info.Size(), ModTime: info.ModTime().UnixNano(), Deps: deps}
+	if cmd == nil {
+		ok, why, err := recognise(abs)
+		if err != nil {
+			return dirResult{err: err}
+		}
+		if !ok {
+			e.NotPlugin = strings.TrimPrefix(why, "skipped: ")
+			s.cache.put(e)
+			return e.result(s.spec)
+		}
 	}
 	// Hash while the binary starts: starting and the handshake are mostly
 	// waiting, and hashing a 20 MB binary is most of a cold description's
@@ -153,7 +198,18 @@ func (s *dirSource) describeOne(ctx context.Context, path string) dirResult {
 		hc <- hashed{sum, err}
 	}()
 	dctx, cancel := context.WithTimeout(ctx, s.timeout)
-	descs, err := s.describer.Describe(dctx, abs)
+	var descs []Descriptor
+	if cmd != nil {
+		cd, ok := s.describer.(CommandDescriber)
+		if !ok {
+			cancel()
+			<-hc
+			return dirResult{err: errors.New("this describer cannot start a manifest's command line")}
+		}
+		descs, err = cd.DescribeCommand(dctx, *cmd)
+	} else {
+		descs, err = s.describer.Describe(dctx, abs)
+	}
 	// A timeout, the source's own or the describer's (go-plugin's start
 	// timeout), is not an answer: a binary that was slow once (a cold
 	// disk, a busy machine) may well be a plugin.
@@ -163,8 +219,10 @@ func (s *dirSource) describeOne(ctx context.Context, path string) dirResult {
 	if h.err != nil {
 		return dirResult{err: h.err}
 	}
-	sum := h.sum
-	e := cacheEntry{Path: abs, Size: info.Size(), ModTime: info.ModTime().UnixNano(), SHA256: sum}
+	e.SHA256 = h.sum
+	if cmd != nil {
+		e.Argv, e.Dir = cmd.Argv, cmd.Dir
+	}
 	// Only definite answers are cached: a description, or "not a plugin"
 	// from a binary that answered (or exited) in time.
 	switch {
@@ -184,6 +242,12 @@ func (s *dirSource) describeOne(ctx context.Context, path string) dirResult {
 	}
 	s.cache.put(e)
 	return e.result(s.spec)
+}
+
+// CommandDescriber is a Describer that can also start a command line (a
+// manifest's plugin). The go-plugin host's describer is one.
+type CommandDescriber interface {
+	DescribeCommand(ctx context.Context, cmd Command) ([]Descriptor, error)
 }
 
 func hashFile(path string) (string, error) {
@@ -206,6 +270,13 @@ type cacheEntry struct {
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"mtime_ns"`
 	SHA256  string `json:"sha256"`
+	// Deps is a manifest's fingerprint: the size and modification time of
+	// every file it names (ReadManifest), so that an edit to the script it
+	// starts is seen without --no-cache. Empty for a binary.
+	Deps string `json:"deps,omitempty"`
+	// Argv and Dir are a manifest's resolved command line.
+	Argv []string `json:"argv,omitempty"`
+	Dir  string   `json:"dir,omitempty"`
 	// NotPlugin is the reason the file is not a plugin, if it is not.
 	NotPlugin string             `json:"not_plugin,omitempty"`
 	Plugins   []cachedDescriptor `json:"plugins,omitempty"`
@@ -226,7 +297,7 @@ func (e cacheEntry) result(spec string) dirResult {
 	for _, c := range e.Plugins {
 		d := c.Descriptor
 		d.Observed = c.Observed
-		d.Origin = Origin{Kind: OriginBinary, Source: spec, Path: e.Path, SHA256: e.SHA256}
+		d.Origin = Origin{Kind: OriginBinary, Source: spec, Path: e.Path, SHA256: e.SHA256, Argv: e.Argv, Dir: e.Dir}
 		r.descs = append(r.descs, d)
 	}
 	return r
@@ -241,7 +312,9 @@ type describeCache struct {
 }
 
 // cacheVersion is part of every file name, so a format change starts over.
-const cacheVersion = "v1"
+// v2: dir: starts only recognised plugins, and manifests key on their
+// files; a v1 entry may describe a script that is no longer started.
+const cacheVersion = "v2"
 
 func (c *describeCache) file(path string) string {
 	c.once.Do(func() {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,7 +28,10 @@ func (f *fakeDescriber) Describe(ctx context.Context, path string) ([]Descriptor
 	if err != nil {
 		return nil, err
 	}
-	s := strings.TrimSpace(string(b))
+	// The last line: the ones before it make the file a script with the
+	// marker, which the dir: source starts.
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	s := lines[len(lines)-1]
 	switch {
 	case strings.HasPrefix(s, "plugin:"):
 		name := strings.TrimPrefix(s, "plugin:")
@@ -52,6 +56,20 @@ func (f *fakeDescriber) Describe(ctx context.Context, path string) ([]Descriptor
 	return nil, fmt.Errorf("%w: no handshake cookie", ErrNotPlugin)
 }
 
+// DescribeCommand describes the script a manifest names last, run in
+// cmd.Dir.
+func (f *fakeDescriber) DescribeCommand(ctx context.Context, cmd Command) ([]Descriptor, error) {
+	p := cmd.Argv[len(cmd.Argv)-1]
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cmd.Dir, p)
+	}
+	return f.Describe(ctx, p)
+}
+
+// fake is the content of a file the fake describer answers as s, with the
+// marker line that makes a dir: source start it.
+func fake(s string) string { return "#!/bin/sh\n# abkit-plugin\n" + s }
+
 func writeExec(t testing.TB, dir, name, content string, mode os.FileMode) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
@@ -63,10 +81,11 @@ func writeExec(t testing.TB, dir, name, content string, mode os.FileMode) string
 
 func TestDirSource(t *testing.T) {
 	dir, cache := t.TempDir(), t.TempDir()
-	writeExec(t, dir, "alpha", "plugin:alpha", 0o755)
-	beta := writeExec(t, dir, "beta", "plugin:beta-flaky", 0o755)
+	writeExec(t, dir, "alpha", fake("plugin:alpha"), 0o755)
+	beta := writeExec(t, dir, "beta", fake("plugin:beta-flaky"), 0o755)
 	writeExec(t, dir, "script.sh", "#!/bin/sh\necho hi", 0o755)
-	writeExec(t, dir, "hang", "hang", 0o755)
+	writeExec(t, dir, "notplugin", fake("echo hi"), 0o755)
+	writeExec(t, dir, "hang", fake("hang"), 0o755)
 	writeExec(t, dir, "README", "not executable", 0o644)
 	if err := os.Mkdir(filepath.Join(dir, "subdir"), 0o755); err != nil {
 		t.Fatal(err)
@@ -91,19 +110,19 @@ func TestDirSource(t *testing.T) {
 	for _, n := range c.Notes {
 		notes[filepath.Base(n.Path)] = n.Msg
 	}
-	for file, want := range map[string]string{"README": "not executable", "script.sh": "not an abkit plugin", "hang": "no handshake within 200ms"} {
+	for file, want := range map[string]string{"README": "not executable", "script.sh": `without an "abkit-plugin" comment line`, "notplugin": "not an abkit plugin", "hang": "no handshake within 200ms"} {
 		if !strings.Contains(notes[file], want) {
 			t.Errorf("note for %s = %q, want it to contain %q", file, notes[file], want)
 		}
 	}
-	if len(notes) != 3 {
-		t.Errorf("notes = %v, want 3", c.Notes)
+	if len(notes) != 4 {
+		t.Errorf("notes = %v, want 4", c.Notes)
 	}
 	if n := fd.calls.Load(); n != 4 {
-		t.Errorf("first listing described %d files, want 4", n)
+		t.Errorf("first listing described %d files, want 4 (not the script without the marker)", n)
 	}
 	b, _ := c.Lookup("beta-flaky")
-	sum := sha256.Sum256([]byte("plugin:beta-flaky"))
+	sum := sha256.Sum256([]byte(fake("plugin:beta-flaky")))
 	if b.Origin.Kind != OriginBinary || b.Origin.Path != beta || b.Origin.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("origin = %+v", b.Origin)
 	}
@@ -121,12 +140,12 @@ func TestDirSource(t *testing.T) {
 		t.Errorf("cached lint beta-flaky = %q, want P2 (observations must survive the cache)", got)
 	}
 	b2, _ := c2.Lookup("beta-flaky")
-	if b2.Origin != b.Origin || b2.Description != b.Description {
+	if !reflect.DeepEqual(b2.Origin, b.Origin) || b2.Description != b.Description {
 		t.Errorf("cached %+v, want %+v", b2, b)
 	}
 
 	// A changed binary is described again.
-	writeExec(t, dir, "alpha", "plugin:alpha2", 0o755)
+	writeExec(t, dir, "alpha", fake("plugin:alpha2"), 0o755)
 	future := time.Now().Add(time.Hour)
 	os.Chtimes(filepath.Join(dir, "alpha"), future, future)
 	c3 := load()
@@ -147,7 +166,7 @@ func lintRules(fs []Finding, plugin string) string {
 
 func TestDirSourceErrors(t *testing.T) {
 	dir := t.TempDir()
-	writeExec(t, dir, "crashy", "crash", 0o755)
+	writeExec(t, dir, "crashy", fake("crash"), 0o755)
 	_, err := Load(context.Background(), []string{"dir:" + dir}, Options{Describer: &fakeDescriber{}, CacheDir: "-"})
 	var re *ReadError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "crashy") || !strings.Contains(err.Error(), "status 2") {
@@ -167,7 +186,7 @@ func TestDirSourceErrors(t *testing.T) {
 // twice, and lint names both sources (P1).
 func TestDuplicateAcrossSources(t *testing.T) {
 	dir := t.TempDir()
-	writeExec(t, dir, "mcp", "plugin:mcp-parser", 0o755)
+	writeExec(t, dir, "mcp", fake("plugin:mcp-parser"), 0o755)
 	c, err := Load(context.Background(), []string{"file:testdata/catalog.yaml", "dir:" + dir}, Options{Describer: &fakeDescriber{}, CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +210,7 @@ func TestDuplicateAcrossSources(t *testing.T) {
 func BenchmarkDescribeFromCache(b *testing.B) {
 	dir, cache := b.TempDir(), b.TempDir()
 	for i := range 50 {
-		writeExec(b, dir, fmt.Sprintf("p%02d", i), fmt.Sprintf("plugin:p%02d", i), 0o755)
+		writeExec(b, dir, fmt.Sprintf("p%02d", i), fake(fmt.Sprintf("plugin:p%02d", i)), 0o755)
 	}
 	fd := &fakeDescriber{}
 	opts := Options{Describer: fd, CacheDir: cache}
@@ -217,9 +236,9 @@ func BenchmarkDescribeFromCache(b *testing.B) {
 // ignored; CleanCache empties the cache.
 func TestDirCacheOnlyDefiniteAnswers(t *testing.T) {
 	dir, cache := t.TempDir(), t.TempDir()
-	slow := writeExec(t, dir, "slow", "slow", 0o755)
-	writeExec(t, dir, "good", "plugin:good", 0o755)
-	writeExec(t, dir, "other", "not a plugin", 0o755)
+	slow := writeExec(t, dir, "slow", fake("slow"), 0o755)
+	writeExec(t, dir, "good", fake("plugin:good"), 0o755)
+	writeExec(t, dir, "other", fake("not a plugin"), 0o755)
 	fd := &fakeDescriber{}
 	opts := Options{Describer: fd, CacheDir: cache}
 	load := func() *Catalog {

@@ -137,7 +137,7 @@ func validateBuild(ctx context.Context, o *globalOpts, cf *catalog.ChainFile, ca
 			if host == nil {
 				host = pluginhost.NewHost(o.app.PluginHost)
 			}
-			p, err := host.Load(ctx, d.Origin.Path)
+			p, err := host.LoadCommand(ctx, d.Origin.Command())
 			if err == nil {
 				if f, ok := p.Factory(); ok {
 					bins[e.Name] = &f

@@ -629,10 +629,19 @@ func loadBinary(ctx context.Context, host *pluginhost.Host, pluginDir, name stri
 	if runtime.GOOS == "windows" {
 		path += ".exe"
 	}
+	cmd := catalog.Command{Argv: []string{path}}
 	if _, err := os.Stat(path); err != nil {
-		return gateway.Factory{}, fmt.Errorf("not built in and no binary %s: build it into --plugin-dir or fix the name", path)
+		// An interpreted plugin: DIR/NAME.abkit.json names its command line.
+		m := filepath.Join(pluginDir, name+catalog.ManifestSuffix)
+		if _, merr := os.Stat(m); merr != nil {
+			return gateway.Factory{}, fmt.Errorf("not built in and no binary %s (nor a manifest %s): build it into --plugin-dir or fix the name", path, m)
+		}
+		if cmd, _, err = catalog.ReadManifest(m); err != nil {
+			return gateway.Factory{}, err
+		}
+		path = m
 	}
-	p, err := host.Load(ctx, path)
+	p, err := host.LoadCommand(ctx, cmd)
 	if err != nil {
 		return gateway.Factory{}, err
 	}

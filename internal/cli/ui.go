@@ -125,7 +125,7 @@ func uiPlugins(app *App, pluginDir string) func(context.Context, *catalog.Catalo
 			}
 			switch {
 			case d != nil && d.Origin.Kind == catalog.OriginBinary:
-				p, err := host.Load(ctx, d.Origin.Path)
+				p, err := host.LoadCommand(ctx, d.Origin.Command())
 				if err != nil {
 					return nil, release, fmt.Errorf("chain entry %q: %w", name, err)
 				}

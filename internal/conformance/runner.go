@@ -266,14 +266,24 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 	rep := &Report{Kind: KindOf(l), Target: l.Target(), Plugin: desc, Isolation: opts.Isolation, Parallel: opts.Parallel, Strict: opts.Strict, Notes: notes}
 
 	r := &runner{l: l, opts: opts, kind: KindOf(l)}
+	cases := Select(reg, opts.Run, opts.Skip)
 	if opts.Isolation == IsolationSuite {
 		r.shared = first
 	} else {
-		first.Close()
+		// The first case runs on the process that answered Describe: it
+		// is as fresh as any (every start is described), so a run starts
+		// one process per case, not one more.
+		toRun := 0
+		for _, c := range cases {
+			if applies(c, desc) == "" && Judge(c, desc.Alternatives, opts.Strict).Skip == "" {
+				toRun++
+			}
+		}
+		r.spares = newSpares(ctx, l, first, opts.Parallel, toRun)
+		defer r.spares.close()
 	}
 	defer r.closeShared()
 
-	cases := Select(reg, opts.Run, opts.Skip)
 	results := make([]CaseResult, len(cases))
 	done := make([]bool, len(cases))
 	var emit sync.Mutex
@@ -376,6 +386,8 @@ type runner struct {
 	l    Launcher
 	opts Options
 	kind string // plugin or runtime, in findings
+	// spares are the fresh subjects of case isolation, started ahead.
+	spares *spares
 
 	mu     sync.Mutex
 	shared Subject
@@ -394,7 +406,7 @@ func (r *runner) closeShared() {
 // it (and must close it).
 func (r *runner) subject(ctx context.Context) (Subject, bool, error) {
 	if r.opts.Isolation != IsolationSuite {
-		s, err := r.l.Launch(ctx)
+		s, err := r.spares.take(ctx)
 		return s, true, err
 	}
 	r.mu.Lock()
@@ -610,5 +622,103 @@ func (t *T) closeExtra() {
 	t.mu.Unlock()
 	for _, s := range extra {
 		s.Close()
+	}
+}
+
+// spares hands out the fresh subjects of case isolation, each used by one
+// case only, and starts the next ones while cases run: a plugin's start
+// (100–300 ms for an interpreter, docs/perf.md) then overlaps the other
+// cases' calls, which mostly wait, instead of coming before its own case.
+// At most parallel starts are ready or under way ahead of the cases, and
+// none is started for a case that is not coming; a case that finds none
+// ready (a retry of a flaky case) starts its own.
+type spares struct {
+	ctx      context.Context
+	l        Launcher
+	parallel int
+
+	mu      sync.Mutex
+	ready   []launched
+	pending int // starts under way
+	left    int // cases still to take a subject, less those ready or under way
+	closed  bool
+	wg      sync.WaitGroup
+	arrived *sync.Cond // on mu: a start under way finished
+}
+
+type launched struct {
+	s   Subject
+	err error
+}
+
+func newSpares(ctx context.Context, l Launcher, first Subject, parallel, cases int) *spares {
+	p := &spares{ctx: ctx, l: l, parallel: max(1, parallel), ready: []launched{{s: first}}, left: cases - 1}
+	p.arrived = sync.NewCond(&p.mu)
+	p.mu.Lock()
+	p.refillLocked()
+	p.mu.Unlock()
+	return p
+}
+
+// take returns a fresh subject: one started ahead (waiting for one under
+// way), or a new one; then it starts the next ahead.
+func (p *spares) take(ctx context.Context) (Subject, error) {
+	p.mu.Lock()
+	for len(p.ready) == 0 && p.pending > 0 {
+		p.arrived.Wait() // a start under way is bounded by the start timeout
+	}
+	if len(p.ready) > 0 {
+		x := p.ready[0]
+		p.ready = p.ready[1:]
+		p.refillLocked()
+		p.mu.Unlock()
+		return x.s, x.err
+	}
+	if p.left > 0 {
+		p.left--
+	}
+	p.refillLocked()
+	p.mu.Unlock()
+	return p.l.Launch(ctx)
+}
+
+// refillLocked starts subjects ahead while fewer than parallel are ready
+// or under way and cases are left to use them.
+func (p *spares) refillLocked() {
+	for !p.closed && p.left > 0 && len(p.ready)+p.pending < p.parallel {
+		p.left--
+		p.pending++
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			s, err := p.l.Launch(p.ctx)
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.pending--
+			defer p.arrived.Broadcast()
+			if p.closed {
+				if s != nil {
+					s.Close()
+				}
+				return
+			}
+			p.ready = append(p.ready, launched{s: s, err: err})
+		}()
+	}
+}
+
+// close waits for the starts under way and stops every subject no case
+// took.
+func (p *spares) close() {
+	p.mu.Lock()
+	p.closed = true
+	left := p.ready
+	p.ready = nil
+	p.mu.Unlock()
+	p.wg.Wait()
+	for _, x := range left {
+		if x.s != nil {
+			x.s.Close()
+		}
 	}
 }

@@ -33,6 +33,20 @@ func (d Describer) Describe(ctx context.Context, path string) ([]catalog.Descrip
 	return []catalog.Descriptor{p.Descriptor()}, nil
 }
 
+var _ catalog.CommandDescriber = Describer{}
+
+// DescribeCommand implements catalog.CommandDescriber: Describe for a
+// manifest's command line, run in cmd.Dir.
+func (d Describer) DescribeCommand(ctx context.Context, cmd catalog.Command) ([]catalog.Descriptor, error) {
+	if len(cmd.Argv) == 0 {
+		return nil, errors.New("pluginhost: empty command line")
+	}
+	o := d.Options
+	o.Args = append(slices.Clone(cmd.Argv[1:]), o.Args...)
+	o.Dir = cmd.Dir
+	return Describer{Options: o}.Describe(ctx, cmd.Argv[0])
+}
+
 // Descriptor is the catalog descriptor of the loaded plugin. Origin.Kind is
 // binary with the path; the caller sets Source and SHA256.
 func (p *Plugin) Descriptor() catalog.Descriptor {

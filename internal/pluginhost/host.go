@@ -32,6 +32,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/plugintls"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk"
@@ -56,6 +57,8 @@ type Options struct {
 	Stderr io.Writer
 	// Args are passed to the binary.
 	Args []string
+	// Dir is the working directory the binary runs in; "" is the host's.
+	Dir string
 	// KillGrace is how long Close waits for the process to exit on its own
 	// before killing it. Zero means 500 ms.
 	KillGrace time.Duration
@@ -218,6 +221,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	base := filepath.Base(abs)
 	log := newStderrLog(base, opts.Stderr)
 	cmd := exec.Command(abs, opts.Args...)
+	cmd.Dir = opts.Dir
 	OwnProcessGroup(cmd)
 	start := opts.StartTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < start {
@@ -610,13 +614,17 @@ func NewHost(opts Options) *Host { return &Host{opts: opts} }
 // and fails the same way, so that a signal arriving mid-load leaves no
 // process behind.
 func (h *Host) Load(ctx context.Context, path string) (*Plugin, error) {
+	return h.load(ctx, path, h.opts)
+}
+
+func (h *Host) load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	h.mu.Lock()
 	closed := h.closed
 	h.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("load %s: %w", path, ErrHostClosed)
 	}
-	p, err := Load(ctx, path, h.opts)
+	p, err := Load(ctx, path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -629,6 +637,22 @@ func (h *Host) Load(ctx context.Context, path string) (*Plugin, error) {
 	h.ps = append(h.ps, p)
 	h.mu.Unlock()
 	return p, nil
+}
+
+// LoadCommand is Load for a command line (a manifest's plugin, an
+// interpreter and its script): argv[0] is the program, the rest its
+// arguments, before the host's Options.Args; cmd.Dir is the working
+// directory ("" for the host's).
+func (h *Host) LoadCommand(ctx context.Context, cmd catalog.Command) (*Plugin, error) {
+	if len(cmd.Argv) == 0 {
+		return nil, errors.New("pluginhost: empty command line")
+	}
+	o := h.opts
+	o.Args = append(slices.Clone(cmd.Argv[1:]), o.Args...)
+	if cmd.Dir != "" {
+		o.Dir = cmd.Dir
+	}
+	return h.load(ctx, cmd.Argv[0], o)
 }
 
 // AbortCalls ends the calls in flight to every plugin of the host at once

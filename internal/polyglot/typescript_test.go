@@ -30,8 +30,9 @@ func TestTypeScriptExamplesPassConformance(t *testing.T) {
 	runExamples(t, "typescript", ".js")
 }
 
-// TestTypeScriptTypesCurrent regenerates sdk/typescript/src/gen the way
-// `make proto-typescript` does and compares it with the committed files.
+// TestTypeScriptTypesCurrent regenerates sdk/typescript/src/gen (the types
+// and the JSON descriptor) the way `make proto-typescript` does and
+// compares it with the committed files.
 func TestTypeScriptTypesCurrent(t *testing.T) {
 	root := repoRoot(t)
 	gen := filepath.Join(root, "sdk", "typescript", "node_modules", ".bin", "proto-loader-gen-types")
@@ -44,6 +45,11 @@ func TestTypeScriptTypesCurrent(t *testing.T) {
 	cmd.Dir = filepath.Join(root, "sdk", "typescript")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("proto-loader-gen-types: %v\n%s", err, b)
+	}
+	cmd = exec.Command("node", "scripts/proto-json.js", "../../proto/abkit/v1/abkit.proto", filepath.Join(out, "abkit.json"))
+	cmd.Dir = filepath.Join(root, "sdk", "typescript")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/proto-json.js: %v\n%s", err, b)
 	}
 	committed := filepath.Join(root, "sdk", "typescript", "src", "gen")
 	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# abkit-plugin: dir: sources start this script (docs/catalog.md)
 """guardrail: a family P plugin in Python. Rejects requests whose body names a
 blocked word, and counts blocked words in streamed response frames, which
 later plugins read as the "guardrail" extension."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# abkit-plugin: dir: sources start this script (docs/catalog.md)
 """pass-through: the smallest family P plugin; lets every exchange through."""
 import os
 import sys

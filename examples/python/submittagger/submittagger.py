@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# abkit-plugin: dir: sources start this script (docs/catalog.md)
 """submit-tagger: a family H hook in Python. Tags every submit's metadata
 and rejects a submit with no model."""
 import os

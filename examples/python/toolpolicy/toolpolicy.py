@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# abkit-plugin: dir: sources start this script (docs/catalog.md)
 """tool-policy: a family D extension in Python. Blocks the tools it is told
 to at tool.before and answers permission.decision for them."""
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// abkit-plugin: dir: sources start this script (docs/catalog.md)
 // guardrail: a family P plugin in JavaScript on the TypeScript SDK. Rejects requests whose body names a
 // blocked word, and counts blocked words in streamed response frames ("guardrail" extension).
 const abkit = require("../../../sdk/typescript/dist");

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// abkit-plugin: dir: sources start this script (docs/catalog.md)
 // pass-through: the smallest family P plugin in TypeScript/JavaScript; lets every exchange through.
 // The SDK from this repository (build it with: cd sdk/typescript && npm ci && npm run build).
 const abkit = require("../../../sdk/typescript/dist");

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// abkit-plugin: dir: sources start this script (docs/catalog.md)
 // submit-tagger: a family H hook in JavaScript on the TypeScript SDK. Tags every submit's metadata
 // and rejects a submit with no model.
 const abkit = require("../../../sdk/typescript/dist");

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// abkit-plugin: dir: sources start this script (docs/catalog.md)
 // tool-policy: a family D extension in JavaScript on the TypeScript SDK. Blocks listed tools at
 // tool.before and denies them at permission.decision.
 const abkit = require("../../../sdk/typescript/dist");

@@ -22,6 +22,7 @@ import (
 
 	"github.com/abkit/abkit/internal/buildinfo"
 
+	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/runtimesuite"
 	"github.com/abkit/abkit/internal/exitcode"
@@ -342,7 +343,7 @@ func newRunCmd(app *App) *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.plugin, "plugin", "", "plugin binary to test: a path, or a program name looked up in PATH")
+	f.StringVar(&o.plugin, "plugin", "", "plugin to test: a binary or script path, a program name looked up in PATH (with --plugin-arg), or a NAME.abkit.json manifest naming a command line")
 	f.StringArrayVar(&o.pluginArgs, "plugin-arg", nil, "argument given to the --plugin program (repeatable), for interpreted plugins: --plugin python3 --plugin-arg plugin.py")
 	f.StringVar(&o.runtime, "runtime", "", "runtime binary to test with the runtime suite (proto/abkit/v1/runtime.proto)")
 	f.StringVar(&o.reattach, "reattach", "", "go-plugin reattach config (JSON, or a file holding it) of a plugin you started yourself")
@@ -424,13 +425,23 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 	if len(o.pluginArgs) > 0 && o.plugin == "" {
 		return usage(errors.New("--plugin-arg is an argument of the --plugin program; give --plugin too"))
 	}
+	dir := ""
+	if strings.HasSuffix(o.plugin, catalog.ManifestSuffix) {
+		// A manifest (NAME.abkit.json): its command line, as dir: runs it.
+		cmd, _, err := catalog.ReadManifest(o.plugin)
+		if err != nil {
+			return &ExitError{Code: ExitLoad, Err: err}
+		}
+		o.plugin, dir = cmd.Argv[0], cmd.Dir
+		o.pluginArgs = append(cmd.Argv[1:], o.pluginArgs...)
+	}
 	if o.plugin != "" {
 		if o.plugin, err = pluginProgram(o.plugin); err != nil {
 			return &ExitError{Code: ExitLoad, Err: err}
 		}
 	}
 	var l conformance.Launcher
-	hopts := pluginhost.Options{CallTimeout: o.timeout, Groups: app.Groups, Args: o.pluginArgs}
+	hopts := pluginhost.Options{CallTimeout: o.timeout, Groups: app.Groups, Args: o.pluginArgs, Dir: dir}
 	reg := conformance.PluginSuite()
 	if o.updateExamples && o.examples == "" {
 		return usage(errors.New("--update-examples needs --examples FILE"))

@@ -5,12 +5,10 @@ host calls besides abkit's own (GRPCController, health)."""
 import base64
 import json
 import os
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
+import time
 from concurrent import futures
 
 import grpc
@@ -28,6 +26,11 @@ _NOT_A_PROGRAM = ("This binary is a plugin. These are not meant to be executed d
                   "load any plugins automatically\n")
 
 
+# How long a cached certificate is used: it is made valid for 7 days.
+_CERT_DAYS = 7
+_CERT_REUSE_SECONDS = 6 * 24 * 3600
+
+
 def make_certificate():
     """A self-signed ECDSA P-256 certificate for "localhost" (client and
     server auth), as (cert PEM, key PEM). Python's standard library cannot
@@ -35,12 +38,98 @@ def make_certificate():
     about 50 ms to import the cryptography module and make one with it (not
     every python3 has that module: python3-cryptography on Debian), which is
     the fallback."""
-    if shutil.which("openssl"):
+    if _which("openssl"):
         return _cert_openssl()
     try:
         return _cert_cryptography()
     except ImportError:
         raise RuntimeError("no certificate maker: install the openssl command line or the cryptography module") from None
+
+
+def _cache_dir():
+    """The user's cache directory for abkit, as os.UserCacheDir in Go."""
+    if os.name == "nt":
+        base = os.environ.get("LOCALAPPDATA", "")
+    elif sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Caches")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "abkit") if base else ""
+
+
+def plugin_certificate():
+    """The plugin's certificate and key, from the per-user cache when one was
+    made in the last 6 days, else made now and cached (a start then spawns no
+    openssl: docs/perf.md). The file is the user's own (0600, in a 0700
+    directory), like the process that holds the key; the host pins the
+    certificate the handshake line names, so reuse across plugins only saves
+    time. ABKIT_PLUGIN_CERT_CACHE=0 makes a fresh one every start."""
+    d = _cache_dir() if os.environ.get("ABKIT_PLUGIN_CERT_CACHE", "1") not in ("0", "false") else ""
+    path = os.path.join(d, "plugin-tls-%s.pem" % (os.getuid() if hasattr(os, "getuid") else "user")) if d else ""
+    if path:
+        try:
+            st = os.stat(path)
+            if time.time() - st.st_mtime < _CERT_REUSE_SECONDS and (os.name == "nt" or st.st_mode & 0o077 == 0):
+                with open(path, "rb") as f:
+                    b = f.read()
+                i = b.index(b"-----BEGIN CERTIFICATE-----")
+                return b[i:], b[:i]
+        except (OSError, ValueError):
+            pass
+    cert, key = make_certificate()
+    if path:
+        try:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+            tmp = "%s.%d.tmp" % (path, os.getpid())
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(key + cert)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # the cache only saves time
+    return cert, key
+
+
+def _which(name):
+    """shutil.which, without importing shutil (it imports bz2 and lzma)."""
+    exts = os.environ.get("PATHEXT", ".EXE").split(os.pathsep) if os.name == "nt" else [""]
+    for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        for e in exts:
+            p = os.path.join(d, name + e)
+            if os.path.isfile(p) and os.access(p, os.X_OK):
+                return p
+    return None
+
+
+def _mkdtemp(prefix, parent=None):
+    """tempfile.mkdtemp, without importing tempfile (and shutil, random)."""
+    parent = parent or os.environ.get("TMPDIR") or os.environ.get("TEMP") or os.environ.get("TMP") or "/tmp"
+    for _ in range(100):
+        p = os.path.join(parent, "%s%s" % (prefix, os.urandom(6).hex()))
+        try:
+            os.mkdir(p, 0o700)
+            return p
+        except FileExistsError:
+            continue
+    raise OSError("cannot make a directory under %s" % parent)
+
+
+def _rmtree(d):
+    for root, dirs, files in os.walk(d, topdown=False):
+        for n in files:
+            try:
+                os.unlink(os.path.join(root, n))
+            except OSError:
+                pass
+        for n in dirs:
+            try:
+                os.rmdir(os.path.join(root, n))
+            except OSError:
+                pass
+    try:
+        os.rmdir(d)
+    except OSError:
+        pass
 
 
 def _cert_cryptography():
@@ -58,7 +147,7 @@ def _cert_cryptography():
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(seconds=30))
-            .not_valid_after(now + datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=_CERT_DAYS))
             .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(True, False, False, False, False, True, False, False, False), critical=True)
@@ -71,14 +160,16 @@ def _cert_cryptography():
 
 
 def _cert_openssl():
-    openssl = shutil.which("openssl")
+    import subprocess
+
+    openssl = _which("openssl")
     if not openssl:
         raise RuntimeError("no certificate maker: install the openssl command line or the cryptography module")
-    d = tempfile.mkdtemp(prefix="abkit-cert-")
+    d = _mkdtemp("abkit-cert-")
     try:
         cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
         subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                        "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/O=abkit/CN=localhost",
+                        "-nodes", "-keyout", key, "-out", cert, "-days", str(_CERT_DAYS), "-subj", "/O=abkit/CN=localhost",
                         "-addext", "subjectAltName=DNS:localhost",
                         "-addext", "basicConstraints=critical,CA:TRUE",
                         "-addext", "keyUsage=critical,digitalSignature,keyCertSign",
@@ -87,7 +178,7 @@ def _cert_openssl():
         with open(cert, "rb") as c, open(key, "rb") as k:
             return c.read(), k.read()
     finally:
-        shutil.rmtree(d, ignore_errors=True)
+        _rmtree(d)
 
 
 def _der(pem):
@@ -147,7 +238,7 @@ def run(plugin, debug=False):
 
     _go_plugin_services(server, stop)
 
-    sock_dir = tempfile.mkdtemp(prefix="plugin", dir=os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or None)
+    sock_dir = _mkdtemp("plugin", os.environ.get("PLUGIN_UNIX_SOCKET_DIR"))
     network, addr = "unix", os.path.join(sock_dir, "plugin.sock")
     listen = "unix:" + addr
     if os.name == "nt":  # no Unix sockets for gRPC there: TCP on loopback, as go-plugin does
@@ -155,7 +246,7 @@ def run(plugin, debug=False):
     cert_field = ""
     host_cert = os.environ.get("PLUGIN_CLIENT_CERT", "")
     if host_cert and not debug:
-        cert, key = make_certificate()
+        cert, key = plugin_certificate()
         # Trust only the host's certificate, and require it.
         creds = grpc.ssl_server_credentials([(key, cert)], root_certificates=host_cert.encode(),
                                             require_client_auth=True)
@@ -184,6 +275,6 @@ def run(plugin, debug=False):
     try:
         done.wait()
     finally:
-        shutil.rmtree(sock_dir, ignore_errors=True)
+        _rmtree(sock_dir)
     sys.stdout.flush()
     os._exit(0)

@@ -71,3 +71,33 @@ class SDKTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CertificateTest(unittest.TestCase):
+    def test_cached_per_user_private_and_can_be_turned_off(self):
+        import os
+        import stat
+        import tempfile
+        from unittest import mock
+
+        from abkit import _serve
+
+        with tempfile.TemporaryDirectory() as d, mock.patch.dict(os.environ, {"XDG_CACHE_HOME": d}):
+            os.environ.pop("ABKIT_PLUGIN_CERT_CACHE", None)
+            cert, key = _serve.plugin_certificate()
+            self.assertTrue(cert.startswith(b"-----BEGIN CERTIFICATE-----"))
+            self.assertIn(b"PRIVATE KEY", key)
+            self.assertEqual(_serve.plugin_certificate(), (cert, key))
+            (name,) = [n for n in os.listdir(os.path.join(d, "abkit")) if n.startswith("plugin-tls-")]
+            if os.name != "nt":
+                self.assertEqual(stat.S_IMODE(os.stat(os.path.join(d, "abkit", name)).st_mode) & 0o077, 0)
+            os.environ["ABKIT_PLUGIN_CERT_CACHE"] = "0"
+            self.assertNotEqual(_serve.plugin_certificate()[0], cert)
+
+    def test_no_tempfile_or_shutil_at_start(self):
+        import subprocess
+        import sys
+
+        code = "import abkit._serve, sys; print(' '.join(m for m in ('shutil', 'tempfile', 'lzma') if m in sys.modules))"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(out, "", "serving imports modules it does not need: " + out)

@@ -7,10 +7,43 @@ import * as os from "os";
 import * as path from "path";
 
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
+// The light build: no .proto parser. The protocol comes as the JSON
+// descriptor that make proto-typescript writes (src/gen/abkit.json), which
+// halves the part of a start spent on protobuf (docs/perf.md).
+import * as protobuf from "protobufjs/light";
 
+import descriptor from "./gen/abkit.json";
+
+import type { Capabilities as CapabilitiesProto } from "./gen/abkit/v1/Capabilities";
 import type { DescribeResponse } from "./gen/abkit/v1/DescribeResponse";
+import type { ExtensionValue, ExtensionValue__Output } from "./gen/abkit/v1/ExtensionValue";
+import type { HTTPRequest__Output } from "./gen/abkit/v1/HTTPRequest";
+import type { HTTPResponse__Output } from "./gen/abkit/v1/HTTPResponse";
+import type { HookResponse } from "./gen/abkit/v1/HookResponse";
+import type { BodyWrite } from "./gen/abkit/v1/BodyWrite";
+import type { PipelineInfo } from "./gen/abkit/v1/PipelineInfo";
 import type { PluginHandlers } from "./gen/abkit/v1/Plugin";
+import type { Status } from "./gen/abkit/v1/Status";
+import type { Header__Output } from "./gen/abkit/v1/Header";
+import type { HookError } from "./gen/abkit/v1/HookError";
+import type { DescribeRequest__Output } from "./gen/abkit/v1/DescribeRequest";
+import type { Empty } from "./gen/abkit/v1/Empty";
+import type { FrameRequest__Output } from "./gen/abkit/v1/FrameRequest";
+import type { FrameResponse } from "./gen/abkit/v1/FrameResponse";
+import type { HookRequest__Output } from "./gen/abkit/v1/HookRequest";
+import type { InstanceRequest__Output } from "./gen/abkit/v1/InstanceRequest";
+import type { InterceptRequest__Output } from "./gen/abkit/v1/InterceptRequest";
+import type { InterceptResponse } from "./gen/abkit/v1/InterceptResponse";
+import type { NewInstanceRequest__Output } from "./gen/abkit/v1/NewInstanceRequest";
+import type { NewInstanceResponse } from "./gen/abkit/v1/NewInstanceResponse";
+import type { NotifyRequest__Output } from "./gen/abkit/v1/NotifyRequest";
+import type { PartRequest__Output } from "./gen/abkit/v1/PartRequest";
+import type { PartResponse } from "./gen/abkit/v1/PartResponse";
+import type { ReleaseRequest__Output } from "./gen/abkit/v1/ReleaseRequest";
+import type { SubmitRequest__Output } from "./gen/abkit/v1/SubmitRequest";
+import type { SubmitResponse } from "./gen/abkit/v1/SubmitResponse";
+import type { ToolRequest__Output } from "./gen/abkit/v1/ToolRequest";
+import type { ToolResponse } from "./gen/abkit/v1/ToolResponse";
 
 export const MAGIC_COOKIE_KEY = "ABKIT_PLUGIN_MAGIC_COOKIE";
 export const MAGIC_COOKIE_VALUE = "7d1f3c5e-abkit-plugin-v1-b2a94e60";
@@ -93,9 +126,12 @@ export interface PipelinePlugin {
 
 export interface Field { name: string; type: string; required?: boolean; description?: string; default?: unknown; enum?: string[]; fields?: Field[] }
 
+/** A chain entry's config: its JSON, decoded. */
+export type Config = Record<string, unknown> | undefined;
+
 export interface Factory {
   /** Makes an instance from the entry's config (undefined when none); throws to refuse it. */
-  new: (config: any) => PipelinePlugin;
+  new: (config: Config) => PipelinePlugin;
   config?: Field[];
 }
 
@@ -104,10 +140,17 @@ export interface Factory {
 export interface Answer { decision: "continue" | "block" | "replace" | "allow" | "deny"; reason?: string; replacement?: unknown }
 export interface Extension {
   manifest: { plugin_id: string; points: string[]; required?: boolean; priority?: number; slots?: string[]; timeout_seconds?: number };
-  new: () => { call(ctx: Context, point: string, payload: any): Answer; notify?(point: string, payload: any): string | void };
+  new: () => { call(ctx: Context, point: string, payload: unknown): Answer; notify?(point: string, payload: unknown): string | void };
 }
 export class Reject extends Error { constructor(readonly reason: string) { super(reason); } }
-export interface Hook { id: string; kind: "submit" | "request_part" | "response_part" | "tool"; order?: number; policy?: string; fn: (ctx: Context, v: any) => any }
+/**
+ * A family H hook. fn gets the Go SDK's JSON shape of the value
+ * (sdk/hooks.Submit, Part, ToolEvent) as a plain object: a submit hook
+ * changes it in place, a part hook returns the changed part, a tool
+ * reactor its decision.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the hook's own JSON shape
+export interface Hook { id: string; kind: "submit" | "request_part" | "response_part" | "tool"; order?: number; policy?: string; fn: (ctx: Context, v: any) => unknown }
 
 export interface Plugin {
   name: string;
@@ -131,7 +174,7 @@ export function canonical(name: string): string {
   return c;
 }
 
-function headerFrom(hs: { name: string; values: string[] }[]): Header {
+function headerFrom(hs: Header__Output[]): Header {
   const h: Header = {};
   for (const x of hs || []) h[canonical(x.name)] = [...x.values];
   return h;
@@ -190,13 +233,13 @@ class Server {
   private insts = new Map<string, Instance>();
   private next = 0;
   private ext: ReturnType<Extension["new"]> | null;
-  desc: any;
+  desc: DescribeResponse;
   constructor(private p: Plugin) {
     this.ext = p.extension ? p.extension.new() : null;
     this.desc = this.describe();
   }
 
-  private make(cfg: any): [PipelinePlugin, string, Capabilities] {
+  private make(cfg: Config): [PipelinePlugin, string, Capabilities] {
     const obj = this.p.pipeline!.new(cfg);
     if (!obj) throw new Error("factory returned no instance");
     const caps: Capabilities = { ...(obj.capabilities ?? {}) };
@@ -204,7 +247,7 @@ class Server {
     return [obj, obj.name || this.p.name, caps];
   }
 
-  private capsProto(name: string, c: Capabilities) {
+  private capsProto(name: string, c: Capabilities): CapabilitiesProto {
     return { name, description: c.description ?? "", reads_body: !!c.reads_body, writes_request_body: !!c.writes_request_body,
       writes_response_body: !!c.writes_response_body, requires: c.requires ?? [], requires_any: c.requires_any ?? [] };
   }
@@ -212,13 +255,14 @@ class Server {
   private describe(): DescribeResponse {
     const p = this.p;
     const families = [["P", p.pipeline], ["D", p.extension], ["H", p.hooks]].filter(([, v]) => v).map(([f]) => f);
-    const d: any = { name: p.name, description: p.description, version: p.version ?? "", families, sdk: SDK_VERSION,
-      alternatives: p.alternatives ?? {}, hooks: [] };
+    const hooks: NonNullable<DescribeResponse["hooks"]> = [];
+    const d: DescribeResponse = { name: p.name, description: p.description, version: p.version ?? "", families: families as string[], sdk: SDK_VERSION,
+      alternatives: p.alternatives ?? {}, hooks };
     if (p.pipeline) {
       const schema = p.pipeline.config;
-      const info: any = { behaviours: [], observed: [] };
+      const info: PipelineInfo = { behaviours: [], observed: [] };
       if (schema?.length) info.config_schema_json = Buffer.from(JSON.stringify({ fields: schema }));
-      const cfgs: any[] = [undefined];
+      const cfgs: Config[] = [undefined];
       if (schema?.length) cfgs.push(defaults(schema), sample(schema));
       let first: unknown = null;
       let insts: [PipelinePlugin, string, Capabilities][] | null = null;
@@ -238,7 +282,7 @@ class Server {
       d.extension = { plugin_id: m.plugin_id, points: m.points, required: !!m.required, priority: m.priority ?? 0,
         slots: m.slots ?? [], timeout_ns: Math.round((m.timeout_seconds ?? 0) * 1e9) };
     }
-    (p.hooks ?? []).forEach((h, i) => d.hooks.push({ id: h.id, order: h.order ?? 0, policy: h.policy ?? "", kind: h.kind, index: i }));
+    (p.hooks ?? []).forEach((h, i) => hooks.push({ id: h.id, order: h.order ?? 0, policy: h.policy ?? "", kind: h.kind, index: i }));
     return d;
   }
 
@@ -255,7 +299,7 @@ class Server {
     return st;
   }
 
-  private apply(st: ExState, req: any, resp: any, exts: any[]) {
+  private apply(st: ExState, req: HTTPRequest__Output | null, resp: HTTPResponse__Output | null, exts: ExtensionValue__Output[]) {
     const ex = st.ex;
     if (req) {
       ex.request.method = req.method; ex.request.url = req.url; ex.request.header = headerFrom(req.header);
@@ -273,12 +317,12 @@ class Server {
     }
   }
 
-  private collect(st: ExState) {
+  private collect(st: ExState): { writes: BodyWrite[]; extensions: ExtensionValue[] } {
     const ex = st.ex;
     const writes = ex.writes.map((w) => ({ response: w.response, applied: w.applied,
       body: w.applied ? (w.response ? ex.responseBody : ex.requestBody) ?? Buffer.alloc(0) : Buffer.alloc(0) }));
     ex.writes = [];
-    const extensions: any[] = [];
+    const extensions: ExtensionValue[] = [];
     for (const [k, v] of ex.ext) {
       let b: string;
       try { b = canon(v); } catch (e) { b = JSON.stringify(`extension "${k}" does not encode to JSON: ${e}`); }
@@ -290,16 +334,20 @@ class Server {
   }
 
   handlers(): PluginHandlers {
-    const unary = (f: (r: any, call: any) => any) => (call: any, cb: grpc.sendUnaryData<any>) => {
-      try { cb(null, f(call.request, call)); } catch (e: any) { cb({ code: e.code ?? grpc.status.INTERNAL, details: e.message }); }
-    };
-    const lifecycle = (m: "init" | "ready" | "shutdown") => unary((r, call) => {
+    // Every call's request and answer are the generated types of abkit.proto
+    // (src/gen, make proto-typescript): tsc checks each field.
+    function unary<Req, Res>(f: (r: Req, call: grpc.ServerUnaryCall<Req, Res>) => Res): grpc.handleUnaryCall<Req, Res> {
+      return (call, cb) => {
+        try { cb(null, f(call.request, call)); } catch (e) { cb(grpcError(e)); }
+      };
+    }
+    const lifecycle = (m: "init" | "ready" | "shutdown") => unary<InstanceRequest__Output, Status>((r, call) => {
       const i = this.inst(r.instance);
       const fn = i.obj[m];
       if (typeof fn !== "function") return {};
       try { return { error: fn.call(i.obj, ctxOf(call, "")) || "" }; } catch (e) { return { error: "panic: " + panicText(e) }; }
     });
-    const hook = (phase: string) => unary((r, call) => {
+    const hook = (phase: string) => unary<HookRequest__Output, HookResponse>((r, call) => {
       const i = this.inst(r.instance);
       const st = this.state(i, String(r.exchange), r.direction);
       try {
@@ -319,9 +367,10 @@ class Server {
         if (r.final) i.exs.delete(String(r.exchange));
       }
     });
+    const noExtension = () => Object.assign(new Error(`plugin "${this.p.name}" serves no extension (family D)`), { code: grpc.status.UNIMPLEMENTED });
     return {
-      Describe: unary(() => this.desc),
-      NewInstance: unary((r) => {
+      Describe: unary<DescribeRequest__Output, DescribeResponse>(() => this.desc),
+      NewInstance: unary<NewInstanceRequest__Output, NewInstanceResponse>((r) => {
         if (!this.p.pipeline) throw Object.assign(new Error(`plugin "${this.p.name}" serves no pipeline (family P)`), { code: grpc.status.UNIMPLEMENTED });
         let made: [PipelinePlugin, string, Capabilities];
         try { made = this.make(r.config_json?.length ? JSON.parse(Buffer.from(r.config_json).toString()) : undefined); } catch (e) {
@@ -334,10 +383,10 @@ class Server {
       }),
       Init: lifecycle("init"), Ready: lifecycle("ready"), Shutdown: lifecycle("shutdown"),
       OnRequest: hook("request"), OnResponse: hook("response"), Finish: hook("finish"),
-      Release: unary((r) => { const i = this.inst(r.instance); for (const x of r.exchanges) i.exs.delete(String(x)); return {}; }),
-      Frames: (call: grpc.ServerDuplexStream<any, any>) => {
+      Release: unary<ReleaseRequest__Output, Empty>((r) => { const i = this.inst(r.instance); for (const x of r.exchanges) i.exs.delete(String(x)); return {}; }),
+      Frames: (call: grpc.ServerDuplexStream<FrameRequest__Output, FrameResponse>) => {
         let i: Instance | null = null, st: ExState | null = null, id = "";
-        call.on("data", (r: any) => {
+        call.on("data", (r: FrameRequest__Output) => {
           try {
             if (!i) {
               i = this.inst(r.instance);
@@ -351,48 +400,68 @@ class Server {
             st!.ex.phase = "frame"; st!.ex.wReq = i.wReq; st!.ex.wResp = i.wResp; st!.ex.writes = [];
             let act: Action | void = proceed(), panic = "";
             try { act = i.obj.onResponseFrame!(ctxOf(call, r.ctx_err, r.deadline_unix_nano), st!.ex, Buffer.from(r.frame), r.last); } catch (e) { panic = panicText(e); }
-            const out = { action: act || proceed(), ...this.collect(st!), error: panic, panicked: !!panic };
+            const out: FrameResponse = { action: act || proceed(), ...this.collect(st!), error: panic, panicked: !!panic };
             if (r.final) i.exs.delete(id);
             call.write(out);
-          } catch (e: any) {
-            call.emit("error", { code: e.code ?? grpc.status.INTERNAL, details: e.message });
+          } catch (e) {
+            call.emit("error", grpcError(e));
           }
         });
         call.on("end", () => call.end());
       },
-      Intercept: unary((r, call) => {
-        if (!this.ext) throw Object.assign(new Error(`plugin "${this.p.name}" serves no extension (family D)`), { code: grpc.status.UNIMPLEMENTED });
+      Intercept: unary<InterceptRequest__Output, InterceptResponse>((r, call) => {
+        if (!this.ext) throw noExtension();
         try {
           const a = this.ext.call(ctxOf(call, ""), r.point, r.payload_json?.length ? JSON.parse(Buffer.from(r.payload_json).toString()) : null);
           return { decision: a.decision, reason: a.reason ?? "", replacement_json: a.replacement === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(a.replacement)) };
         } catch (e) { return { error: "panic: " + panicText(e) }; }
       }),
-      Notify: unary((r) => {
-        if (!this.ext) throw Object.assign(new Error(`plugin "${this.p.name}" serves no extension (family D)`), { code: grpc.status.UNIMPLEMENTED });
+      Notify: unary<NotifyRequest__Output, Status>((r) => {
+        if (!this.ext) throw noExtension();
         try { return { error: this.ext.notify?.(r.point, r.payload_json?.length ? JSON.parse(Buffer.from(r.payload_json).toString()) : null) || "" }; } catch (e) { return { error: "panic: " + panicText(e) }; }
       }),
-      Submit: unary((r, call) => this.hookCall(r.hook, ["submit"], call, r.submit_json, "submit_json", true)),
-      Part: unary((r, call) => this.hookCall(r.hook, ["request_part", "response_part"], call, r.part_json, "part_json", false)),
-      Tool: unary((r, call) => this.hookCall(r.hook, ["tool"], call, r.event_json, "decision_json", false)),
+      Submit: unary<SubmitRequest__Output, SubmitResponse>((r, call) => {
+        const { out, error } = this.hookCall(r.hook, ["submit"], call, r.submit_json, true);
+        return { submit_json: out, error };
+      }),
+      Part: unary<PartRequest__Output, PartResponse>((r, call) => {
+        const { out, error } = this.hookCall(r.hook, ["request_part", "response_part"], call, r.part_json, false);
+        return error ? { error } : { part_json: out };
+      }),
+      Tool: unary<ToolRequest__Output, ToolResponse>((r, call) => {
+        const { out, error } = this.hookCall(r.hook, ["tool"], call, r.event_json, false);
+        return error ? { error } : { decision_json: out };
+      }),
     };
   }
 
-  private hookCall(idx: number, kinds: string[], call: any, json: Buffer, outKey: string, inPlace: boolean) {
+  // hookCall runs hook idx on the JSON value: its answer (for a submit, the
+  // value as the hook changed it, also when it rejects) or its error.
+  private hookCall(idx: number, kinds: string[], call: { getDeadline(): grpc.Deadline }, json: Buffer, inPlace: boolean): { out?: Buffer; error?: HookError } {
     const h = (this.p.hooks ?? [])[idx];
     if (!h) throw Object.assign(new Error(`plugin "${this.p.name}" has no hook ${idx}`), { code: grpc.status.NOT_FOUND });
     if (!kinds.includes(h.kind)) throw Object.assign(new Error(`hook "${h.id}" is a ${h.kind} hook`), { code: grpc.status.INVALID_ARGUMENT });
     const v = JSON.parse(Buffer.from(json).toString());
     try {
       const out = h.fn(ctxOf(call, ""), v);
-      return { [outKey]: Buffer.from(JSON.stringify(inPlace ? v : out ?? {})) };
+      return { out: Buffer.from(JSON.stringify(inPlace ? v : out ?? {})) };
     } catch (e) {
-      const error = e instanceof Reject ? { kind: "reject", message: e.reason } : { kind: "error", message: panicText(e), panicked: true };
-      return inPlace ? { [outKey]: Buffer.from(JSON.stringify(v)), error } : { error };
+      const error: HookError = e instanceof Reject ? { kind: "reject", message: e.reason } : { kind: "error", message: panicText(e), panicked: true };
+      return inPlace ? { out: Buffer.from(JSON.stringify(v)), error } : { error };
     }
   }
 }
 
+/** A thrown value as a gRPC error: its code when it has one, else INTERNAL. */
+function grpcError(e: unknown): Partial<grpc.StatusObject> {
+  const code = typeof e === "object" && e !== null && typeof (e as { code?: unknown }).code === "number" ? (e as { code: number }).code : grpc.status.INTERNAL;
+  return { code, details: e instanceof Error ? e.message : String(e) };
+}
+
 // ---- go-plugin's side -----------------------------------------------------
+
+const CERT_DAYS = 7;
+const CERT_REUSE_MS = 6 * 24 * 3600 * 1000;
 
 /** A self-signed P-256 certificate for localhost, made with the openssl command line (Node has no certificate encoder). */
 export function makeCertificate(): { cert: Buffer; key: Buffer } {
@@ -400,7 +469,7 @@ export function makeCertificate(): { cert: Buffer; key: Buffer } {
   try {
     const cert = path.join(d, "cert.pem"), key = path.join(d, "key.pem");
     execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-      "-keyout", key, "-out", cert, "-days", "1", "-subj", "/O=abkit/CN=localhost",
+      "-keyout", key, "-out", cert, "-days", String(CERT_DAYS), "-subj", "/O=abkit/CN=localhost",
       "-addext", "subjectAltName=DNS:localhost", "-addext", "basicConstraints=critical,CA:TRUE",
       "-addext", "keyUsage=critical,digitalSignature,keyCertSign", "-addext", "extendedKeyUsage=clientAuth,serverAuth"],
       { stdio: ["ignore", "ignore", "pipe"] });
@@ -410,16 +479,79 @@ export function makeCertificate(): { cert: Buffer; key: Buffer } {
   }
 }
 
+/** The user's cache directory for abkit, as Go's os.UserCacheDir. */
+function cacheDir(): string {
+  let base = "";
+  if (process.platform === "win32") base = process.env.LOCALAPPDATA ?? "";
+  else if (process.platform === "darwin") base = path.join(os.homedir(), "Library", "Caches");
+  else base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
+  return base ? path.join(base, "abkit") : "";
+}
+
+/**
+ * The plugin's certificate and key: from the per-user cache when one was
+ * made in the last 6 days, else made now and cached, so that a start runs
+ * no openssl (docs/perf.md). The file is the user's own (0600 in a 0700
+ * directory), as is the process holding the key; the host pins the
+ * certificate the handshake line names, so sharing it between plugins only
+ * saves time. ABKIT_PLUGIN_CERT_CACHE=0 makes a fresh one every start.
+ */
+export function pluginCertificate(): { cert: Buffer; key: Buffer } {
+  const off = ["0", "false"].includes(process.env.ABKIT_PLUGIN_CERT_CACHE ?? "");
+  const dir = off ? "" : cacheDir();
+  const file = dir ? path.join(dir, `plugin-tls-${typeof process.getuid === "function" ? process.getuid() : "user"}.pem`) : "";
+  if (file) {
+    try {
+      const st = fs.statSync(file);
+      if (Date.now() - st.mtimeMs < CERT_REUSE_MS && (process.platform === "win32" || (st.mode & 0o077) === 0)) {
+        const b = fs.readFileSync(file);
+        const i = b.indexOf("-----BEGIN CERTIFICATE-----");
+        if (i > 0) return { cert: b.subarray(i), key: b.subarray(0, i) };
+      }
+    } catch { /* not cached yet */ }
+  }
+  const made = makeCertificate();
+  if (file) {
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const tmp = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, Buffer.concat([made.key, made.cert]), { mode: 0o600 });
+      fs.renameSync(tmp, file);
+    } catch { /* the cache only saves time */ }
+  }
+  return made;
+}
+
 function der(pem: Buffer): Buffer {
   const s = pem.toString().split("-----BEGIN CERTIFICATE-----")[1].split("-----END CERTIFICATE-----")[0];
   return Buffer.from(s.replace(/\s+/g, ""), "base64");
 }
 
-function protoPath(): string {
-  if (process.env.ABKIT_PROTO) return process.env.ABKIT_PROTO;
-  const bundled = path.join(__dirname, "..", "proto", "abkit", "v1", "abkit.proto");
-  if (fs.existsSync(bundled)) return bundled;
-  return path.join(__dirname, "..", "..", "..", "proto", "abkit", "v1", "abkit.proto");
+// The protocol's services as grpc-js definitions, built from the JSON
+// descriptor with protobufjs's light build. The messages decode as
+// proto-loader's loadSync would with keepCase, longs and enums as String and
+// defaults, which is what the generated types (src/gen) describe.
+const decodeOptions: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true };
+
+let protocolRoot: protobuf.Root | null = null;
+
+/** The grpc-js definition of one of abkit.proto's services ("abkit.v1.Plugin"). */
+export function serviceDefinition(service: string): grpc.ServiceDefinition {
+  const root = (protocolRoot ??= protobuf.Root.fromJSON(descriptor as protobuf.INamespace));
+  const svc = root.lookupService(service);
+  const def: Record<string, grpc.MethodDefinition<object, object>> = {};
+  for (const m of svc.methodsArray) {
+    m.resolve();
+    const req = m.resolvedRequestType!, res = m.resolvedResponseType!;
+    def[m.name] = {
+      path: `/${service}/${m.name}`, requestStream: !!m.requestStream, responseStream: !!m.responseStream, originalName: m.name,
+      requestSerialize: (o: object) => Buffer.from(req.encode(req.fromObject(o)).finish()),
+      requestDeserialize: (b: Buffer) => req.toObject(req.decode(b), decodeOptions),
+      responseSerialize: (o: object) => Buffer.from(res.encode(res.fromObject(o)).finish()),
+      responseDeserialize: (b: Buffer) => res.toObject(res.decode(b), decodeOptions),
+    };
+  }
+  return def;
 }
 
 const raw = { path: "", requestStream: false, responseStream: false, requestSerialize: (b: Buffer) => b,
@@ -438,12 +570,10 @@ export function serve(p: Plugin): void {
     process.stderr.write(`abkit plugin: the host offers protocol versions ${offered.join(",")}; this SDK serves ${PROTOCOL_VERSION}\n`);
     process.exit(1);
   }
-  const def = protoLoader.loadSync(protoPath(), { keepCase: true, longs: String, enums: String, defaults: true });
-  const pkg: any = grpc.loadPackageDefinition(def).abkit;
   const impl = new Server(p);
   const server = new grpc.Server();
-  server.addService(pkg.v1.Plugin.service, impl.handlers());
-  server.addService(pkg.v1.Diagnostics.service, {
+  server.addService(serviceDefinition("abkit.v1.Plugin"), impl.handlers());
+  server.addService(serviceDefinition("abkit.v1.Diagnostics"), {
     Echo: (call: any, cb: any) => cb(null, call.request),
     EchoStream: (call: any) => { call.on("data", (m: any) => call.write(m)); call.on("end", () => call.end()); },
   });
@@ -463,7 +593,7 @@ export function serve(p: Plugin): void {
   let creds = grpc.ServerCredentials.createInsecure();
   const hostCert = process.env.PLUGIN_CLIENT_CERT;
   if (hostCert && !debug) {
-    const { cert, key } = makeCertificate();
+    const { cert, key } = pluginCertificate();
     creds = grpc.ServerCredentials.createSsl(Buffer.from(hostCert), [{ private_key: key, cert_chain: cert }], true);
     certField = der(cert).toString("base64").replace(/=+$/, ""); // go-plugin: RawStdEncoding, no padding
   }

@@ -34,3 +34,39 @@ test("runConformance passes an example", { skip: !process.env.ABKIT_CONFORMANCE 
     "--isolation", "suite");
   assert.ok(rep.results.some((r) => r.status === "pass"));
 });
+
+test("the certificate is cached per user, private, and can be turned off", () => {
+  const fs = require("fs"), os = require("os");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "abkit-test-"));
+  const saved = { x: process.env.XDG_CACHE_HOME, c: process.env.ABKIT_PLUGIN_CERT_CACHE };
+  try {
+    process.env.XDG_CACHE_HOME = dir;
+    delete process.env.ABKIT_PLUGIN_CERT_CACHE;
+    const a = abkit.pluginCertificate(), b = abkit.pluginCertificate();
+    assert.ok(a.cert.toString().startsWith("-----BEGIN CERTIFICATE-----"));
+    assert.ok(a.key.toString().includes("PRIVATE KEY"));
+    assert.deepStrictEqual(b.cert, a.cert);
+    const file = fs.readdirSync(path.join(dir, "abkit")).find((f) => f.startsWith("plugin-tls-"));
+    if (process.platform !== "win32") assert.strictEqual(fs.statSync(path.join(dir, "abkit", file)).mode & 0o077, 0);
+    process.env.ABKIT_PLUGIN_CERT_CACHE = "0";
+    assert.notDeepStrictEqual(abkit.pluginCertificate().cert, a.cert);
+  } finally {
+    for (const [k, v] of [["XDG_CACHE_HOME", saved.x], ["ABKIT_PLUGIN_CERT_CACHE", saved.c]]) {
+      if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the service definitions decode as proto-loader's would", () => {
+  const def = abkit.serviceDefinition("abkit.v1.Plugin");
+  const m = def.OnRequest;
+  assert.strictEqual(m.path, "/abkit.v1.Plugin/OnRequest");
+  const r = m.requestDeserialize(m.requestSerialize({ instance: "7", exchange: "9", request: { method: "POST", has_body: true, body: Buffer.from("x") } }));
+  assert.strictEqual(r.instance, "7"); // longs as strings
+  assert.strictEqual(r.request.method, "POST");
+  assert.strictEqual(Buffer.from(r.request.body).toString(), "x");
+  assert.strictEqual(r.ctx_err, ""); // defaults
+  assert.deepStrictEqual(r.extensions, []);
+  assert.ok(def.Frames.requestStream && def.Frames.responseStream);
+});
