@@ -157,6 +157,9 @@ type Recorder struct {
 	sink  func(Event)
 	n     int
 	onAdd func(Event)
+	// watching, when set, says whether onAdd wants events now: a copy is
+	// made for onAdd only then.
+	watching func() bool
 	// frames holds the frame indexes events point to, a block at a time,
 	// so that a frame event costs no allocation of its own (AddFrame).
 	frames []int
@@ -191,6 +194,14 @@ func zeroTime() time.Time { return time.Time{} }
 // produced the event.
 func NewWatchedRecorder(onAdd func(Event)) *Recorder {
 	return &Recorder{now: time.Now, onAdd: onAdd}
+}
+
+// NewWatchedRecorderWhen is NewWatchedRecorder for a watcher that is not
+// always there (a live view nobody may be looking at): each event goes to
+// onAdd only while watching reports true, so that an unwatched trace
+// costs no copy per event.
+func NewWatchedRecorderWhen(watching func() bool, onAdd func(Event)) *Recorder {
+	return &Recorder{now: time.Now, onAdd: onAdd, watching: watching}
 }
 
 // Grow makes room for n more events: a caller that knows about how many
@@ -264,7 +275,7 @@ func (r *Recorder) addLocked(e Event) int {
 	r.events = append(r.events, e)
 	onAdd := r.onAdd
 	r.mu.Unlock()
-	if onAdd != nil {
+	if onAdd != nil && (r.watching == nil || r.watching()) {
 		onAdd(e.clone())
 	}
 	return e.Seq
