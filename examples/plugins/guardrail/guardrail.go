@@ -302,7 +302,7 @@ func (st *state) Event(ev sse.Event) {
 	}
 	data := sse.Bytes(ev.Data)
 	texts, ok := appendTexts(st.texts[:0], data, false)
-	if !ok && !json.Valid(data) {
+	if !ok && !validJSON(data) {
 		texts = append(texts, ev.Data) // plain-text events are text too
 	}
 	for _, t := range texts {
@@ -315,7 +315,7 @@ func (st *state) Event(ev sse.Event) {
 // Body checks the text of a whole non-streamed body.
 func (st *state) Body(body []byte) {
 	texts := jsonTexts(body, false)
-	if texts == nil && !json.Valid(body) {
+	if texts == nil && !validJSON(body) {
 		texts = []string{string(body)}
 	}
 	for _, t := range texts {
@@ -460,7 +460,7 @@ func jsonTexts(data []byte, all bool) []string {
 // data is not JSON.
 func appendTexts(out []string, data []byte, all bool) (_ []string, ok bool) {
 	data = bytes.TrimSpace(data)
-	if len(data) == 0 || (data[0] != '{' && data[0] != '[') || !json.Valid(data) {
+	if len(data) == 0 || (data[0] != '{' && data[0] != '[') || !validJSON(data) {
 		return out, false
 	}
 	textsOf(data, nil, all, &out)
