@@ -410,6 +410,9 @@ func median(xs []float64) float64 {
 		return 0
 	}
 	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
 	return s[len(s)/2]
 }
 
