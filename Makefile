@@ -8,7 +8,7 @@ TESTFLAGS ?=
 TESTBIN_PKGS = ./cmd/abkit-runtime ./examples/plugins/... ./internal/refruntime/broken/... ./internal/refruntime/alt/... ./internal/conformance/testdata/broken ./internal/pluginhost/testdata/headerstamp ./internal/pluginhost/testdata/bearergate
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 
-.PHONY: all build test test-stress test-hostile bench bench-peers lint proto proto-python proto-typescript run fmt replay release-snapshot clean mutate
+.PHONY: all build test test-stress test-hostile bench bench-live bench-peers lint proto proto-python proto-typescript run fmt replay release-snapshot clean mutate
 
 all: build test
 
@@ -42,6 +42,19 @@ test-hostile:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+# bench-live runs abctl serve (one plugin; inference-parser + guardrail),
+# abctl record and a bare Go httputil.ReverseProxy side by side, each in
+# its own process on 127.0.0.1 in front of one upstream, loads them in
+# turn with SSE and JSON exchanges and prints requests/s, CPU per exchange
+# and latency with the ratios to the bare proxy (docs/perf.md). Bounded:
+# BENCH_LIVE_ROUNDS × 2 kinds × 4 proxies × BENCH_LIVE_DURATION of load.
+BENCH_LIVE_ROUNDS ?= 3
+BENCH_LIVE_DURATION ?= 2s
+bench-live:
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	$(GO) build -o "$$bin/" ./cmd/abctl ./internal/benchlive && \
+	"$$bin/benchlive" -abctl "$$bin/abctl" -rounds $(BENCH_LIVE_ROUNDS) -duration $(BENCH_LIVE_DURATION)
 
 # bench-peers compares abkit's SSE parsing with other Go SSE parsers
 # (bench/, a module of its own so that they never enter abkit's

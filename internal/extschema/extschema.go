@@ -69,6 +69,42 @@ func (s *Schema) Validate(v any) error {
 	return s.ValidateJSON(b)
 }
 
+// Decoded is an extension value marshalled to JSON and decoded back
+// (numbers as written) once, for both validation and the trace, which
+// each did it on their own.
+type Decoded struct {
+	JSON []byte
+	Doc  any
+	err  error // from marshalling or decoding, worded as Validate words it
+}
+
+// Decode marshals v and decodes the JSON back.
+func Decode(v any) Decoded {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Decoded{err: fmt.Errorf("value does not marshal to JSON: %w", err)}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return Decoded{JSON: b, err: fmt.Errorf("value is not JSON: %w", err)}
+	}
+	return Decoded{JSON: b, Doc: doc}
+}
+
+// Err is the marshalling or decoding error, nil when Doc is the value.
+func (d Decoded) Err() error { return d.err }
+
+// ValidateDecoded is Validate for a value Decode took apart.
+func (s *Schema) ValidateDecoded(d Decoded) error {
+	if s == nil {
+		return nil
+	}
+	if d.err != nil {
+		return d.err
+	}
+	return s.validate(d.Doc)
+}
+
 // ValidateJSON checks a JSON document against s.
 func (s *Schema) ValidateJSON(b []byte) error {
 	if s == nil {
@@ -78,7 +114,12 @@ func (s *Schema) ValidateJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("value is not JSON: %w", err)
 	}
-	err = s.s.Validate(doc)
+	return s.validate(doc)
+}
+
+// validate checks a decoded document against s.
+func (s *Schema) validate(doc any) error {
+	err := s.s.Validate(doc)
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
 		return errors.New(describe(ve))

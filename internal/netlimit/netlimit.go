@@ -157,18 +157,40 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// writer gives each write, and each flush, a fresh write deadline.
+// writer gives each write, and each flush, a fresh write deadline. Most
+// writes of a stream only fill net/http's buffer, and setting a deadline
+// (a clock read and a timer change on the connection) cost as much as the
+// write itself, so the deadline is moved only once a part of the bound
+// has passed since it was last set: each write still has between
+// (rearmParts-1)/rearmParts of the bound and the whole bound to drain.
 type writer struct {
 	http.ResponseWriter
 	rc *http.ResponseController
 	d  time.Duration
+	// armed is when the deadline was last set to armed+d (zero: never).
+	armed time.Time
+}
+
+// rearmParts: the deadline is moved after d/rearmParts has passed.
+const rearmParts = 32
+
+// arm makes sure the connection's write deadline is at least
+// d - d/rearmParts away.
+func (w *writer) arm() {
+	now := time.Now()
+	if !w.armed.IsZero() && now.Sub(w.armed) < w.d/rearmParts {
+		return
+	}
+	if w.rc.SetWriteDeadline(now.Add(w.d)) == nil {
+		w.armed = now
+	}
 }
 
 func (w *writer) Write(p []byte) (int, error) {
 	done := 0
 	for len(p) > 0 {
 		k := min(len(p), writeChunk)
-		_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+		w.arm()
 		n, err := w.ResponseWriter.Write(p[:k])
 		done += n
 		if err != nil {
@@ -180,13 +202,13 @@ func (w *writer) Write(p []byte) (int, error) {
 }
 
 func (w *writer) Flush() {
-	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	w.arm()
 	_ = w.rc.Flush()
 }
 
 // FlushError is Flush with its error, which http.ResponseController uses.
 func (w *writer) FlushError() error {
-	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	w.arm()
 	return w.rc.Flush()
 }
 
@@ -249,7 +271,7 @@ func openFiles() int {
 // w is such a writer.
 func SetWriteTimeout(w http.ResponseWriter, d time.Duration) bool {
 	if lw, ok := w.(*writer); ok && d > 0 {
-		lw.d = d
+		lw.d, lw.armed = d, time.Time{} // the next write sets the new bound
 		return true
 	}
 	return false

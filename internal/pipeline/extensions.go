@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/abkit/abkit/internal/extschema"
@@ -113,9 +114,13 @@ func (e *Exchange) noteExtensions(pl *plug) {
 	for _, ch := range chs {
 		v, ok := e.gx.Extension(ch.Key)
 		refused := ""
+		var dec extschema.Decoded // once for the schema and the trace
+		if s := pl.ext[ch.Key]; ok && (s != nil || e.rec != nil) {
+			dec = extschema.Decode(v)
+		}
 		if ok {
 			if s := pl.ext[ch.Key]; s != nil {
-				if err := s.Validate(v); err != nil {
+				if err := s.ValidateDecoded(dec); err != nil {
 					refused = fmt.Sprintf("does not match the schema the plugin declares: %v", err)
 					e.warn("X1", pl.name, "extension %q refused, the previous value stands: %s", ch.Key, refused)
 					e.ctl.RestoreExtension(ch)
@@ -125,21 +130,32 @@ func (e *Exchange) noteExtensions(pl *plug) {
 			}
 		}
 		if e.rec != nil {
-			e.extTrace = append(e.extTrace, extDelta(ch.Key, v, ok, refused))
+			e.extTrace = append(e.extTrace, extDelta(ch.Key, dec, ok, refused))
 		}
 	}
 }
 
 // extDelta is one extension change as the trace shows it, credentials
 // redacted (D16).
-func extDelta(key string, v any, present bool, refused string) trace.ExtensionDelta {
+func extDelta(key string, v extschema.Decoded, present bool, refused string) trace.ExtensionDelta {
 	d := trace.ExtensionDelta{Key: key, Removed: !present, Refused: redactText(refused)}
 	if present {
-		b, err := json.Marshal(v)
-		if err != nil {
-			b, _ = json.Marshal(fmt.Sprintf("(does not marshal to JSON: %v)", err))
+		var b []byte
+		switch {
+		case v.JSON == nil:
+			// Did not marshal: the error in its place.
+			b, _ = json.Marshal(fmt.Sprintf("(does not marshal to JSON: %v)", errors.Unwrap(v.Err())))
+		case v.Err() == nil:
+			// The decoded document marshals with its keys sorted,
+			// numbers as written (canonicalJSON without decoding again).
+			var err error
+			if b, err = json.Marshal(v.Doc); err != nil {
+				b = v.JSON
+			}
+		default:
+			b = canonicalJSON(v.JSON)
 		}
-		d.Value = redact.Bytes(canonicalJSON(b))
+		d.Value = redact.Bytes(b)
 	}
 	return d
 }

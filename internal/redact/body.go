@@ -119,13 +119,6 @@ func ScanBody(contentType string, b []byte) []Edit {
 	return merge(dropMarkers(b, es))
 }
 
-func scanShapes(b []byte, es []Edit) []Edit {
-	for i := range shapes {
-		es = shapes[i].find(b, es)
-	}
-	return es
-}
-
 // jsonLines runs the JSON rules on each line of an event stream or NDJSON
 // body whose data (after "data:") is JSON, and every pair rule on the
 // other lines.

@@ -104,17 +104,6 @@ func TestURLD16(t *testing.T) {
 	}
 }
 
-func TestContainsFold(t *testing.T) {
-	for _, tt := range []struct {
-		s, n string
-		want bool
-	}{{"BeArEr x", "bearer", true}, {"bear", "bearer", false}, {"", "a", false}, {"xx", "", true}} {
-		if got := containsFoldBytes([]byte(tt.s), tt.n); got != tt.want {
-			t.Errorf("containsFold(%q,%q) = %v", tt.s, tt.n, got)
-		}
-	}
-}
-
 func BenchmarkStringClean(b *testing.B) {
 	s := strings.Repeat("extension blocked the call at tool.before ", 4)
 	b.ReportAllocs()

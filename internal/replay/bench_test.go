@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -151,4 +154,74 @@ func BenchmarkDryrun10k(b *testing.B) {
 			b.Fatalf("%+v", r.Outcome)
 		}
 	}
+}
+
+// BenchmarkReplayAgainstFloor measures, on one corpus of 1,000 fixtures of
+// 200 frames, the replay (the 6-plugin chain, golden compare) and its
+// floor: reading the same files with as many workers and finding every
+// SSE event in them with bytes.Index, which any replay must do at least.
+// docs/perf.md divides the two cpu-s/op of one run.
+func BenchmarkReplayAgainstFloor(b *testing.B) {
+	opts := corpus(b, 1000, 200)
+	files, err := filepath.Glob(filepath.Join(opts.Fixtures, "*.fixture"))
+	if err != nil || len(files) != 1000 {
+		b.Fatalf("%d fixtures: %v", len(files), err)
+	}
+	b.Run("floor", func(b *testing.B) {
+		runtime.GC()
+		cpu0 := cpuTime(b)
+		for b.Loop() {
+			var wg sync.WaitGroup
+			next := make(chan string)
+			var events atomic.Int64
+			for range opts.Parallel {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for name := range next {
+						data, err := os.ReadFile(name)
+						if err != nil {
+							b.Error(err)
+							continue
+						}
+						n := 0
+						for i := 0; ; n++ {
+							k := bytes.Index(data[i:], []byte("\n\n"))
+							if k < 0 {
+								break
+							}
+							i += k + 2
+						}
+						events.Add(int64(n))
+					}
+				}()
+			}
+			for _, f := range files {
+				next <- f
+			}
+			close(next)
+			wg.Wait()
+			if events.Load() < 200*1000 {
+				b.Fatalf("%d events", events.Load())
+			}
+		}
+		b.ReportMetric((cpuTime(b)-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	})
+	b.Run("replay", func(b *testing.B) {
+		runtime.GC()
+		cpu0 := cpuTime(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := replay.RunSuite(context.Background(), opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, r := range res {
+				if r.Failed() {
+					b.Fatalf("%s: %v %s", r.Name, r.Err, r.Diff)
+				}
+			}
+		}
+		b.ReportMetric((cpuTime(b)-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	})
 }

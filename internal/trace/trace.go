@@ -149,14 +149,24 @@ func FrameIndex(i int) *int { return &i }
 // check, so runtimes keep tracing off for free. The zero Recorder is ready
 // to use. It is safe for concurrent use.
 type Recorder struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// events is the block being filled; full are the filled blocks
+	// before it, in order. A trace grows by new blocks, never by copying
+	// what it holds: an Event is large and full of pointers, and growing
+	// one slice of them by doubling was most of a streamed exchange's
+	// tracing cost (hundreds of frame events).
 	events []Event
+	full   [][]Event
+	nfull  int // events in full
 	now    func() time.Time
 	// sink, when set, receives each event instead of the recorder keeping
 	// it; n numbers them.
 	sink  func(Event)
 	n     int
 	onAdd func(Event)
+	// watching, when set, says whether onAdd wants events now: a copy is
+	// made for onAdd only then.
+	watching func() bool
 	// frames holds the frame indexes events point to, a block at a time,
 	// so that a frame event costs no allocation of its own (AddFrame).
 	frames []int
@@ -193,6 +203,14 @@ func NewWatchedRecorder(onAdd func(Event)) *Recorder {
 	return &Recorder{now: time.Now, onAdd: onAdd}
 }
 
+// NewWatchedRecorderWhen is NewWatchedRecorder for a watcher that is not
+// always there (a live view nobody may be looking at): each event goes to
+// onAdd only while watching reports true, so that an unwatched trace
+// costs no copy per event.
+func NewWatchedRecorderWhen(watching func() bool, onAdd func(Event)) *Recorder {
+	return &Recorder{now: time.Now, onAdd: onAdd, watching: watching}
+}
+
 // Grow makes room for n more events: a caller that knows about how many
 // calls it will record (a live exchange through a known chain) keeps
 // them in one allocation instead of a growing slice.
@@ -201,7 +219,11 @@ func (r *Recorder) Grow(n int) {
 		return
 	}
 	r.mu.Lock()
-	r.events = slices.Grow(r.events, n)
+	if r.full == nil {
+		r.events = slices.Grow(r.events, n)
+	} else if cap(r.events)-len(r.events) < n {
+		r.nextBlock(n)
+	}
 	r.mu.Unlock()
 }
 
@@ -261,13 +283,43 @@ func (r *Recorder) addLocked(e Event) int {
 		r.mu.Unlock()
 		return e.Seq
 	}
+	if len(r.events) == cap(r.events) && cap(r.events) >= minBlock {
+		r.nextBlock(cap(r.events))
+	}
 	r.events = append(r.events, e)
 	onAdd := r.onAdd
 	r.mu.Unlock()
-	if onAdd != nil {
+	if onAdd != nil && (r.watching == nil || r.watching()) {
 		onAdd(e.clone())
 	}
 	return e.Seq
+}
+
+// minBlock is the smallest block past which a trace grows by a new block
+// rather than by append (a small trace stays one slice).
+const minBlock = 16
+
+// nextBlock moves the current block to full and starts one with room for
+// at least n events, twice the last block's size at most 4,096.
+func (r *Recorder) nextBlock(n int) {
+	if len(r.events) > 0 {
+		r.full = append(r.full, r.events)
+		r.nfull += len(r.events)
+	}
+	r.events = make([]Event, 0, max(n, min(2*cap(r.events), 4096)))
+}
+
+// joined returns every event in one slice: the block itself when there is
+// only one (owned by the caller only if the recorder forgets it).
+func (r *Recorder) joined() []Event {
+	if len(r.full) == 0 {
+		return r.events
+	}
+	out := make([]Event, 0, r.nfull+len(r.events))
+	for _, b := range r.full {
+		out = append(out, b...)
+	}
+	return append(out, r.events...)
 }
 
 // Take returns the events recorded so far without copying them and
@@ -282,8 +334,8 @@ func (r *Recorder) Take() []Event {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := r.events
-	r.events = nil
+	out := r.joined()
+	r.events, r.full, r.nfull = nil, nil, 0
 	return out
 }
 
@@ -294,11 +346,13 @@ func (r *Recorder) Events() []Event {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.events) == 0 {
+	if len(r.events) == 0 && len(r.full) == 0 {
 		return nil // as before: callers may marshal it
 	}
-	out := make([]Event, len(r.events))
-	copy(out, r.events)
+	out := r.joined()
+	if len(r.full) == 0 {
+		out = slices.Clone(out)
+	}
 	// One block for every frame index, instead of one allocation each.
 	nf := 0
 	for _, e := range out {

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -338,5 +339,50 @@ func TestAppendJSONExtensions(t *testing.T) {
 	}
 	if b, _ := json.Marshal(back); string(b) != string(want) {
 		t.Errorf("round trip through indented JSON = %s, want %s", b, want)
+	}
+}
+
+// TestRecorderBlocksKeepOrder: a trace that grows past many blocks (and is
+// grown by Grow between them) gives back every event, numbered and in
+// order with its frame index, from Events and from Take, and a watcher
+// sees events only while it is watching.
+func TestRecorderBlocksKeepOrder(t *testing.T) {
+	watching := false
+	var seen []int
+	r := NewWatchedRecorderWhen(func() bool { return watching }, func(e Event) { seen = append(seen, e.Seq) })
+	r.Grow(3)
+	const n = 5000
+	for i := range n {
+		if i == 1000 {
+			r.Grow(700)
+		}
+		watching = i%1000 == 7
+		if i%3 == 0 {
+			r.Add(Event{Hook: HookOnRequest})
+		} else {
+			r.AddFrame(Event{Hook: HookOnResponseFrame}, i)
+		}
+	}
+	check := func(evs []Event) {
+		t.Helper()
+		if len(evs) != n {
+			t.Fatalf("%d events, want %d", len(evs), n)
+		}
+		for i, e := range evs {
+			if e.Seq != i+1 {
+				t.Fatalf("event %d has seq %d", i, e.Seq)
+			}
+			if (i%3 == 0) != (e.Frame == nil) || (e.Frame != nil && *e.Frame != i) {
+				t.Fatalf("event %d: frame %v", i, e.Frame)
+			}
+		}
+	}
+	check(r.Events())
+	check(r.Take())
+	if r.Take() != nil || r.Events() != nil {
+		t.Fatal("events left after Take")
+	}
+	if want := []int{8, 1008, 2008, 3008, 4008}; !slices.Equal(seen, want) {
+		t.Fatalf("watcher saw %v, want %v", seen, want)
 	}
 }

@@ -9,9 +9,15 @@ import (
 )
 
 // BenchmarkFrame checks one chat-completions chunk per iteration against
-// two rules, carrying text across frames as in a long stream.
+// a phrase and a pattern (regexp), carrying text across frames as in a
+// long stream; phrases is the same with two phrases only.
 func BenchmarkFrame(b *testing.B) {
-	p, err := guardrail.Factory().New([]byte(testConfig))
+	b.Run("phrase+pattern", func(b *testing.B) { benchFrame(b, testConfig) })
+	b.Run("phrases", func(b *testing.B) { benchFrame(b, `{"phrases":["Drop Table","rm -rf /"]}`) })
+}
+
+func benchFrame(b *testing.B, config string) {
+	p, err := guardrail.Factory().New([]byte(config))
 	if err != nil {
 		b.Fatal(err)
 	}

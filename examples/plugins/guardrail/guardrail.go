@@ -85,6 +85,7 @@ type rule struct {
 type Guardrail struct {
 	rules             []rule
 	fold              bool // phrases are matched case-insensitively
+	longest           int  // bytes of the longest phrase as matched
 	status            int
 	window            int
 	request, response bool
@@ -135,6 +136,7 @@ func New(c Config) (*Guardrail, error) {
 		p.rules = append(p.rules, rule{label: fmt.Sprintf("phrases[%d] (%q)", i, c.Phrases[i]), phrase: ph})
 		// A phrase split across frames must fit in the carried text.
 		p.window = max(p.window, utf8.RuneCountInString(ph))
+		p.longest = max(p.longest, len(ph))
 	}
 	for i, pat := range c.Patterns {
 		re, err := regexp.Compile(flags + pat)
@@ -176,6 +178,22 @@ func (p *Guardrail) match(s string) (string, bool) {
 	for _, r := range p.rules {
 		if r.phrase != "" {
 			if strings.Contains(folded, r.phrase) {
+				return r.label, true
+			}
+		} else if r.re.MatchString(s) {
+			return r.label, true
+		}
+	}
+	return "", false
+}
+
+// matchFrom is match for text s, folded its case-folded form (s when
+// matching is case-sensitive), whose phrases can only match at or after
+// byte from of folded: the label of the first rule that matches.
+func (p *Guardrail) matchFrom(s, folded string, from int) (string, bool) {
+	for _, r := range p.rules {
+		if r.phrase != "" {
+			if strings.Contains(folded[from:], r.phrase) {
 				return r.label, true
 			}
 		} else if r.re.MatchString(s) {
@@ -246,7 +264,7 @@ func (p *Guardrail) OnResponseFrame(_ context.Context, ex *gateway.Exchange, fra
 	}
 	st, ok := gateway.GetState(ex, p.key)
 	if !ok {
-		st = &state{p: p}
+		st = &state{p: p, tailValid: true, tailASCII: true}
 		gateway.SetState(ex, p.key, st)
 	}
 	if st.hit != "" {
@@ -269,6 +287,12 @@ type state struct {
 	// texts (views of its data), buf the tail joined with one of them.
 	texts []string
 	buf   []byte
+	// ftail is tail folded (case-insensitive phrases); fbuf is ftail
+	// joined with the folded text of an event. tailValid says tail is
+	// valid UTF-8, which folding text alone needs.
+	ftail, fbuf []byte
+	tailValid   bool
+	tailASCII   bool // tail is ASCII
 }
 
 // Event checks the text of one SSE event.
@@ -278,7 +302,7 @@ func (st *state) Event(ev sse.Event) {
 	}
 	data := sse.Bytes(ev.Data)
 	texts, ok := appendTexts(st.texts[:0], data, false)
-	if !ok && !json.Valid(data) {
+	if !ok && !validJSON(data) {
 		texts = append(texts, ev.Data) // plain-text events are text too
 	}
 	for _, t := range texts {
@@ -291,7 +315,7 @@ func (st *state) Event(ev sse.Event) {
 // Body checks the text of a whole non-streamed body.
 func (st *state) Body(body []byte) {
 	texts := jsonTexts(body, false)
-	if texts == nil && !json.Valid(body) {
+	if texts == nil && !validJSON(body) {
 		texts = []string{string(body)}
 	}
 	for _, t := range texts {
@@ -299,18 +323,78 @@ func (st *state) Body(body []byte) {
 	}
 }
 
+// check matches the carried text joined with text. The phrases are
+// searched only where a match can end in text: one wholly inside the
+// carried tail would have matched before. With case folding the tail is
+// kept folded too, so that only text is lower-cased, and each frame
+// costs work in proportion to its own text, not to the window; the
+// regular expressions still run over the whole joined text.
 func (st *state) check(text string) {
 	if st.hit != "" || text == "" {
 		return
 	}
+	p := st.p
 	st.buf = append(append(st.buf[:0], st.tail...), text...)
 	// A view of buf: match keeps nothing, and the tail is copied out.
 	s := unsafe.String(unsafe.SliceData(st.buf), len(st.buf))
-	if label, ok := st.p.match(s); ok {
+	folded, from, inc := s, 0, false
+	if p.fold {
+		// Folding text alone gives the fold of the joined text when both
+		// are valid UTF-8 (strings.ToLower maps rune to rune); otherwise
+		// the joined text is folded whole, as a rune may span the join.
+		if st.tailValid && utf8.ValidString(text) {
+			st.fbuf = appendLower(append(st.fbuf[:0], st.ftail...), text)
+			folded = unsafe.String(unsafe.SliceData(st.fbuf), len(st.fbuf))
+			from, inc = max(0, len(st.ftail)-p.longest+1), true
+		} else {
+			folded = strings.ToLower(s)
+		}
+	} else {
+		from = max(0, len(st.tail)-p.longest+1)
+	}
+	if label, ok := p.matchFrom(s, folded, from); ok {
 		st.hit = label
 		return
 	}
-	st.tail = append(st.tail[:0], lastRunes(s, st.p.window)...)
+	// The tail's runes: when the tail and text are ASCII, bytes are runes
+	// (lastRunes would check the window's bytes again).
+	ascii := st.tailASCII && isASCII(text)
+	if ascii {
+		st.tail = append(st.tail[:0], s[len(s)-min(len(s), p.window):]...)
+	} else {
+		st.tail = append(st.tail[:0], lastRunes(s, p.window)...)
+		st.tailASCII = isASCII(unsafe.String(unsafe.SliceData(st.tail), len(st.tail)))
+	}
+	switch {
+	case !p.fold:
+	case inc && ascii:
+		st.ftail = append(st.ftail[:0], folded[len(folded)-len(st.tail):]...)
+	case inc:
+		// Valid UTF-8 folds rune for rune: the last runes of the folded
+		// text are the fold of the tail.
+		st.ftail = append(st.ftail[:0], lastRunes(folded, p.window)...)
+	default:
+		st.tailValid = utf8.Valid(st.tail)
+		if st.tailValid {
+			st.ftail = appendLower(st.ftail[:0], string(st.tail))
+		}
+	}
+}
+
+// appendLower appends strings.ToLower(s) to b, without allocating when s
+// is ASCII.
+func appendLower(b []byte, s string) []byte {
+	if !isASCII(s) {
+		return append(b, strings.ToLower(s)...)
+	}
+	n := len(b)
+	b = append(b, s...)
+	for i := n; i < len(b); i++ {
+		if c := b[i]; 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return b
 }
 
 // lastRunes returns the suffix of s holding its last n runes (all of s
@@ -376,7 +460,7 @@ func jsonTexts(data []byte, all bool) []string {
 // data is not JSON.
 func appendTexts(out []string, data []byte, all bool) (_ []string, ok bool) {
 	data = bytes.TrimSpace(data)
-	if len(data) == 0 || (data[0] != '{' && data[0] != '[') || !json.Valid(data) {
+	if len(data) == 0 || (data[0] != '{' && data[0] != '[') || !validJSON(data) {
 		return out, false
 	}
 	textsOf(data, nil, all, &out)

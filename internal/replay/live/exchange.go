@@ -118,7 +118,8 @@ func (ex *Exchange) view(limit int) (*fixture.Fixture, bool, string) {
 // finish reports, keeps and records one finished exchange.
 func (s *Server) finish(ctx context.Context, r *http.Request, id uint64, started time.Time, path, target string, reqHeader http.Header, reqBody []byte,
 	called bool, upStatus int, upHeader http.Header, upComplete bool, keep *capture, rec *trace.Recorder, res *pipeline.Result) {
-	rep := replay.ReportOf(rec.Events(), res)
+	// The recorder is done with: its events are taken, not copied.
+	rep := replay.ReportOf(rec.Take(), res)
 	capReport(&rep)
 	cause := context.Cause(ctx)
 	ex := &Exchange{Summary: Summary{ID: id, Started: started.UTC(), Method: r.Method, Path: path, Status: res.Status,

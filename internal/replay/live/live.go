@@ -373,11 +373,9 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	record.DelHop(r.Header)
 	sent := r.Header
 	var rec *trace.Recorder
-	rec = trace.NewWatchedRecorder(func(e trace.Event) {
-		if s.events.active() {
-			e.Reason, e.Error = capText(e.Reason), capText(e.Error)
-			s.events.publish("trace", traceEvent{Exchange: id, Event: e})
-		}
+	rec = trace.NewWatchedRecorderWhen(s.events.active, func(e trace.Event) {
+		e.Reason, e.Error = capText(e.Reason), capText(e.Error)
+		s.events.publish("trace", traceEvent{Exchange: id, Event: e})
 	})
 	rec.Grow(s.traceRoom)
 	limit := s.opts.BodyCap

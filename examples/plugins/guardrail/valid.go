@@ -1,0 +1,160 @@
+package guardrail
+
+// validJSON reports whether data is one JSON value with optional white
+// space around it, as encoding/json.Valid does (the same grammar, the same
+// nesting limit, no UTF-8 check), in one pass without encoding/json's
+// per-byte state machine: it runs on every event's data, and was the
+// largest part of the guardrail's per-frame cost.
+func validJSON(data []byte) bool {
+	i, ok := validValue(data, skipSpace(data, 0), 0)
+	return ok && skipSpace(data, i) == len(data)
+}
+
+// maxDepth is encoding/json's nesting limit.
+const maxDepth = 10000
+
+// validValue checks the value at data[i:] (no white space before it) and
+// returns the index just past it.
+func validValue(data []byte, i, depth int) (int, bool) {
+	if i >= len(data) {
+		return i, false
+	}
+	switch c := data[i]; c {
+	case '{', '[':
+		if depth++; depth > maxDepth {
+			return i, false
+		}
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		i = skipSpace(data, i+1)
+		if i < len(data) && data[i] == end {
+			return i + 1, true
+		}
+		for {
+			if c == '{' {
+				if i >= len(data) || data[i] != '"' {
+					return i, false
+				}
+				var ok bool
+				if i, ok = validString(data, i); !ok {
+					return i, false
+				}
+				i = skipSpace(data, i)
+				if i >= len(data) || data[i] != ':' {
+					return i, false
+				}
+				i = skipSpace(data, i+1)
+			}
+			var ok bool
+			if i, ok = validValue(data, i, depth); !ok {
+				return i, false
+			}
+			i = skipSpace(data, i)
+			if i >= len(data) {
+				return i, false
+			}
+			switch data[i] {
+			case ',':
+				i = skipSpace(data, i+1)
+			case end:
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case '"':
+		return validString(data, i)
+	case 't':
+		return validWord(data, i, "true")
+	case 'f':
+		return validWord(data, i, "false")
+	case 'n':
+		return validWord(data, i, "null")
+	default:
+		return validNumber(data, i)
+	}
+}
+
+func validWord(data []byte, i int, w string) (int, bool) {
+	if len(data)-i < len(w) || string(data[i:i+len(w)]) != w {
+		return i, false
+	}
+	return i + len(w), true
+}
+
+// validString checks the string starting at data[i] == '"'.
+func validString(data []byte, i int) (int, bool) {
+	for i++; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20:
+			return i, false
+		case c == '\\':
+			i++
+			if i >= len(data) {
+				return i, false
+			}
+			switch data[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(data)-i <= 4 {
+					return i, false
+				}
+				for _, h := range data[i+1 : i+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return i, false
+					}
+				}
+				i += 4
+			default:
+				return i, false
+			}
+		}
+	}
+	return i, false
+}
+
+// validNumber checks the number at data[i:]: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(data []byte, i int) (int, bool) {
+	digits := func(i int) int {
+		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if i < len(data) && data[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(data):
+		return i, false
+	case data[i] == '0':
+		i++
+	case '1' <= data[i] && data[i] <= '9':
+		i = digits(i + 1)
+	default:
+		return i, false
+	}
+	if i < len(data) && data[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return j, false
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return j, false
+		}
+		i = j
+	}
+	return i, true
+}
