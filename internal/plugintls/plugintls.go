@@ -27,28 +27,33 @@ import (
 	"github.com/abkit/abkit/internal/pluginenv"
 
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/abkit/abkit/internal/plugintls/early"
 	"github.com/hashicorp/go-plugin"
 )
 
 // EnvClientCert is the environment variable go-plugin's AutoMTLS passes the
 // host's certificate (PEM) in.
-const EnvClientCert = early.EnvClientCert
+const EnvClientCert = "PLUGIN_CLIENT_CERT"
 
 // serverName is the name both sides' certificates carry and the host checks,
 // as in AutoMTLS.
-const serverName = early.ServerName
+const serverName = "localhost"
 
 // Identity is one side's certificate and private key.
 type Identity struct {
@@ -60,18 +65,40 @@ type Identity struct {
 // go-plugin's AutoMTLS makes (a CA for "localhost", valid for client and
 // server authentication), so that a plain go-plugin peer accepts it.
 func NewIdentity() (*Identity, error) {
-	c, err := early.New()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("plugin TLS: generate a P-256 key: %w", err)
 	}
-	return identity(c), nil
-}
-
-func identity(c early.Cert) *Identity {
+	sn, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return nil, fmt.Errorf("plugin TLS: serial number: %w", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		Subject:               pkix.Name{CommonName: serverName, Organization: []string{"abkit"}},
+		DNSNames:              []string{serverName},
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		SerialNumber:          sn,
+		// A little slack for clocks; the host's certificate lives as long
+		// as the host process, a plugin's as long as the plugin process.
+		NotBefore: now.Add(-30 * time.Second),
+		NotAfter:  now.Add(10 * 365 * 24 * time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, fmt.Errorf("plugin TLS: create the certificate: %w", err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("plugin TLS: parse the certificate: %w", err)
+	}
 	return &Identity{
-		cert: tls.Certificate{Certificate: [][]byte{c.DER}, PrivateKey: c.Key, Leaf: c.Leaf},
-		pem:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.DER}),
-	}
+		cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf},
+		pem:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+	}, nil
 }
 
 // PEM is the certificate (public part only), PEM-encoded.
@@ -175,13 +202,11 @@ func Serve(cfg *plugin.ServeConfig) error {
 		if clientPEM == "" || c.Test != nil {
 			return nil, nil
 		}
-		// Started while the process initialised (package early).
-		c, err := early.Take()
+		id, err := NewIdentity()
 		if err != nil {
 			tlsErr = err
 			return nil, err
 		}
-		id := identity(c)
 		tc, err := ServerConfig(id, []byte(clientPEM))
 		if err != nil {
 			tlsErr = err
