@@ -57,8 +57,11 @@ func PipelineFactories() []gateway.Factory {
 // readErr marks a file abctl could not read or decode (exit 3).
 func readErr(err error) error { return &ExitError{Code: ExitRead, Err: err} }
 
+// dryrunOpts are what `abctl dryrun` runs with: the flags and the FIXTURE
+// argument, if any.
 type dryrunOpts struct {
 	chain, sse, json, request, direction, pluginDir string
+	args                                            []string
 }
 
 func newDryrunCmd(o *globalOpts) *cobra.Command {
@@ -93,7 +96,8 @@ chain has no entries for); 130 when interrupted by SIGINT, 143 by SIGTERM
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDryrun(cmd.Context(), o, d, args)
+			d.args = args
+			return runDryrun(cmd.Context(), o, d)
 		},
 	}
 	f := c.Flags()
@@ -166,7 +170,7 @@ func loadExchange(args []string, sse, jsonBody, request, otherBodies string) (*f
 	return f, nil
 }
 
-func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string) error {
+func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts) error {
 	format, err := o.format()
 	if err != nil {
 		return err
@@ -177,68 +181,20 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 	if d.chain == "" {
 		return usageErr(errors.New("--chain is required"))
 	}
-	fs, err := openExchange(args, d.sse, d.json, d.request, "--json or a fixture file (abctl fixture import --har)")
+	fs, err := openExchange(d.args, d.sse, d.json, d.request, "--json or a fixture file (abctl fixture import --har)")
 	if err != nil {
 		return err
 	}
 	defer fs.Close()
-	f := fs.Fixture
-	dirName := d.direction
-	if dirName == "" {
-		dirName = f.Direction
-	}
-	dir, err := replay.ParseDirection(dirName)
+	dir, names, err := d.entries(fs.Fixture)
 	if err != nil {
-		return usageErr(err)
-	}
-	cf, err := catalog.ReadChainFile(d.chain)
-	if err != nil {
-		return readErr(err)
-	}
-	names := entryNames(cf, dir)
-	if len(names) == 0 {
-		// The file is fine; the direction asked of it is not (exit 2).
-		other := gateway.Outbound
-		if dir == gateway.Outbound {
-			other = gateway.Inbound
-		}
-		from := "--direction " + dir.String()
-		if d.direction == "" {
-			from = "the fixture's direction (" + dir.String() + ")"
-		}
-		return usageErr(fmt.Errorf("%s: %s has no %s entries; add an %q list to it, or run with --direction %s", from, d.chain, dir, dir.String(), other))
+		return err
 	}
 	// The trace is written as the run produces it, so that memory does
 	// not grow with the fixture (docs/perf.md): events go out one by one,
 	// through one buffer flushed at the end.
-	bw := bufio.NewWriterSize(o.app.Out, 64<<10)
-	var (
-		rep replay.Report
-		tw  *tableWriter
-		rw  *replay.ReportWriter
-		yw  *yamlReportWriter
-	)
-	var sink func(*trace.Event) error
-	switch format {
-	case "json":
-		rw = replay.NewReportWriter(bw)
-		sink = rw.Event
-	case "yaml":
-		yw = &yamlReportWriter{w: bw}
-		sink = yw.event
-	default:
-		tw = newTableWriter(o, bw)
-		sink = tw.event
-	}
-	// A sink error is the output's (exit as write errors do); any other
-	// error of the run is the fixture's (exit 3).
-	write := sink
-	sink = func(e *trace.Event) error {
-		if err := write(e); err != nil {
-			return &outputError{err}
-		}
-		return nil
-	}
+	out := newReportSink(o, format)
+	var rep replay.Report
 	var runErr error
 	var buildWarnings []*pipeline.RuleError
 	err = withPlugins(ctx, o.app, d.pluginDir, names, func(factories []gateway.Factory) error {
@@ -253,13 +209,13 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 			defer cancel()
 			ch.Close(cctx)
 		}()
-		rep, runErr = replay.RunStream(ctx, ch.Chain, fs, sink)
+		rep, runErr = replay.RunStream(ctx, ch.Chain, fs, out.event)
 		return nil
 	})
 	// An interrupt is reported as one whatever stage it cut short: loading a
 	// plugin, building the chain or running the exchange.
 	if cerr := context.Cause(ctx); cerr != nil {
-		bw.Flush()
+		out.bw.Flush()
 		if err != nil {
 			cerr = fmt.Errorf("%w (%v)", cerr, err)
 		}
@@ -273,7 +229,7 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 		if errors.As(runErr, &oe) {
 			return writeOut(oe.err)
 		}
-		bw.Flush()
+		out.bw.Flush()
 		return readErr(runErr)
 	}
 	// What the build reported without refusing (P5, X1, X2) comes first.
@@ -284,25 +240,105 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 		}
 		rep.Warnings = append(ws, rep.Warnings...)
 	}
+	return out.finish(rep)
+}
+
+// entries resolves the direction to run (--direction, else the fixture's)
+// and the names of the chain's entries in it; a direction with no entries
+// is a usage error.
+func (d *dryrunOpts) entries(f *fixture.Fixture) (gateway.Direction, []string, error) {
+	dirName := d.direction
+	if dirName == "" {
+		dirName = f.Direction
+	}
+	dir, err := replay.ParseDirection(dirName)
+	if err != nil {
+		return dir, nil, usageErr(err)
+	}
+	cf, err := catalog.ReadChainFile(d.chain)
+	if err != nil {
+		return dir, nil, readErr(err)
+	}
+	names := entryNames(cf, dir)
+	if len(names) == 0 {
+		// The file is fine; the direction asked of it is not (exit 2).
+		other := gateway.Outbound
+		if dir == gateway.Outbound {
+			other = gateway.Inbound
+		}
+		from := "--direction " + dir.String()
+		if d.direction == "" {
+			from = "the fixture's direction (" + dir.String() + ")"
+		}
+		return dir, nil, usageErr(fmt.Errorf("%s: %s has no %s entries; add an %q list to it, or run with --direction %s", from, d.chain, dir, dir.String(), other))
+	}
+	return dir, names, nil
+}
+
+// reportSink writes dryrun's report in one format (text, json or yaml)
+// event by event, through one buffer on Out.
+type reportSink struct {
+	o      *globalOpts
+	format string
+	bw     *bufio.Writer
+	tw     *tableWriter
+	rw     *replay.ReportWriter
+	yw     *yamlReportWriter
+}
+
+func newReportSink(o *globalOpts, format string) *reportSink {
+	s := &reportSink{o: o, format: format, bw: bufio.NewWriterSize(o.app.Out, 64<<10)}
 	switch format {
 	case "json":
-		if err := rw.Finish(rep.Outcome, rep.Warnings); err != nil {
-			return writeOut(err)
-		}
-		return writeOut(bw.Flush())
+		s.rw = replay.NewReportWriter(s.bw)
 	case "yaml":
-		if err := yw.finish(rep.Outcome, rep.Warnings); err != nil {
+		s.yw = &yamlReportWriter{w: s.bw}
+	default:
+		s.tw = newTableWriter(o, s.bw)
+	}
+	return s
+}
+
+// event writes one event. Its error is the output's (an *outputError, so
+// it exits as write errors do); any other error of the run is the
+// fixture's (exit 3).
+func (s *reportSink) event(e *trace.Event) error {
+	var err error
+	switch s.format {
+	case "json":
+		err = s.rw.Event(e)
+	case "yaml":
+		err = s.yw.event(e)
+	default:
+		err = s.tw.event(e)
+	}
+	if err != nil {
+		return &outputError{err}
+	}
+	return nil
+}
+
+// finish writes the outcome and warnings and flushes.
+func (s *reportSink) finish(rep replay.Report) error {
+	switch s.format {
+	case "json":
+		if err := s.rw.Finish(rep.Outcome, rep.Warnings); err != nil {
 			return writeOut(err)
 		}
-		return writeOut(bw.Flush())
+		return writeOut(s.bw.Flush())
+	case "yaml":
+		if err := s.yw.finish(rep.Outcome, rep.Warnings); err != nil {
+			return writeOut(err)
+		}
+		return writeOut(s.bw.Flush())
 	}
-	if err := tw.flush(); err != nil {
+	if err := s.tw.flush(); err != nil {
 		return writeOut(err)
 	}
-	if err := bw.Flush(); err != nil {
+	if err := s.bw.Flush(); err != nil {
 		return writeOut(err)
 	}
-	return writeOut(printOutcome(o, rep))
+	return writeOut(printOutcome(s.o, rep))
 }
 
 // outputError is a failure to write the trace.
