@@ -3,6 +3,12 @@
 // terminal detection, environment) from the [App], so tests run them
 // in-process without globals.
 //
+// Every command has one shape, one file each (catalog_list.go for
+// `abctl catalog list`): an xOpts struct that its flags and arguments fill
+// and nothing else, newXCmd(o) that builds the cobra command around it,
+// and runX(ctx, o, opts) that does the work. o holds the global flags and
+// the App; a command group's file holds only the group.
+//
 // Exit codes: 0 ok, 1 findings, 2 usage, 3 a plugin, file or gateway could
 // not be read. [Main] maps errors to them.
 package cli
