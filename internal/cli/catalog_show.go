@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -113,7 +114,7 @@ func printShow(o *globalOpts, cat *catalog.Catalog, s showOutput) error {
 		}
 	}
 	for _, h := range d.Hooks {
-		add("hook", fmt.Sprintf("%s kind=%s order=%d policy=%s", h.ID, h.Kind, h.Order, orDefault(string(h.Policy), "unspecified")))
+		add("hook", fmt.Sprintf("%s kind=%s order=%d policy=%s", h.ID, h.Kind, h.Order, cmp.Or(string(h.Policy), "unspecified")))
 	}
 	for _, l := range d.Live {
 		add("live", fmt.Sprintf("%s #%d", l.Direction, l.Position))
@@ -130,13 +131,6 @@ func printShow(o *globalOpts, cat *catalog.Catalog, s showOutput) error {
 		rows[i][0] += ":"
 	}
 	return writeTable(o.app.Out, true, o.app.tableWidth(), p, []string{"FIELD", "VALUE"}, rows)
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // depList marks each dependency the catalog lacks.

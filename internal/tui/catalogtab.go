@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -298,7 +299,7 @@ func (t *catalogTab) detailLines(d *catalog.Descriptor, w int, th theme) []strin
 		}
 	}
 	for _, hk := range d.Hooks {
-		add("hook", fmt.Sprintf("%s kind=%s order=%d policy=%s", hk.ID, hk.Kind, hk.Order, cmpOr(string(hk.Policy), "unspecified")))
+		add("hook", fmt.Sprintf("%s kind=%s order=%d policy=%s", hk.ID, hk.Kind, hk.Order, cmp.Or(string(hk.Policy), "unspecified")))
 	}
 	for _, l := range d.Live {
 		add("live", fmt.Sprintf("%s #%d", l.Direction, l.Position))
@@ -339,11 +340,4 @@ func originText(o catalog.Origin) string {
 	return s
 }
 
-func orNone(s string) string { return cmpOr(s, "none") }
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
+func orNone(s string) string { return cmp.Or(s, "none") }
