@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/abkit/abkit/internal/probe"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
@@ -63,11 +64,14 @@ func DescribeBuiltin(b Builtin) (d Descriptor, note string) {
 		}
 		d.Families = append(d.Families, FamilyPipeline)
 		d.Config = f.Config
-		first, obs, err := probe(f)
-		d.Observed = obs
+		insts, _, err := probe.Instances(f)
 		if err != nil {
 			note = fmt.Sprintf("could not make an instance (%v); capabilities unknown", err)
 		} else {
+			first := insts[0]
+			for _, p := range insts {
+				d.Observed = append(d.Observed, ObservedInstance{Name: p.Name(), Capabilities: p.Capabilities()})
+			}
 			caps := first.Capabilities()
 			d.Capabilities = FromGateway(caps)
 			if d.Description == "" {
@@ -98,43 +102,6 @@ func FromManifest(m intercept.Manifest) *Extension {
 		e.Timeout = m.Timeout.String()
 	}
 	return e
-}
-
-// probe makes two instances of f (P2) and returns the first and what both
-// reported. It tries gateway.ProbeConfigs in order, because a plugin may
-// refuse to start without configuration.
-func probe(f *gateway.Factory) (gateway.Plugin, []ObservedInstance, error) {
-	if f.New == nil {
-		return nil, nil, fmt.Errorf("factory %q has no New function", f.Name)
-	}
-	var firstErr error
-	for _, cfg := range gateway.ProbeConfigs(f.Config) {
-		var (
-			insts []gateway.Plugin
-			obs   []ObservedInstance
-			err   error
-		)
-		for range 2 {
-			var p gateway.Plugin
-			p, err = f.New(cfg)
-			if err != nil {
-				break
-			}
-			if p == nil {
-				err = fmt.Errorf("factory %q returned a nil plugin", f.Name)
-				break
-			}
-			insts = append(insts, p)
-			obs = append(obs, ObservedInstance{Name: p.Name(), Capabilities: p.Capabilities()})
-		}
-		if err == nil {
-			return insts[0], obs, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return nil, nil, firstErr
 }
 
 // FromSDK returns the builtin form of an sdk plugin bundle: its factory,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/probe"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -686,7 +687,7 @@ OnRequest to have set. Fix: treat missing state as "nothing to do".`,
 			if err != nil {
 				t.Fatalf("P26", "no instance could be made: %v", err)
 			}
-			p, err := newInstance(f, cfg)
+			p, err := probe.New(f, cfg)
 			if err != nil {
 				t.Fatalf("P26", "no instance could be made: %v", err)
 			}

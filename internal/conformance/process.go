@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/probe"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -95,7 +96,7 @@ func newProcSubject(p *pluginhost.Plugin) *procSubject {
 			// The SDK's Describe tries every gateway.ProbeConfigs; a plugin
 			// built otherwise may not, so the suite tries them itself before
 			// giving up.
-			if insts, err := probe(&f); err == nil {
+			if insts, _, err := probe.Instances(&f); err == nil {
 				pi.ProbeError = ""
 				pi.Capabilities, pi.InstanceName, pi.Behaviours = insts[0].Capabilities(), insts[0].Name(), Behaviours(insts[0])
 				pi.Observed = nil

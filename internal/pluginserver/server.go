@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/abkit/abkit/internal/probe"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
@@ -224,7 +225,7 @@ func (s *Server) describe() *abkitv1.DescribeResponse {
 		if f.Config != nil {
 			info.ConfigSchemaJson, _ = json.Marshal(f.Config)
 		}
-		insts, err := probe(f)
+		insts, _, err := probe.Instances(f)
 		if err != nil {
 			info.ProbeError = err.Error()
 		} else {
@@ -250,44 +251,6 @@ func (s *Server) describe() *abkitv1.DescribeResponse {
 			Policy: string(h.spec.Policy), Kind: string(h.spec.Kind), Index: uint32(i)})
 	}
 	return d
-}
-
-// probe makes two instances (for the host's P2 check) with the first of
-// gateway.ProbeConfigs that works: no config, the schema's defaults, a
-// sample config, since a plugin may refuse to start without configuration.
-func probe(f *gateway.Factory) ([]gateway.Plugin, error) {
-	var firstErr error
-	for _, cfg := range gateway.ProbeConfigs(f.Config) {
-		var insts []gateway.Plugin
-		var err error
-		for range 2 {
-			var p gateway.Plugin
-			if p, err = newInstance(f, cfg); err != nil {
-				break
-			}
-			insts = append(insts, p)
-		}
-		if err == nil {
-			return insts, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return nil, firstErr
-}
-
-func newInstance(f *gateway.Factory, cfg json.RawMessage) (p gateway.Plugin, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("factory panicked: %v", r)
-		}
-	}()
-	p, err = f.New(cfg)
-	if err == nil && p == nil {
-		err = fmt.Errorf("factory returned no instance")
-	}
-	return p, err
 }
 
 // Describe implements the protocol's Describe.
@@ -330,7 +293,7 @@ func (s *Server) NewInstance(_ context.Context, r *abkitv1.NewInstanceRequest) (
 	if len(r.GetConfigJson()) > 0 {
 		cfg = r.GetConfigJson()
 	}
-	p, err := newInstance(f, cfg)
+	p, err := probe.New(f, cfg)
 	if err != nil {
 		return &abkitv1.NewInstanceResponse{Error: err.Error()}, nil
 	}
