@@ -136,6 +136,25 @@ type HookSet struct {
 	Tools  []hooks.ToolReactor
 }
 
+// Specs returns the specs of every hook in h, submit hooks first, then part
+// hooks, then tool reactors: the order a plugin's Describe lists them in.
+func (h *HookSet) Specs() []hooks.Spec {
+	if h == nil {
+		return nil
+	}
+	var out []hooks.Spec
+	for _, x := range h.Submit {
+		out = append(out, x.Spec())
+	}
+	for _, x := range h.Parts {
+		out = append(out, x.Spec())
+	}
+	for _, x := range h.Tools {
+		out = append(out, x.Spec())
+	}
+	return out
+}
+
 // Families returns the contract families p serves, in P, D, H order.
 func (p Plugin) Families() []string {
 	var f []string

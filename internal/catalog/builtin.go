@@ -112,16 +112,6 @@ func FromSDK(p sdk.Plugin) Builtin {
 		m := p.Extension.Manifest
 		b.Extension = &m
 	}
-	if hs := p.Hooks; hs != nil {
-		for _, h := range hs.Submit {
-			b.Hooks = append(b.Hooks, h.Spec())
-		}
-		for _, h := range hs.Parts {
-			b.Hooks = append(b.Hooks, h.Spec())
-		}
-		for _, h := range hs.Tools {
-			b.Hooks = append(b.Hooks, h.Spec())
-		}
-	}
+	b.Hooks = p.Hooks.Specs()
 	return b
 }

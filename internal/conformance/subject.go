@@ -159,17 +159,7 @@ func DescribeSDK(p sdk.Plugin) *Descriptor {
 		m := e.Manifest
 		d.Extension = &m
 	}
-	if hs := p.Hooks; hs != nil {
-		for _, h := range hs.Submit {
-			d.Hooks = append(d.Hooks, h.Spec())
-		}
-		for _, h := range hs.Parts {
-			d.Hooks = append(d.Hooks, h.Spec())
-		}
-		for _, h := range hs.Tools {
-			d.Hooks = append(d.Hooks, h.Spec())
-		}
-	}
+	d.Hooks = p.Hooks.Specs()
 	return d
 }
 
