@@ -330,7 +330,7 @@ func lintBodies(cf *ChainFile, dir gateway.Direction, entries []ChainEntry, c *C
 		if d.Capabilities.ReadsBody {
 			reads = true
 		}
-		if slices.Contains(d.Behaviours, BehaviourStream) && !d.Capabilities.ReadsBody {
+		if slices.Contains(d.Behaviours, gateway.BehaviourStream) && !d.Capabilities.ReadsBody {
 			streamers = append(streamers, i)
 		}
 	}

@@ -28,15 +28,6 @@ const (
 	FamilyHook      = "H"
 )
 
-// Optional behaviours a pipeline plugin may opt into (P12–P14, P19, P26).
-const (
-	BehaviourFinish   = gateway.BehaviourFinish
-	BehaviourInit     = gateway.BehaviourInit
-	BehaviourReady    = gateway.BehaviourReady
-	BehaviourShutdown = gateway.BehaviourShutdown
-	BehaviourStream   = gateway.BehaviourStream
-)
-
 // Origin kinds.
 const (
 	OriginBuiltin = "builtin"

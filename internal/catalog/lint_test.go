@@ -137,7 +137,7 @@ func TestLintP2(t *testing.T) {
 		t.Errorf("findings (-want +got):\n%s", diff)
 	}
 	d, _ := c.Lookup("needs-config")
-	if d.Capabilities == nil || !d.Capabilities.ReadsBody || !slices_equal(d.Behaviours, []string{BehaviourFinish}) {
+	if d.Capabilities == nil || !d.Capabilities.ReadsBody || !slices_equal(d.Behaviours, []string{gateway.BehaviourFinish}) {
 		t.Errorf("needs-config = %+v, want capabilities from its defaults and the finish behaviour", d)
 	}
 	if e, _ := c.Lookup("ext"); !e.HasFamily(FamilyIntercept) || e.HasFamily(FamilyPipeline) {

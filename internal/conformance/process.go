@@ -98,7 +98,7 @@ func newProcSubject(p *pluginhost.Plugin) *procSubject {
 			// giving up.
 			if insts, _, err := probe.Instances(&f); err == nil {
 				pi.ProbeError = ""
-				pi.Capabilities, pi.InstanceName, pi.Behaviours = insts[0].Capabilities(), insts[0].Name(), Behaviours(insts[0])
+				pi.Capabilities, pi.InstanceName, pi.Behaviours = insts[0].Capabilities(), insts[0].Name(), gateway.Behaviours(insts[0])
 				pi.Observed = nil
 				for _, in := range insts {
 					pi.Observed = append(pi.Observed, Observed{Name: in.Name(), Capabilities: in.Capabilities()})

@@ -21,15 +21,6 @@ const (
 	FamilyH = "H"
 )
 
-// Optional pipeline behaviours (P12–P14, P19, P26), as Describe names them.
-const (
-	BehaviourFinish   = gateway.BehaviourFinish
-	BehaviourInit     = gateway.BehaviourInit
-	BehaviourReady    = gateway.BehaviourReady
-	BehaviourShutdown = gateway.BehaviourShutdown
-	BehaviourStream   = gateway.BehaviourStream
-)
-
 // Descriptor is what the plugin under test says about itself (the
 // protocol's Describe answer), as reported: nothing is normalised, so cases
 // can check it.
@@ -148,7 +139,7 @@ func DescribeSDK(p sdk.Plugin) *Descriptor {
 		} else {
 			pi.Capabilities = insts[0].Capabilities()
 			pi.InstanceName = insts[0].Name()
-			pi.Behaviours = Behaviours(insts[0])
+			pi.Behaviours = gateway.Behaviours(insts[0])
 			for _, in := range insts {
 				pi.Observed = append(pi.Observed, Observed{Name: in.Name(), Capabilities: in.Capabilities()})
 			}
@@ -162,9 +153,6 @@ func DescribeSDK(p sdk.Plugin) *Descriptor {
 	d.Hooks = p.Hooks.Specs()
 	return d
 }
-
-// Behaviours lists the optional behaviours p implements, sorted.
-func Behaviours(p gateway.Plugin) []string { return gateway.Behaviours(p) }
 
 // WorkingConfig returns the first of gateway.ProbeConfigs(f.Config) (no
 // config, the schema's defaults, a sample config) with which f makes an

@@ -76,15 +76,15 @@ func (p *Plugin) newInstance(config json.RawMessage) (gateway.Plugin, error) {
 	var mask behaviour
 	for _, b := range resp.GetBehaviours() {
 		switch b {
-		case abkitv1.BehaviourInit:
+		case gateway.BehaviourInit:
 			mask |= bInit
-		case abkitv1.BehaviourShutdown:
+		case gateway.BehaviourShutdown:
 			mask |= bShutdown
-		case abkitv1.BehaviourFinish:
+		case gateway.BehaviourFinish:
 			mask |= bFinish
-		case abkitv1.BehaviourStream:
+		case gateway.BehaviourStream:
 			mask |= bStream
-		case abkitv1.BehaviourReady:
+		case gateway.BehaviourReady:
 			mask |= bReady
 		}
 	}

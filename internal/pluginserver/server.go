@@ -230,7 +230,7 @@ func (s *Server) describe() *abkitv1.DescribeResponse {
 			info.ProbeError = err.Error()
 		} else {
 			info.Capabilities = abkitv1.CapabilitiesToProto(insts[0].Name(), insts[0].Capabilities())
-			info.Behaviours = abkitv1.Behaviours(insts[0])
+			info.Behaviours = gateway.Behaviours(insts[0])
 			for _, in := range insts {
 				info.Observed = append(info.Observed, abkitv1.CapabilitiesToProto(in.Name(), in.Capabilities()))
 			}
@@ -310,7 +310,7 @@ func (s *Server) NewInstance(_ context.Context, r *abkitv1.NewInstanceRequest) (
 	s.insts[id] = in
 	s.mu.Unlock()
 	return &abkitv1.NewInstanceResponse{Instance: id, Capabilities: abkitv1.CapabilitiesToProto(p.Name(), caps),
-		Behaviours: abkitv1.Behaviours(p)}, nil
+		Behaviours: gateway.Behaviours(p)}, nil
 }
 
 func (s *Server) instance(id uint64) (*instance, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/sdk/gateway"
 )
 
 // catalogTab is the Catalog tab: a filterable list and a detail pane.
@@ -77,10 +78,10 @@ func badges(d *catalog.Descriptor) string {
 	b.WriteString(flag(c != nil && c.WritesResponseBody, "s"))
 	b.WriteByte(' ')
 	has := func(x string) bool { return slices.Contains(d.Behaviours, x) }
-	b.WriteString(flag(has(catalog.BehaviourStream), "S"))
-	b.WriteString(flag(has(catalog.BehaviourFinish), "F"))
-	b.WriteString(flag(has(catalog.BehaviourInit), "I"))
-	b.WriteString(flag(has(catalog.BehaviourReady), "Y"))
+	b.WriteString(flag(has(gateway.BehaviourStream), "S"))
+	b.WriteString(flag(has(gateway.BehaviourFinish), "F"))
+	b.WriteString(flag(has(gateway.BehaviourInit), "I"))
+	b.WriteString(flag(has(gateway.BehaviourReady), "Y"))
 	return b.String()
 }
 
