@@ -93,6 +93,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -159,13 +160,13 @@ func (h *HookSet) Specs() []hooks.Spec {
 func (p Plugin) Families() []string {
 	var f []string
 	if p.Pipeline != nil {
-		f = append(f, "P")
+		f = append(f, family.Pipeline)
 	}
 	if p.Extension != nil {
-		f = append(f, "D")
+		f = append(f, family.Dispatch)
 	}
 	if p.Hooks != nil {
-		f = append(f, "H")
+		f = append(f, family.Hooks)
 	}
 	return f
 }

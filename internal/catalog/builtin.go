@@ -6,6 +6,7 @@ import (
 
 	"github.com/abkit/abkit/internal/probe"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -62,7 +63,7 @@ func DescribeBuiltin(b Builtin) (d Descriptor, note string) {
 		if d.Name == "" {
 			d.Name = f.Name
 		}
-		d.Families = append(d.Families, FamilyPipeline)
+		d.Families = append(d.Families, family.Pipeline)
 		d.Config = f.Config
 		insts, _, err := probe.Instances(f)
 		if err != nil {

@@ -17,15 +17,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
-)
-
-// Contract families a plugin can take part in.
-const (
-	FamilyPipeline  = "P"
-	FamilyIntercept = "D"
-	FamilyHook      = "H"
 )
 
 // Origin kinds.
@@ -272,14 +266,14 @@ func (d Descriptor) clone() Descriptor {
 func (d *Descriptor) finish() {
 	d.Capabilities.normalize()
 	fam := d.Families[:0:0]
-	if d.Capabilities != nil || d.Config != nil || slices.Contains(d.Families, FamilyPipeline) {
-		fam = append(fam, FamilyPipeline)
+	if d.Capabilities != nil || d.Config != nil || slices.Contains(d.Families, family.Pipeline) {
+		fam = append(fam, family.Pipeline)
 	}
-	if d.Extension != nil || slices.Contains(d.Families, FamilyIntercept) {
-		fam = append(fam, FamilyIntercept)
+	if d.Extension != nil || slices.Contains(d.Families, family.Dispatch) {
+		fam = append(fam, family.Dispatch)
 	}
-	if len(d.Hooks) > 0 || slices.Contains(d.Families, FamilyHook) {
-		fam = append(fam, FamilyHook)
+	if len(d.Hooks) > 0 || slices.Contains(d.Families, family.Hooks) {
+		fam = append(fam, family.Hooks)
 	}
 	for _, f := range d.Families {
 		if !slices.Contains(fam, f) {

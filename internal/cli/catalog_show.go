@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/spf13/cobra"
 )
 
@@ -101,7 +102,7 @@ func printShow(o *globalOpts, cat *catalog.Catalog, s showOutput) error {
 		for _, f := range catalog.ConfigLines(d.Config.Fields) {
 			add("config", f)
 		}
-	} else if d.HasFamily(catalog.FamilyPipeline) {
+	} else if d.HasFamily(family.Pipeline) {
 		add("config", "none (takes no configuration)")
 	}
 	if e := d.Extension; e != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/probe"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -212,7 +213,7 @@ ConfigSchema.Examples (tried last).
 A plugin that takes configuration but describes none of it (a schema
 with no fields and no examples) and refuses to be made without it is
 not probed: the case is skipped with that reason, not failed.`,
-		Applies: all(needFamily(FamilyP), probeable),
+		Applies: all(needFamily(family.Pipeline), probeable),
 		Run: func(t *T) {
 			d := t.Describe()
 			if d.Pipeline == nil {

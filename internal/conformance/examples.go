@@ -18,6 +18,7 @@ import (
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -405,11 +406,11 @@ func WriteExamplesGolden(f *ExamplesFile, observed map[string][]json.RawMessage)
 func (ex *Example) applies(d *Descriptor) string {
 	for _, st := range ex.Steps {
 		switch {
-		case st.Request != nil && !d.Has(FamilyP):
+		case st.Request != nil && !d.Has(family.Pipeline):
 			return "example has request steps but the plugin serves no family P pipeline"
-		case (st.Call != nil || st.Notify != nil) && !d.Has(FamilyD):
+		case (st.Call != nil || st.Notify != nil) && !d.Has(family.Dispatch):
 			return "example has call/notify steps but the plugin serves no family D extension"
-		case (st.Submit != nil || st.Part != nil || st.Tool != nil) && !d.Has(FamilyH):
+		case (st.Submit != nil || st.Part != nil || st.Tool != nil) && !d.Has(family.Hooks):
 			return "example has submit/part/tool steps but the plugin serves no family H hooks"
 		}
 	}

@@ -14,13 +14,6 @@ import (
 	"github.com/abkit/abkit/sdk/intercept"
 )
 
-// Families a plugin can serve.
-const (
-	FamilyP = "P"
-	FamilyD = "D"
-	FamilyH = "H"
-)
-
 // Descriptor is what the plugin under test says about itself (the
 // protocol's Describe answer), as reported: nothing is normalised, so cases
 // can check it.

@@ -663,7 +663,7 @@ func (w *walk) call(ctx context.Context, m *member, phase string, payload json.R
 		kind, detail = KindError, callErr.Error()
 	}
 	if w.rec.Enabled() {
-		e := trace.Event{Family: trace.FamilyIntercept, Hook: string(w.pt.point), Plugin: m.id,
+		e := trace.Event{Family: trace.FamilyDispatch, Hook: string(w.pt.point), Plugin: m.id,
 			Phase: phase, DurationNS: end.Sub(start).Nanoseconds()}
 		if kind != "" {
 			e.Action, e.Error = "error", redact.String(string(kind)+": "+detail)
@@ -681,7 +681,7 @@ func (w *walk) call(ctx context.Context, m *member, phase string, payload json.R
 // violation applies D14 to a bad answer from m.
 func (w *walk) violation(m *member, phase, detail string) error {
 	if w.rec.Enabled() {
-		w.rec.Add(trace.Event{Family: trace.FamilyIntercept, Hook: string(w.pt.point), Plugin: m.id,
+		w.rec.Add(trace.Event{Family: trace.FamilyDispatch, Hook: string(w.pt.point), Plugin: m.id,
 			Phase: phase, Action: "error", Error: redact.String("violation: " + detail)})
 	}
 	return w.fail(m, phase, KindViolation, detail)
@@ -751,7 +751,7 @@ func (d *Dispatcher) broadcast(w *walk, payload json.RawMessage, hostBytes bool)
 	job := eventJob{pt: pt, payload: payload, tool: w.tool, provider: w.provider}
 	if w.rec.Enabled() {
 		d.eachObserver(job, func(m *member) {
-			w.rec.Add(trace.Event{Family: trace.FamilyIntercept, Hook: string(pt.point), Plugin: m.id,
+			w.rec.Add(trace.Event{Family: trace.FamilyDispatch, Hook: string(pt.point), Plugin: m.id,
 				Phase: "event", Action: "notify"})
 		})
 	}

@@ -315,7 +315,7 @@ func TestTraceD19D20(t *testing.T) {
 	}
 	var got []string
 	for _, e := range rec.Events() {
-		if e.Family != trace.FamilyIntercept || e.Hook != "context.prepare" {
+		if e.Family != trace.FamilyDispatch || e.Hook != "context.prepare" {
 			t.Errorf("bad event %+v", e)
 		}
 		got = append(got, e.Plugin+":"+e.Phase+":"+e.Action)

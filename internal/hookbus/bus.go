@@ -233,7 +233,7 @@ func (b *Bus) record(kind hooks.Kind, id, action, reason string, err error, star
 		return
 	}
 	ev := trace.Event{
-		Family: trace.FamilyHook, Hook: string(kind), Plugin: id,
+		Family: trace.FamilyHooks, Hook: string(kind), Plugin: id,
 		Action: action, Reason: reason, DurationNS: b.rec.Since(start),
 	}
 	// D16 applies to every family's trace: reasons and errors may quote

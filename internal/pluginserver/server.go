@@ -25,6 +25,7 @@ import (
 
 	"github.com/abkit/abkit/internal/probe"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -63,13 +64,13 @@ type Hooks struct {
 func (b Bundle) families() []string {
 	var f []string
 	if b.Pipeline != nil {
-		f = append(f, "P")
+		f = append(f, family.Pipeline)
 	}
 	if b.Extension != nil {
-		f = append(f, "D")
+		f = append(f, family.Dispatch)
 	}
 	if b.Hooks != nil {
-		f = append(f, "H")
+		f = append(f, family.Hooks)
 	}
 	return f
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -68,9 +69,9 @@ func badges(d *catalog.Descriptor) string {
 		return "·"
 	}
 	var b strings.Builder
-	b.WriteString(flag(d.HasFamily(catalog.FamilyPipeline), "P"))
-	b.WriteString(flag(d.HasFamily(catalog.FamilyIntercept), "D"))
-	b.WriteString(flag(d.HasFamily(catalog.FamilyHook), "H"))
+	b.WriteString(flag(d.HasFamily(family.Pipeline), "P"))
+	b.WriteString(flag(d.HasFamily(family.Dispatch), "D"))
+	b.WriteString(flag(d.HasFamily(family.Hooks), "H"))
 	b.WriteByte(' ')
 	c := d.Capabilities
 	b.WriteString(flag(c != nil && c.ReadsBody, "r"))
@@ -287,7 +288,7 @@ func (t *catalogTab) detailLines(d *catalog.Descriptor, w int, th theme) []strin
 		for _, f := range catalog.ConfigLines(d.Config.Fields) {
 			out = append(out, wrap("  "+f, w, 4)...)
 		}
-	} else if d.HasFamily(catalog.FamilyPipeline) {
+	} else if d.HasFamily(family.Pipeline) {
 		add("config", "none (takes no configuration)")
 	}
 	if e := d.Extension; e != nil {

@@ -8,10 +8,11 @@ import (
 
 	"github.com/abkit/abkit/internal/conformance"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+	"github.com/abkit/abkit/sdk/family"
 )
 
 func needP(d *conformance.Descriptor) string {
-	if !d.Has(conformance.FamilyP) {
+	if !d.Has(family.Pipeline) {
 		return "the runtime does not host family P"
 	}
 	return ""
