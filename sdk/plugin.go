@@ -73,7 +73,7 @@
 //
 // Across the boundary a plugin behaves as in-process: the host assigns each
 // exchange an ID and the SDK keeps the plugin-side exchange (its typed state,
-// P31) until the exchange's last call for the plugin; body writes are sent
+// [P31]) until the exchange's last call for the plugin; body writes are sent
 // back and applied, or refused (P17), by the host; extension values cross
 // as JSON, so read them back with sdk/extension (extension.Get) rather than
 // a type assertion.
@@ -87,6 +87,8 @@
 // conformance suite in go test; sdk/jsonrpc reads JSON-RPC (MCP, A2A);
 // sdk/redact removes credentials from what a plugin logs. The example
 // plugins (examples/plugins) use nothing else of this module.
+//
+// [P31]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package sdk
 
 import (

@@ -1,5 +1,5 @@
 // Package dispatch is abkit's reference intercept dispatcher (family D of
-// the abkit contracts, rules D1–D20): it walks the frozen chain of agent
+// the abkit contracts, rules [D1]–D20): it walks the frozen chain of agent
 // extensions at an interception point, applies their decisions, lets slot
 // owners rule last, enforces the failure policy and broadcasts the final
 // payload as an event.
@@ -8,6 +8,8 @@
 // serves concurrent [Dispatcher.Dispatch] calls. Close it to stop its event
 // worker; Close waits at most [Options.CloseTimeout] for events already
 // queued.
+//
+// [D1]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package dispatch
 
 import (

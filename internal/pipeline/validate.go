@@ -1,6 +1,6 @@
 // Package pipeline is abkit's reference runtime for the request pipeline
 // (family P of docs/contracts.md): it validates and builds a plugin chain
-// (P1–P11), runs its lifecycle (P12–P14) and drives exchanges through it
+// ([P1]–P11), runs its lifecycle (P12–P14) and drives exchanges through it
 // (P15–P31), emitting an ordered trace of every hook call.
 //
 // The usual flow is:
@@ -16,6 +16,8 @@
 //
 // [Validate] checks a chain from static descriptors only, without making
 // plugin instances; the catalog uses it to check chain files.
+//
+// [P1]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package pipeline
 
 import (
