@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/abkit/abkit/internal/catalog"
-	"github.com/abkit/abkit/sdk/family"
 	"github.com/spf13/cobra"
 )
 
@@ -98,27 +96,13 @@ func printShow(o *globalOpts, cat *catalog.Catalog, s showOutput) error {
 	if len(d.Behaviours) > 0 {
 		add("behaviours", strings.Join(d.Behaviours, ","))
 	}
-	if d.Config != nil {
-		for _, f := range catalog.ConfigLines(d.Config.Fields) {
-			add("config", f)
+	for _, x := range catalog.Details(&d, ",") {
+		if !x.List {
+			add(x.Key, x.Value)
 		}
-	} else if d.HasFamily(family.Pipeline) {
-		add("config", "none (takes no configuration)")
-	}
-	if e := d.Extension; e != nil {
-		add("points", strings.Join(e.Points, ","))
-		add("slots", strings.Join(e.Slots, ","))
-		add("priority", strconv.Itoa(e.Priority))
-		add("required", strconv.FormatBool(e.Required))
-		if e.Timeout != "" {
-			add("timeout", e.Timeout)
+		for _, l := range x.Lines {
+			add(x.Key, l)
 		}
-	}
-	for _, h := range d.Hooks {
-		add("hook", fmt.Sprintf("%s kind=%s order=%d policy=%s", h.ID, h.Kind, h.Order, cmp.Or(string(h.Policy), "unspecified")))
-	}
-	for _, l := range d.Live {
-		add("live", fmt.Sprintf("%s #%d", l.Direction, l.Position))
 	}
 	add("origin", d.Origin.String())
 	if d.Origin.SHA256 != "" {

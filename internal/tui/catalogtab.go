@@ -2,7 +2,6 @@ package tui
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -283,28 +282,15 @@ func (t *catalogTab) detailLines(d *catalog.Descriptor, w int, th theme) []strin
 	} else if t.inChain != nil {
 		add("in chain", "no")
 	}
-	if d.Config != nil {
-		add("config", "")
-		for _, f := range catalog.ConfigLines(d.Config.Fields) {
-			out = append(out, wrap("  "+f, w, 4)...)
+	for _, x := range catalog.Details(d, ", ") {
+		if !x.List {
+			add(x.Key, orNone(x.Value))
+			continue
 		}
-	} else if d.HasFamily(family.Pipeline) {
-		add("config", "none (takes no configuration)")
-	}
-	if e := d.Extension; e != nil {
-		add("points", orNone(strings.Join(e.Points, ", ")))
-		add("slots", orNone(strings.Join(e.Slots, ", ")))
-		add("priority", strconv.Itoa(e.Priority))
-		add("required", strconv.FormatBool(e.Required))
-		if e.Timeout != "" {
-			add("timeout", e.Timeout)
+		add(x.Key, "")
+		for _, l := range x.Lines {
+			out = append(out, wrap("  "+l, w, 4)...)
 		}
-	}
-	for _, hk := range d.Hooks {
-		add("hook", fmt.Sprintf("%s kind=%s order=%d policy=%s", hk.ID, hk.Kind, hk.Order, cmp.Or(string(hk.Policy), "unspecified")))
-	}
-	for _, l := range d.Live {
-		add("live", fmt.Sprintf("%s #%d", l.Direction, l.Position))
 	}
 	return out
 }
