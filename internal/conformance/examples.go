@@ -703,7 +703,7 @@ func (fl *inflight) end(t *T, resp *ExampleResponse) exchangeObs {
 				for _, c := range fx.Response.Chunks {
 					cut = append(cut, c.Data)
 				}
-				up.Body, up.Stream = nil, &stream{chunks: cut}
+				up.Body, up.Stream = nil, stream(cut, false, false)
 			}
 		}
 		fl.ex.Respond(t.Context(), up)
@@ -737,7 +737,7 @@ func upstream(resp *ExampleResponse) pipeline.Upstream {
 			}
 			cut = append(cut, b)
 		}
-		up.Stream = &stream{chunks: cut}
+		up.Stream = stream(cut, false, false)
 	} else {
 		up.Body = []byte(resp.Body)
 	}
