@@ -2,11 +2,13 @@ package tui
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -453,7 +455,9 @@ func outcomeKind(s string) gateway.OutcomeKind {
 // an existing file. With chain set (the chain serve runs), it also writes
 // the exchange's golden trace, dir/golden/NAME.json, as replay --update
 // would: serve's live trace with durations zeroed, which a replay of the
-// fixture through that chain reproduces. dir is then a replay suite.
+// fixture through that chain reproduces, and a copy of the chain as
+// dir/chain.yaml (unless the same chain is there already). dir is then a
+// replay suite: `abctl replay DIR` passes on it.
 func saveLive(base, dir, chain string, s live.Summary) tea.Cmd {
 	return func() tea.Msg {
 		data, err := get(context.Background(), fmt.Sprintf("%s%s/%d/fixture", base, live.PathExchanges, s.ID))
@@ -473,6 +477,9 @@ func saveLive(base, dir, chain string, s live.Summary) tea.Cmd {
 				return liveSavedMsg{err: fmt.Errorf("exchange %d: golden: %w", s.ID, err)}
 			}
 			if err := os.MkdirAll(filepath.Join(dir, "golden"), 0o755); err != nil {
+				return liveSavedMsg{err: err}
+			}
+			if err := saveSuiteChain(dir, chain); err != nil {
 				return liveSavedMsg{err: err}
 			}
 		}
@@ -495,4 +502,33 @@ func saveLive(base, dir, chain string, s live.Summary) tea.Cmd {
 		}
 		return msg
 	}
+}
+
+// saveSuiteChain makes dir/chain.yaml a copy of the chain file at chain,
+// never over another chain: goldens saved through one chain do not
+// replay through another.
+func saveSuiteChain(dir, chain string) error {
+	want, err := os.ReadFile(chain)
+	if err != nil {
+		return fmt.Errorf("copy the chain into the suite: %w", err)
+	}
+	path := filepath.Join(dir, "chain.yaml")
+	for range 2 {
+		have, err := os.ReadFile(path)
+		if err == nil {
+			if !bytes.Equal(have, want) {
+				return fmt.Errorf("%s holds another chain than %s: save into another --save-dir (its goldens are that chain's), or remove it", path, chain)
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		// CreateNew never replaces a file: a chain.yaml another save
+		// wrote meanwhile is compared on the second pass.
+		if err := fixture.CreateNew(dir, "chain.yaml", want); !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return fmt.Errorf("%s: neither there nor created", path)
 }

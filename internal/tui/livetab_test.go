@@ -141,7 +141,9 @@ func TestLiveTab(t *testing.T) {
 	tm.Type("/deny")
 	tm.Send(k("enter"))
 	tm.Send(k("s"))
-	waitLiveScreen(t, tm, "saved ") // the status bar, once fixture and golden are written
+	// The status bar, once fixture, golden and chain are written: the
+	// whole command that tests the saved suite.
+	waitLiveScreen(t, tm, "saved; test: abctl replay "+saveDir+" (")
 	tm.Send(k("enter"))
 	waitLiveScreen(t, tm, "calls") // the Trace tab's stepper
 	tm.Send(k("q"))
@@ -183,7 +185,8 @@ func TestLiveTab(t *testing.T) {
 	if _, err := os.Stat(replay.GoldenPath(filepath.Join(saveDir, "golden"), saved[0])); err != nil {
 		t.Fatalf("s wrote no golden beside the fixture: %v", err)
 	}
-	res, err := replay.RunSuite(context.Background(), replay.SuiteOptions{Chain: chainPath, Fixtures: saveDir,
+	// and a copy of the chain, so that `abctl replay DIR` runs it as it is.
+	res, err := replay.RunSuite(context.Background(), replay.SuiteOptions{Chain: filepath.Join(saveDir, "chain.yaml"), Fixtures: saveDir,
 		Golden: filepath.Join(saveDir, "golden"), Factories: testFactories()})
 	if err != nil {
 		t.Fatal(err)

@@ -347,10 +347,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.setInfo("saved " + msg.path + "; dry-run it: abctl dryrun --chain CHAIN " + msg.path)
 			return m, nil
 		}
-		// Base names first: the status bar has one line.
+		// The command first: the status bar has one line, cut at the
+		// terminal's width, and the command must be whole on it.
 		dir := filepath.Dir(msg.path)
-		m.setInfo(fmt.Sprintf("saved %s + golden in %s; test: abctl replay --chain %s --fixtures %s --golden %s",
-			filepath.Base(msg.path), dir, m.opts.ChainPath, dir, filepath.Dir(msg.golden)))
+		m.setInfo(fmt.Sprintf("saved; test: abctl replay %s (%s + golden + chain.yaml)", dir, filepath.Base(msg.path)))
 		return m, nil
 	case tea.MouseWheelMsg:
 		return m, m.wheel(msg)
