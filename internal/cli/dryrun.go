@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -30,6 +31,7 @@ import (
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // PipelineFactories returns the in-process pipeline plugins dryrun and
@@ -60,8 +62,9 @@ func readErr(err error) error { return &ExitError{Code: ExitRead, Err: err} }
 // dryrunOpts are what `abctl dryrun` runs with: the flags and the FIXTURE
 // argument, if any.
 type dryrunOpts struct {
-	chain, sse, json, request, direction, pluginDir string
-	args                                            []string
+	chain, sse, json, request, direction string
+	plugins                              pluginDirOpts
+	args                                 []string
 }
 
 func newDryrunCmd(o *globalOpts) *cobra.Command {
@@ -78,8 +81,10 @@ optionally with --request for the request that produced it.
 
 Built-in plugins run in-process. With --plugin-dir DIR, a chain entry
 that is not built in runs from the binary DIR/NAME (DIR/NAME.exe on
-Windows) through go-plugin; the binary must describe itself as NAME. The
-plugin processes are stopped when the run ends, fails or is interrupted.
+Windows) through go-plugin; the binary must describe itself as NAME. A
+binary named as a built-in plugin is not started (a note says so) unless
+--prefer-dir is given, which runs it instead. The plugin processes are
+stopped when the run ends, fails or is interrupted.
 -o json prints the report documented in
 docs/replay.md (events with seq, hook, plugin, frame, last, action, reason,
 status, mutated, duration_ns; outcome; warnings). The exit code is 0 when
@@ -106,7 +111,7 @@ chain has no entries for); 130 when interrupted by SIGINT, 143 by SIGTERM
 	f.StringVar(&d.json, "json", "", "captured JSON body to run instead of a fixture")
 	f.StringVar(&d.request, "request", "", "request for --sse/--json: HTTP/1.1 text (METHOD URL, headers, blank line, body)")
 	f.StringVar(&d.direction, "direction", "", "chain direction: inbound or outbound (default: the fixture's, else outbound)")
-	f.StringVar(&d.pluginDir, "plugin-dir", "", "directory of plugin binaries: a chain entry that is not built in runs from DIR/NAME through go-plugin")
+	d.plugins.flags(f)
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	_ = c.RegisterFlagCompletionFunc("direction", cobra.FixedCompletions([]cobra.Completion{"inbound", "outbound"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -197,7 +202,7 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts) error {
 	var rep replay.Report
 	var runErr error
 	var buildWarnings []*pipeline.RuleError
-	err = withPlugins(ctx, o.app, d.pluginDir, names, func(factories []gateway.Factory) error {
+	err = withPluginDir(ctx, o, d.plugins, names, func(factories []gateway.Factory) error {
 		ch, err := replay.LoadChain(ctx, d.chain, dir, factories)
 		if err != nil {
 			return readErr(err)
@@ -632,6 +637,28 @@ func entryNames(cf *catalog.ChainFile, dir gateway.Direction) []string {
 // are stopped and reaped when withPlugins returns, on every path: run's
 // result, a load error, a panic, or a cancelled ctx (SIGINT in abctl).
 func withPlugins(ctx context.Context, app *App, pluginDir string, names []string, run func([]gateway.Factory) error) error {
+	return withPluginDir(ctx, &globalOpts{app: app}, pluginDirOpts{dir: pluginDir}, names, run)
+}
+
+// pluginDirOpts are the --plugin-dir and --prefer-dir flags of the
+// commands that run a chain.
+type pluginDirOpts struct {
+	dir    string
+	prefer bool
+}
+
+// flags adds --plugin-dir and --prefer-dir to f.
+func (p *pluginDirOpts) flags(f *pflag.FlagSet) {
+	f.StringVar(&p.dir, "plugin-dir", "", "directory of plugin binaries: a chain entry that is not built in runs from DIR/NAME through go-plugin")
+	f.BoolVar(&p.prefer, "prefer-dir", false, "with --plugin-dir, a chain entry that is built in but also a binary DIR/NAME runs the binary")
+}
+
+// withPluginDir is withPlugins with --prefer-dir: a name that is built in
+// and also a binary in the directory runs the binary when p.prefer is set,
+// else the built-in; either way a note on stderr says which, so a binary
+// is never shadowed silently.
+func withPluginDir(ctx context.Context, o *globalOpts, p pluginDirOpts, names []string, run func([]gateway.Factory) error) error {
+	app, pluginDir := o.app, p.dir
 	factories := app.pipeline()
 	if pluginDir == "" {
 		return run(factories)
@@ -645,7 +672,20 @@ func withPlugins(ctx context.Context, app *App, pluginDir string, names []string
 	for _, f := range factories {
 		have[f.Name] = true
 	}
+	note := newPainter(app, o.noColor).dim("note:")
 	for _, name := range names {
+		if have[name] {
+			path := binaryPath(pluginDir, name)
+			if _, err := os.Stat(path); err != nil || !p.prefer {
+				if err == nil {
+					fmt.Fprintf(app.Err, "%s chain entry %q runs the built-in plugin; %s has its name and is not started (--prefer-dir runs it)\n", note, name, path)
+				}
+				continue
+			}
+			fmt.Fprintf(app.Err, "%s chain entry %q runs %s, not the built-in plugin (--prefer-dir)\n", note, name, path)
+			factories = slices.DeleteFunc(factories, func(f gateway.Factory) bool { return f.Name == name })
+			have[name] = false
+		}
 		if have[name] {
 			continue
 		}
@@ -659,12 +699,18 @@ func withPlugins(ctx context.Context, app *App, pluginDir string, names []string
 	return run(factories)
 }
 
-// loadBinary starts pluginDir/name and returns its pipeline factory.
-func loadBinary(ctx context.Context, host *pluginhost.Host, pluginDir, name string) (gateway.Factory, error) {
+// binaryPath is the plugin binary pluginDir/NAME (NAME.exe on Windows).
+func binaryPath(pluginDir, name string) string {
 	path := filepath.Join(pluginDir, name)
 	if runtime.GOOS == "windows" {
 		path += ".exe"
 	}
+	return path
+}
+
+// loadBinary starts pluginDir/name and returns its pipeline factory.
+func loadBinary(ctx context.Context, host *pluginhost.Host, pluginDir, name string) (gateway.Factory, error) {
+	path := binaryPath(pluginDir, name)
 	if _, err := os.Stat(path); err != nil {
 		return gateway.Factory{}, fmt.Errorf("not built in and no binary %s: build it into --plugin-dir or fix the name", path)
 	}
