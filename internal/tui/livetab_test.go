@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -245,24 +244,6 @@ func TestLiveTabReconnectsAfterOverflow(t *testing.T) {
 	}, teatest.WithDuration(liveHangGuard), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
-// An event line that never ends does not take the terminal's memory:
-// past maxEventLine the stream is dropped with a message.
-func TestLiveReadLineBounded(t *testing.T) {
-	r := bufio.NewReaderSize(io.MultiReader(strings.NewReader("data: "), endless{}), 64<<10)
-	if _, err := readLine(r); err == nil || !strings.Contains(err.Error(), "longer than") {
-		t.Fatalf("endless line: %v", err)
-	}
-}
-
-type endless struct{}
-
-func (endless) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = 'x'
-	}
-	return len(p), nil
-}
-
 // While paused the tab keeps only what it will show on resume (the last
 // ring's worth) and counts the rest: 163,000 held exchanges once grew
 // its memory without limit.
@@ -278,20 +259,5 @@ func TestLivePausedHeldBounded(t *testing.T) {
 	l.togglePause()
 	if len(l.rows) != live.DefaultRing || l.rows[len(l.rows)-1].ID != 100_000 {
 		t.Fatalf("after resume: %d rows, last %d", len(l.rows), l.rows[len(l.rows)-1].ID)
-	}
-}
-
-// An answer over the TUI's read bound is reported as such, not as the
-// JSON error of the cut document ("unexpected end of JSON input").
-func TestLiveGetTooLarge(t *testing.T) {
-	t.Setenv("ABKIT_MAX_BODY", "1KiB")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"pad":"`+strings.Repeat("x", int(fixture.MaxFile()))+`"}`)
-	}))
-	defer srv.Close()
-	var v any
-	err := getJSON(context.Background(), srv.URL+"/x", &v)
-	if err == nil || !strings.Contains(err.Error(), "larger than") || strings.Contains(err.Error(), "JSON") {
-		t.Fatalf("err %v", err)
 	}
 }
