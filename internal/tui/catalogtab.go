@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -329,3 +330,29 @@ func originText(o catalog.Origin) string {
 }
 
 func orNone(s string) string { return cmp.Or(s, "none") }
+
+// update handles the messages of the commands this pane started;
+// handled is false for every other message.
+func (t *catalogTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case catalogMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return nil, true
+		}
+		// Names and descriptions from url:, file: and dir: sources are
+		// shown escaped: they must not drive the terminal.
+		termsafe.Fields(msg.cat)
+		m.cat.setCatalog(msg.cat)
+		m.setInfo("catalog loaded")
+		return m.loadChain(), true
+	}
+	return nil, false
+}
+
+// keys handles the Catalog tab's keys.
+func (t *catalogTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
+	t.key(msg, m.keys, m.bodyHeight())
+	return nil
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/abkit/abkit/internal/redact"
@@ -362,4 +363,99 @@ func saveSuiteChain(dir, chain string) error {
 		}
 	}
 	return fmt.Errorf("%s: neither there nor created", path)
+}
+
+// update handles the messages of the commands this pane started;
+// handled is false for every other message.
+func (l *liveTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case liveArrivedMsg:
+		m.lv.state, m.lv.ok = "live", true
+		if m.lv.missed > 0 {
+			m.lv.state = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", m.lv.missed)
+		}
+		m.lv.add(msg.sums)
+		return waitLive(m.liveCh), true
+	case liveMissedMsg:
+		m.lv.missed += msg.n
+		m.lv.state, m.lv.ok = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", m.lv.missed), true
+		return waitLive(m.liveCh), true
+	case liveEndMsg:
+		m.lv.state, m.lv.ok = "disconnected: "+oneLine(msg.err.Error())+" (r reconnects)", false
+		return nil, true
+	case liveOpenMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return nil, true
+		}
+		termsafe.Fields(msg.run)
+		m.tr.setRun(msg.run)
+		m.tab = tabTrace
+		m.setInfo(msg.run.Fixture + ": " + msg.run.Outcome.Kind.String())
+		return nil, true
+	case liveSavedMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return nil, true
+		}
+		if msg.golden == "" {
+			m.setInfo("saved " + msg.path + "; dry-run it: abctl dryrun --chain CHAIN " + msg.path)
+			return nil, true
+		}
+		// The command first: the status bar has one line, cut at the
+		// terminal's width, and the command must be whole on it.
+		dir := filepath.Dir(msg.path)
+		m.setInfo(fmt.Sprintf("saved; test: abctl replay %s (%s + golden + chain.yaml)", dir, filepath.Base(msg.path)))
+		return nil, true
+	}
+	return nil, false
+}
+
+// keys handles the Live tab's keys.
+func (l *liveTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Filter):
+		m.lv.filtering = true
+	case key.Matches(msg, k.Back):
+		m.lv.filter = ""
+	case key.Matches(msg, k.Pause):
+		m.lv.togglePause()
+	case key.Matches(msg, k.Enter):
+		if s, ok := m.lv.selected(); ok {
+			m.busy = fmt.Sprintf("opening exchange %d", s.ID)
+			return openLive(m.lv.base, s.ID)
+		}
+	case key.Matches(msg, k.Save):
+		if s, ok := m.lv.selected(); ok {
+			dir := m.opts.SaveDir
+			if dir == "" {
+				dir = "."
+			}
+			m.busy = fmt.Sprintf("saving exchange %d", s.ID)
+			return saveLive(m.lv.base, dir, m.opts.ChainPath, s)
+		}
+	default:
+		m.lv.cursor = moveCursor(msg, k, m.lv.cursor, len(m.lv.shown()), m.bodyHeight()-2)
+	}
+	return nil
+}
+
+// filterKey edits the Live tab's / filter.
+func (l *liveTab) filterKey(m *Model, msg tea.KeyPressMsg) {
+	switch {
+	case key.Matches(msg, m.keys.Enter):
+		m.lv.filtering = false
+	case key.Matches(msg, m.keys.Back):
+		m.lv.filtering, m.lv.filter = false, ""
+	case msg.Code == tea.KeyBackspace:
+		if r := []rune(m.lv.filter); len(r) > 0 {
+			m.lv.filter = string(r[:len(r)-1])
+		}
+	case msg.Text != "":
+		m.lv.filter += msg.Text
+	}
+	m.lv.cursor = 0
 }
