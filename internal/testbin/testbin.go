@@ -30,7 +30,7 @@ const Env = "ABKIT_TEST_BIN"
 var Packages = []string{
 	"./cmd/abkit-runtime",
 	"./examples/plugins/...",
-	"./internal/refruntime/broken/...",
+	"./internal/refruntime/brokenruntime",
 	"./internal/refruntime/alt/...",
 	"./internal/conformance/testdata/broken",
 	"./internal/pluginhost/testdata/headerstamp",
