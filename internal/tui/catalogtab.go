@@ -18,6 +18,7 @@ import (
 
 // catalogTab is the Catalog tab: a filterable list and a detail pane.
 type catalogTab struct {
+	paneSize
 	c          *catalog.Catalog
 	badges     []string // per plugin, computed once
 	nameW      int      // width of the name column: the longest name, bounded
@@ -353,6 +354,6 @@ func (t *catalogTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
 
 // keys handles the Catalog tab's keys.
 func (t *catalogTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
-	t.key(msg, m.keys, m.bodyHeight())
+	t.key(msg, m.keys, t.h)
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 // or a finding that concerns no entry. Lines wrap to the width with a
 // hanging indent, so no finding is cut.
 type chainTab struct {
+	paneSize
 	// loadErr is why the chain file could not be loaded (such as a YAML
 	// error with file:line:column); the tab shows it until e fixes it.
 	loadErr  string
@@ -453,6 +454,6 @@ func (t *chainTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	m.chain.move(msg, k, m.w, m.bodyHeight())
+	t.move(msg, k, t.w, t.h)
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 // liveTab lists the exchanges of an abctl serve (its API, docs/live.md) as
 // they finish. Paused, it keeps what arrives aside and counts it.
 type liveTab struct {
+	paneSize
 	base string // serve's base URL
 
 	rows      []live.Summary // shown, oldest first
@@ -438,7 +439,7 @@ func (l *liveTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 			return saveLive(m.lv.base, dir, m.opts.ChainPath, s)
 		}
 	default:
-		m.lv.cursor = moveCursor(msg, k, m.lv.cursor, len(m.lv.shown()), m.bodyHeight()-2)
+		l.cursor = moveCursor(msg, k, l.cursor, len(l.shown()), l.h-2)
 	}
 	return nil
 }

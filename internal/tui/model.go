@@ -121,6 +121,7 @@ func New(opts Options) *Model {
 	m.spin = spinner.New(spinner.WithSpinner(spinner.Line))
 	m.tr.fixtures = opts.Fixtures
 	m.busy = "loading catalog"
+	m.resize()
 	if opts.Attach != "" {
 		// Attached, the live exchanges are what the user came for.
 		m.lv.base = strings.TrimSuffix(opts.Attach, "/")
@@ -228,6 +229,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
+		m.resize()
 		return m, nil
 	case tea.BackgroundColorMsg:
 		m.dark = msg.IsDark()
@@ -266,6 +268,21 @@ type pane interface {
 	keys(m *Model, msg tea.KeyPressMsg) tea.Cmd
 	// view renders the pane's body in w×h cells.
 	view(w, h int, th theme) []string
+	// setSize gives the pane the size of its body (the terminal less the
+	// tab bar and the status line); its keys page by it.
+	setSize(w, h int)
+}
+
+// paneSize is the body size a pane was last given; each tab embeds it.
+type paneSize struct{ w, h int }
+
+func (s *paneSize) setSize(w, h int) { s.w, s.h = w, h }
+
+// resize gives every pane its body size.
+func (m *Model) resize() {
+	for _, p := range m.panes() {
+		p.setSize(m.w, m.bodyHeight())
+	}
 }
 
 // panes are the tabs, in tab order.

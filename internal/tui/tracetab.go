@@ -20,6 +20,7 @@ import (
 // traceTab is the Trace tab: pick a fixture, dry-run it, step through the
 // timeline of hook calls.
 type traceTab struct {
+	paneSize
 	fixtures []Exchange
 	pick     int
 	pickOff  int
@@ -443,7 +444,7 @@ func (t *traceTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 				t.picking = false
 			}
 		default:
-			t.pick = moveCursor(msg, k, t.pick, len(t.fixtures), shown(t.pickRows, m.bodyHeight()))
+			t.pick = moveCursor(msg, k, t.pick, len(t.fixtures), shown(t.pickRows, t.h))
 		}
 		return nil
 	}
@@ -499,7 +500,7 @@ func (t *traceTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.End):
 		t.cursor = len(t.run.Events) - 1
 	default:
-		t.cursor = moveCursor(msg, k, t.cursor, len(t.run.Events), shown(t.stepRows, m.bodyHeight()))
+		t.cursor = moveCursor(msg, k, t.cursor, len(t.run.Events), shown(t.stepRows, t.h))
 	}
 	return nil
 }
