@@ -4,8 +4,9 @@ BENCHTIME ?= 1s
 # Extra flags for go test, e.g. TESTFLAGS='-run TestSelftest -v'.
 TESTFLAGS ?=
 # The binaries integration tests run as real processes, built once per test
-# run (internal/testbin keeps the same list).
-TESTBIN_PKGS = ./cmd/abkit-runtime ./examples/plugins/... ./internal/refruntime/broken/... ./internal/refruntime/alt/... ./internal/conformance/testdata/broken ./internal/pluginhost/testdata/headerstamp ./internal/pluginhost/testdata/bearergate
+# run: internal/testbin's Packages is the one list (read only by the targets
+# that use it).
+TESTBIN_PKGS = $(shell $(GO) run ./internal/testbin/list)
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 
 .PHONY: all build test test-stress test-hostile bench bench-live bench-peers lint proto proto-python proto-typescript run fmt replay release-snapshot clean mutate

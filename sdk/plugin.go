@@ -73,7 +73,7 @@
 //
 // Across the boundary a plugin behaves as in-process: the host assigns each
 // exchange an ID and the SDK keeps the plugin-side exchange (its typed state,
-// P31) until the exchange's last call for the plugin; body writes are sent
+// [P31]) until the exchange's last call for the plugin; body writes are sent
 // back and applied, or refused (P17), by the host; extension values cross
 // as JSON, so read them back with sdk/extension (extension.Get) rather than
 // a type assertion.
@@ -87,12 +87,15 @@
 // conformance suite in go test; sdk/jsonrpc reads JSON-RPC (MCP, A2A);
 // sdk/redact removes credentials from what a plugin logs. The example
 // plugins (examples/plugins) use nothing else of this module.
+//
+// [P31]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package sdk
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -136,17 +139,36 @@ type HookSet struct {
 	Tools  []hooks.ToolReactor
 }
 
+// Specs returns the specs of every hook in h, submit hooks first, then part
+// hooks, then tool reactors: the order a plugin's Describe lists them in.
+func (h *HookSet) Specs() []hooks.Spec {
+	if h == nil {
+		return nil
+	}
+	var out []hooks.Spec
+	for _, x := range h.Submit {
+		out = append(out, x.Spec())
+	}
+	for _, x := range h.Parts {
+		out = append(out, x.Spec())
+	}
+	for _, x := range h.Tools {
+		out = append(out, x.Spec())
+	}
+	return out
+}
+
 // Families returns the contract families p serves, in P, D, H order.
 func (p Plugin) Families() []string {
 	var f []string
 	if p.Pipeline != nil {
-		f = append(f, "P")
+		f = append(f, family.Pipeline)
 	}
 	if p.Extension != nil {
-		f = append(f, "D")
+		f = append(f, family.Dispatch)
 	}
 	if p.Hooks != nil {
-		f = append(f, "H")
+		f = append(f, family.Hooks)
 	}
 	return f
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/abkit/abkit/internal/probe"
 	"github.com/abkit/abkit/sdk"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -61,13 +63,16 @@ func DescribeBuiltin(b Builtin) (d Descriptor, note string) {
 		if d.Name == "" {
 			d.Name = f.Name
 		}
-		d.Families = append(d.Families, FamilyPipeline)
+		d.Families = append(d.Families, family.Pipeline)
 		d.Config = f.Config
-		first, obs, err := probe(f)
-		d.Observed = obs
+		insts, _, err := probe.Instances(f)
 		if err != nil {
 			note = fmt.Sprintf("could not make an instance (%v); capabilities unknown", err)
 		} else {
+			first := insts[0]
+			for _, p := range insts {
+				d.Observed = append(d.Observed, ObservedInstance{Name: p.Name(), Capabilities: p.Capabilities()})
+			}
 			caps := first.Capabilities()
 			d.Capabilities = FromGateway(caps)
 			if d.Description == "" {
@@ -100,43 +105,6 @@ func FromManifest(m intercept.Manifest) *Extension {
 	return e
 }
 
-// probe makes two instances of f (P2) and returns the first and what both
-// reported. It tries gateway.ProbeConfigs in order, because a plugin may
-// refuse to start without configuration.
-func probe(f *gateway.Factory) (gateway.Plugin, []ObservedInstance, error) {
-	if f.New == nil {
-		return nil, nil, fmt.Errorf("factory %q has no New function", f.Name)
-	}
-	var firstErr error
-	for _, cfg := range gateway.ProbeConfigs(f.Config) {
-		var (
-			insts []gateway.Plugin
-			obs   []ObservedInstance
-			err   error
-		)
-		for range 2 {
-			var p gateway.Plugin
-			p, err = f.New(cfg)
-			if err != nil {
-				break
-			}
-			if p == nil {
-				err = fmt.Errorf("factory %q returned a nil plugin", f.Name)
-				break
-			}
-			insts = append(insts, p)
-			obs = append(obs, ObservedInstance{Name: p.Name(), Capabilities: p.Capabilities()})
-		}
-		if err == nil {
-			return insts[0], obs, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return nil, nil, firstErr
-}
-
 // FromSDK returns the builtin form of an sdk plugin bundle: its factory,
 // its extension's manifest and the specs of its hooks.
 func FromSDK(p sdk.Plugin) Builtin {
@@ -145,16 +113,6 @@ func FromSDK(p sdk.Plugin) Builtin {
 		m := p.Extension.Manifest
 		b.Extension = &m
 	}
-	if hs := p.Hooks; hs != nil {
-		for _, h := range hs.Submit {
-			b.Hooks = append(b.Hooks, h.Spec())
-		}
-		for _, h := range hs.Parts {
-			b.Hooks = append(b.Hooks, h.Spec())
-		}
-		for _, h := range hs.Tools {
-			b.Hooks = append(b.Hooks, h.Spec())
-		}
-	}
+	b.Hooks = p.Hooks.Specs()
 	return b
 }

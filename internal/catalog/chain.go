@@ -12,6 +12,7 @@ import (
 
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pipeline"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -330,7 +331,7 @@ func lintBodies(cf *ChainFile, dir gateway.Direction, entries []ChainEntry, c *C
 		if d.Capabilities.ReadsBody {
 			reads = true
 		}
-		if slices.Contains(d.Behaviours, BehaviourStream) && !d.Capabilities.ReadsBody {
+		if slices.Contains(d.Behaviours, gateway.BehaviourStream) && !d.Capabilities.ReadsBody {
 			streamers = append(streamers, i)
 		}
 	}
@@ -357,7 +358,7 @@ func validateExtensions(cf *ChainFile, c *Catalog, add func(path, plugin, rule, 
 		}
 		d, ok := c.Lookup(e.Plugin)
 		if !ok || d.Extension == nil {
-			add(base+".plugin", e.Plugin, RuleChainRef, suggest(e.Plugin, familyNames(c, FamilyIntercept), "use the plugin ID of an agent extension in the catalog"), "%q is not an agent extension in the catalog (extensions: %s)", e.Plugin, listOrNone(familyNames(c, FamilyIntercept)))
+			add(base+".plugin", e.Plugin, RuleChainRef, suggest(e.Plugin, familyNames(c, family.Dispatch), "use the plugin ID of an agent extension in the catalog"), "%q is not an agent extension in the catalog (extensions: %s)", e.Plugin, listOrNone(familyNames(c, family.Dispatch)))
 			continue
 		}
 		m := *d.Extension
@@ -410,7 +411,7 @@ func validateHooks(cf *ChainFile, c *Catalog, add func(path, plugin, rule, fix, 
 		base := fmt.Sprintf("$.hooks[%d]", i)
 		d, ok := c.Lookup(h.Plugin)
 		if !ok || len(d.Hooks) == 0 {
-			add(base+".plugin", h.Plugin, RuleChainRef, suggest(h.Plugin, familyNames(c, FamilyHook), "use the name of a hook plugin in the catalog"), "%q is not a hook plugin in the catalog (hook plugins: %s)", h.Plugin, listOrNone(familyNames(c, FamilyHook)))
+			add(base+".plugin", h.Plugin, RuleChainRef, suggest(h.Plugin, familyNames(c, family.Hooks), "use the name of a hook plugin in the catalog"), "%q is not a hook plugin in the catalog (hook plugins: %s)", h.Plugin, listOrNone(familyNames(c, family.Hooks)))
 			continue
 		}
 		if h.ID != "" && !slices.ContainsFunc(d.Hooks, func(s hooks.Spec) bool { return s.ID == h.ID }) {

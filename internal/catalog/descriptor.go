@@ -11,30 +11,17 @@
 package catalog
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
-)
-
-// Contract families a plugin can take part in.
-const (
-	FamilyPipeline  = "P"
-	FamilyIntercept = "D"
-	FamilyHook      = "H"
-)
-
-// Optional behaviours a pipeline plugin may opt into (P12–P14, P19, P26).
-const (
-	BehaviourFinish   = gateway.BehaviourFinish
-	BehaviourInit     = gateway.BehaviourInit
-	BehaviourReady    = gateway.BehaviourReady
-	BehaviourShutdown = gateway.BehaviourShutdown
-	BehaviourStream   = gateway.BehaviourStream
 )
 
 // Origin kinds.
@@ -298,14 +285,14 @@ func (d Descriptor) clone() Descriptor {
 func (d *Descriptor) finish() {
 	d.Capabilities.normalize()
 	fam := d.Families[:0:0]
-	if d.Capabilities != nil || d.Config != nil || slices.Contains(d.Families, FamilyPipeline) {
-		fam = append(fam, FamilyPipeline)
+	if d.Capabilities != nil || d.Config != nil || slices.Contains(d.Families, family.Pipeline) {
+		fam = append(fam, family.Pipeline)
 	}
-	if d.Extension != nil || slices.Contains(d.Families, FamilyIntercept) {
-		fam = append(fam, FamilyIntercept)
+	if d.Extension != nil || slices.Contains(d.Families, family.Dispatch) {
+		fam = append(fam, family.Dispatch)
 	}
-	if len(d.Hooks) > 0 || slices.Contains(d.Families, FamilyHook) {
-		fam = append(fam, FamilyHook)
+	if len(d.Hooks) > 0 || slices.Contains(d.Families, family.Hooks) {
+		fam = append(fam, family.Hooks)
 	}
 	for _, f := range d.Families {
 		if !slices.Contains(fam, f) {
@@ -348,6 +335,46 @@ func configLines(prefix string, fields []gateway.Field) []string {
 		}
 		out = append(out, b.String())
 		out = append(out, configLines(prefix+f.Name+".", f.Fields)...)
+	}
+	return out
+}
+
+// Detail is one entry of a descriptor's detail view: a key and its value,
+// or, when List is set, a key over several lines (Lines: one config field
+// a line).
+type Detail struct {
+	Key, Value string
+	List       bool
+	Lines      []string
+}
+
+// Details are the entries `abctl catalog show` and the TUI's catalog pane
+// both show after a plugin's capabilities, in order: its configuration
+// schema, its extension manifest (family D), its hooks (family H) and its
+// positions in a live chain. sep joins the values of a list field (points,
+// slots); each front end formats the entries its own way.
+func Details(d *Descriptor, sep string) []Detail {
+	var out []Detail
+	add := func(k, v string) { out = append(out, Detail{Key: k, Value: v}) }
+	if d.Config != nil {
+		out = append(out, Detail{Key: "config", List: true, Lines: ConfigLines(d.Config.Fields)})
+	} else if d.HasFamily(family.Pipeline) {
+		add("config", "none (takes no configuration)")
+	}
+	if e := d.Extension; e != nil {
+		add("points", strings.Join(e.Points, sep))
+		add("slots", strings.Join(e.Slots, sep))
+		add("priority", strconv.Itoa(e.Priority))
+		add("required", strconv.FormatBool(e.Required))
+		if e.Timeout != "" {
+			add("timeout", e.Timeout)
+		}
+	}
+	for _, h := range d.Hooks {
+		add("hook", fmt.Sprintf("%s kind=%s order=%d policy=%s", h.ID, h.Kind, h.Order, cmp.Or(string(h.Policy), "unspecified")))
+	}
+	for _, l := range d.Live {
+		add("live", fmt.Sprintf("%s #%d", l.Direction, l.Position))
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -13,9 +14,9 @@ import (
 // there is nothing to say.
 func TestValidateChain_X2(t *testing.T) {
 	cat := &Catalog{Plugins: []Descriptor{
-		{Name: "parser", Description: "Parses", Families: []string{FamilyPipeline}, Capabilities: &Capabilities{
+		{Name: "parser", Description: "Parses", Families: []string{family.Pipeline}, Capabilities: &Capabilities{
 			Extensions: []gateway.ExtensionSpec{{Key: "inference", Writes: true, Schema: json.RawMessage(`{"type":"object"}`)}}}},
-		{Name: "reader", Description: "Reads", Families: []string{FamilyPipeline}, Capabilities: &Capabilities{
+		{Name: "reader", Description: "Reads", Families: []string{family.Pipeline}, Capabilities: &Capabilities{
 			Extensions: []gateway.ExtensionSpec{{Key: "inference", Reads: true}}}},
 	}}
 	cf, err := ParseChain("c.yaml", []byte("outbound:\n  - name: reader\n  - name: parser\n"))
@@ -34,7 +35,7 @@ func TestValidateChain_X2(t *testing.T) {
 
 // TestLint_X1: lint reports a declared schema that does not compile.
 func TestLint_X1(t *testing.T) {
-	cat := &Catalog{Plugins: []Descriptor{{Name: "parser", Description: "Parses", Families: []string{FamilyPipeline},
+	cat := &Catalog{Plugins: []Descriptor{{Name: "parser", Description: "Parses", Families: []string{family.Pipeline},
 		Capabilities: &Capabilities{Extensions: []gateway.ExtensionSpec{{Key: "k", Writes: true, Schema: json.RawMessage(`{"type":7}`)}}}}}}
 	fs := Lint(cat)
 	if len(fs) != 1 || fs[0].Rule != "X1" || !strings.Contains(fs[0].Msg, `extension "k": schema does not compile`) {

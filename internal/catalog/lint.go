@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/extschema"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -184,7 +185,7 @@ func Lint(c *Catalog) []Finding {
 type addFunc func(plugin, rule, fix, format string, args ...any)
 
 func lintObserved(d Descriptor, add addFunc) {
-	if d.Origin.Kind == OriginBuiltin && d.HasFamily(FamilyPipeline) && len(d.Observed) == 0 {
+	if d.Origin.Kind == OriginBuiltin && d.HasFamily(family.Pipeline) && len(d.Observed) == 0 {
 		add(d.Name, "P2", "make the factory accept an empty config, or give every required field a default", "could not make an instance to check that capabilities are static")
 		return
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/intercept"
 )
@@ -137,10 +138,10 @@ func TestLintP2(t *testing.T) {
 		t.Errorf("findings (-want +got):\n%s", diff)
 	}
 	d, _ := c.Lookup("needs-config")
-	if d.Capabilities == nil || !d.Capabilities.ReadsBody || !slices_equal(d.Behaviours, []string{BehaviourFinish}) {
+	if d.Capabilities == nil || !d.Capabilities.ReadsBody || !slices_equal(d.Behaviours, []string{gateway.BehaviourFinish}) {
 		t.Errorf("needs-config = %+v, want capabilities from its defaults and the finish behaviour", d)
 	}
-	if e, _ := c.Lookup("ext"); !e.HasFamily(FamilyIntercept) || e.HasFamily(FamilyPipeline) {
+	if e, _ := c.Lookup("ext"); !e.HasFamily(family.Dispatch) || e.HasFamily(family.Pipeline) {
 		t.Errorf("ext families = %v, want [D]", e.Families)
 	}
 }

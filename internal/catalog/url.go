@@ -6,14 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/abkit/abkit/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"time"
 
+	"github.com/abkit/abkit/internal/redact"
+
 	"github.com/abkit/abkit/internal/limits"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -105,7 +107,7 @@ func (s *urlSource) Load(ctx context.Context) ([]Descriptor, []Note, error) {
 				Name:        p.Name,
 				Description: p.Description,
 				Version:     p.Version,
-				Families:    []string{FamilyPipeline},
+				Families:    []string{family.Pipeline},
 				Capabilities: &Capabilities{
 					ReadsBody:          p.ReadsBody,
 					WritesRequestBody:  p.WritesRequestBody,
@@ -141,7 +143,7 @@ func liveDescriptors(doc wireDoc, origin Origin) []Descriptor {
 			if !ok {
 				i = len(out)
 				byName[e.Name] = i
-				out = append(out, Descriptor{Name: e.Name, Description: e.Description, Families: []string{FamilyPipeline}, Origin: origin})
+				out = append(out, Descriptor{Name: e.Name, Description: e.Description, Families: []string{family.Pipeline}, Origin: origin})
 			}
 			out[i].Live = append(out[i].Live, LiveEntry{Direction: dir, Position: e.Position, Config: e.Config})
 		}

@@ -3,6 +3,12 @@
 // terminal detection, environment) from the [App], so tests run them
 // in-process without globals.
 //
+// Every command has one shape, one file each (catalog_list.go for
+// `abctl catalog list`): an xOpts struct that its flags and arguments fill
+// and nothing else, newXCmd(o) that builds the cobra command around it,
+// and runX(ctx, o, opts) that does the work. o holds the global flags and
+// the App; a command group's file holds only the group.
+//
 // Exit codes: 0 ok, 1 findings, 2 usage, 3 a plugin, file or gateway could
 // not be read. [Main] maps errors to them.
 package cli
@@ -161,35 +167,16 @@ func MainWithSignals(app *App, args []string) int {
 }
 
 // Main runs abctl with args, prints any error to Err and returns the exit
-// code.
+// code. (record stops on SIGINT as its normal end and exits 0.)
 func Main(ctx context.Context, app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
-	// A limit variable set to nonsense is a usage error before anything
-	// runs, not a setting silently ignored (docs/limits.md).
-	err := limits.CheckEnv()
-	if err != nil {
-		err = usageErr(err)
-	} else {
-		err = root.ExecuteContext(ctx)
-	}
-	code := ExitCode(err)
-	if sc, ok := interrupt.Code(ctx); ok && code != ExitOK {
-		// A command a signal cut short exits as a shell reports the
-		// signal: 130 SIGINT, 143 SIGTERM. (record stops on SIGINT as
-		// its normal end and exits 0.)
-		code = sc
-	}
-	var ee *ExitError
-	if err != nil && !(errors.As(err, &ee) && ee.Err == nil) {
-		p := newPainter(app, false)
-		// Errors quote files, plugins and traffic: escape what they quote.
-		fmt.Fprintf(app.Err, "%s %s\n", p.red("abctl:"), termsafe.String(err.Error()))
-		if code == ExitUsage {
-			fmt.Fprintln(app.Err, "Run 'abctl --help' for usage.")
-		}
-	}
-	return code
+	return exitcode.Main(ctx, app.Err, exitcode.Program{
+		Prefix: newPainter(app, false).red("abctl:"),
+		Help:   "abctl --help",
+		Usage:  ExitUsage,
+		Code:   ExitCode,
+	}, func() error { return root.ExecuteContext(ctx) })
 }
 
 // NewRoot builds the abctl command tree.

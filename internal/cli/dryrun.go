@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -30,6 +31,7 @@ import (
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // PipelineFactories returns the in-process pipeline plugins dryrun and
@@ -57,8 +59,12 @@ func PipelineFactories() []gateway.Factory {
 // readErr marks a file abctl could not read or decode (exit 3).
 func readErr(err error) error { return &ExitError{Code: ExitRead, Err: err} }
 
+// dryrunOpts are what `abctl dryrun` runs with: the flags and the FIXTURE
+// argument, if any.
 type dryrunOpts struct {
-	chain, sse, json, request, direction, pluginDir string
+	chain, sse, json, request, direction string
+	plugins                              pluginDirOpts
+	args                                 []string
 }
 
 func newDryrunCmd(o *globalOpts) *cobra.Command {
@@ -75,8 +81,10 @@ optionally with --request for the request that produced it.
 
 Built-in plugins run in-process. With --plugin-dir DIR, a chain entry
 that is not built in runs from the binary DIR/NAME (DIR/NAME.exe on
-Windows) through go-plugin; the binary must describe itself as NAME. The
-plugin processes are stopped when the run ends, fails or is interrupted.
+Windows) through go-plugin; the binary must describe itself as NAME. A
+binary named as a built-in plugin is not started (a note says so) unless
+--prefer-dir is given, which runs it instead. The plugin processes are
+stopped when the run ends, fails or is interrupted.
 -o json prints the report documented in
 docs/replay.md (events with seq, hook, plugin, frame, last, action, reason,
 status, mutated, duration_ns; outcome; warnings). The exit code is 0 when
@@ -93,7 +101,8 @@ chain has no entries for); 130 when interrupted by SIGINT, 143 by SIGTERM
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDryrun(cmd.Context(), o, d, args)
+			d.args = args
+			return runDryrun(cmd.Context(), o, d)
 		},
 	}
 	f := c.Flags()
@@ -102,7 +111,7 @@ chain has no entries for); 130 when interrupted by SIGINT, 143 by SIGTERM
 	f.StringVar(&d.json, "json", "", "captured JSON body to run instead of a fixture")
 	f.StringVar(&d.request, "request", "", "request for --sse/--json: HTTP/1.1 text (METHOD URL, headers, blank line, body)")
 	f.StringVar(&d.direction, "direction", "", "chain direction: inbound or outbound (default: the fixture's, else outbound)")
-	f.StringVar(&d.pluginDir, "plugin-dir", "", "directory of plugin binaries: a chain entry that is not built in runs from DIR/NAME through go-plugin")
+	d.plugins.flags(f)
 	_ = c.RegisterFlagCompletionFunc("chain", completeYAML)
 	_ = c.RegisterFlagCompletionFunc("direction", cobra.FixedCompletions([]cobra.Completion{"inbound", "outbound"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -166,7 +175,7 @@ func loadExchange(args []string, sse, jsonBody, request, otherBodies string) (*f
 	return f, nil
 }
 
-func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string) error {
+func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts) error {
 	format, err := o.format()
 	if err != nil {
 		return err
@@ -177,71 +186,23 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 	if d.chain == "" {
 		return usageErr(errors.New("--chain is required"))
 	}
-	fs, err := openExchange(args, d.sse, d.json, d.request, "--json or a fixture file (abctl fixture import --har)")
+	fs, err := openExchange(d.args, d.sse, d.json, d.request, "--json or a fixture file (abctl fixture import --har)")
 	if err != nil {
 		return err
 	}
 	defer fs.Close()
-	f := fs.Fixture
-	dirName := d.direction
-	if dirName == "" {
-		dirName = f.Direction
-	}
-	dir, err := replay.ParseDirection(dirName)
+	dir, names, err := d.entries(fs.Fixture)
 	if err != nil {
-		return usageErr(err)
-	}
-	cf, err := catalog.ReadChainFile(d.chain)
-	if err != nil {
-		return readErr(err)
-	}
-	names := entryNames(cf, dir)
-	if len(names) == 0 {
-		// The file is fine; the direction asked of it is not (exit 2).
-		other := gateway.Outbound
-		if dir == gateway.Outbound {
-			other = gateway.Inbound
-		}
-		from := "--direction " + dir.String()
-		if d.direction == "" {
-			from = "the fixture's direction (" + dir.String() + ")"
-		}
-		return usageErr(fmt.Errorf("%s: %s has no %s entries; add an %q list to it, or run with --direction %s", from, d.chain, dir, dir.String(), other))
+		return err
 	}
 	// The trace is written as the run produces it, so that memory does
 	// not grow with the fixture (docs/perf.md): events go out one by one,
 	// through one buffer flushed at the end.
-	bw := bufio.NewWriterSize(o.app.Out, 64<<10)
-	var (
-		rep replay.Report
-		tw  *tableWriter
-		rw  *replay.ReportWriter
-		yw  *yamlReportWriter
-	)
-	var sink func(*trace.Event) error
-	switch format {
-	case "json":
-		rw = replay.NewReportWriter(bw)
-		sink = rw.Event
-	case "yaml":
-		yw = &yamlReportWriter{w: bw}
-		sink = yw.event
-	default:
-		tw = newTableWriter(o, bw)
-		sink = tw.event
-	}
-	// A sink error is the output's (exit as write errors do); any other
-	// error of the run is the fixture's (exit 3).
-	write := sink
-	sink = func(e *trace.Event) error {
-		if err := write(e); err != nil {
-			return &outputError{err}
-		}
-		return nil
-	}
+	out := newReportSink(o, format)
+	var rep replay.Report
 	var runErr error
 	var buildWarnings []*pipeline.RuleError
-	err = withPlugins(ctx, o.app, d.pluginDir, names, func(factories []gateway.Factory) error {
+	err = withPluginDir(ctx, o, d.plugins, names, func(factories []gateway.Factory) error {
 		ch, err := replay.LoadChain(ctx, d.chain, dir, factories)
 		if err != nil {
 			return readErr(err)
@@ -253,13 +214,13 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 			defer cancel()
 			ch.Close(cctx)
 		}()
-		rep, runErr = replay.RunStream(ctx, ch.Chain, fs, sink)
+		rep, runErr = replay.RunStream(ctx, ch.Chain, fs, out.event)
 		return nil
 	})
 	// An interrupt is reported as one whatever stage it cut short: loading a
 	// plugin, building the chain or running the exchange.
 	if cerr := context.Cause(ctx); cerr != nil {
-		bw.Flush()
+		out.bw.Flush()
 		if err != nil {
 			cerr = fmt.Errorf("%w (%v)", cerr, err)
 		}
@@ -273,7 +234,7 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 		if errors.As(runErr, &oe) {
 			return writeOut(oe.err)
 		}
-		bw.Flush()
+		out.bw.Flush()
 		return readErr(runErr)
 	}
 	// What the build reported without refusing (P5, X1, X2) comes first.
@@ -284,25 +245,105 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts, args []string)
 		}
 		rep.Warnings = append(ws, rep.Warnings...)
 	}
+	return out.finish(rep)
+}
+
+// entries resolves the direction to run (--direction, else the fixture's)
+// and the names of the chain's entries in it; a direction with no entries
+// is a usage error.
+func (d *dryrunOpts) entries(f *fixture.Fixture) (gateway.Direction, []string, error) {
+	dirName := d.direction
+	if dirName == "" {
+		dirName = f.Direction
+	}
+	dir, err := replay.ParseDirection(dirName)
+	if err != nil {
+		return dir, nil, usageErr(err)
+	}
+	cf, err := catalog.ReadChainFile(d.chain)
+	if err != nil {
+		return dir, nil, readErr(err)
+	}
+	names := entryNames(cf, dir)
+	if len(names) == 0 {
+		// The file is fine; the direction asked of it is not (exit 2).
+		other := gateway.Outbound
+		if dir == gateway.Outbound {
+			other = gateway.Inbound
+		}
+		from := "--direction " + dir.String()
+		if d.direction == "" {
+			from = "the fixture's direction (" + dir.String() + ")"
+		}
+		return dir, nil, usageErr(fmt.Errorf("%s: %s has no %s entries; add an %q list to it, or run with --direction %s", from, d.chain, dir, dir.String(), other))
+	}
+	return dir, names, nil
+}
+
+// reportSink writes dryrun's report in one format (text, json or yaml)
+// event by event, through one buffer on Out.
+type reportSink struct {
+	o      *globalOpts
+	format string
+	bw     *bufio.Writer
+	tw     *tableWriter
+	rw     *replay.ReportWriter
+	yw     *yamlReportWriter
+}
+
+func newReportSink(o *globalOpts, format string) *reportSink {
+	s := &reportSink{o: o, format: format, bw: bufio.NewWriterSize(o.app.Out, 64<<10)}
 	switch format {
 	case "json":
-		if err := rw.Finish(rep.Outcome, rep.Warnings); err != nil {
-			return writeOut(err)
-		}
-		return writeOut(bw.Flush())
+		s.rw = replay.NewReportWriter(s.bw)
 	case "yaml":
-		if err := yw.finish(rep.Outcome, rep.Warnings); err != nil {
+		s.yw = &yamlReportWriter{w: s.bw}
+	default:
+		s.tw = newTableWriter(o, s.bw)
+	}
+	return s
+}
+
+// event writes one event. Its error is the output's (an *outputError, so
+// it exits as write errors do); any other error of the run is the
+// fixture's (exit 3).
+func (s *reportSink) event(e *trace.Event) error {
+	var err error
+	switch s.format {
+	case "json":
+		err = s.rw.Event(e)
+	case "yaml":
+		err = s.yw.event(e)
+	default:
+		err = s.tw.event(e)
+	}
+	if err != nil {
+		return &outputError{err}
+	}
+	return nil
+}
+
+// finish writes the outcome and warnings and flushes.
+func (s *reportSink) finish(rep replay.Report) error {
+	switch s.format {
+	case "json":
+		if err := s.rw.Finish(rep.Outcome, rep.Warnings); err != nil {
 			return writeOut(err)
 		}
-		return writeOut(bw.Flush())
+		return writeOut(s.bw.Flush())
+	case "yaml":
+		if err := s.yw.finish(rep.Outcome, rep.Warnings); err != nil {
+			return writeOut(err)
+		}
+		return writeOut(s.bw.Flush())
 	}
-	if err := tw.flush(); err != nil {
+	if err := s.tw.flush(); err != nil {
 		return writeOut(err)
 	}
-	if err := bw.Flush(); err != nil {
+	if err := s.bw.Flush(); err != nil {
 		return writeOut(err)
 	}
-	return writeOut(printOutcome(o, rep))
+	return writeOut(printOutcome(s.o, rep))
 }
 
 // outputError is a failure to write the trace.
@@ -596,6 +637,28 @@ func entryNames(cf *catalog.ChainFile, dir gateway.Direction) []string {
 // are stopped and reaped when withPlugins returns, on every path: run's
 // result, a load error, a panic, or a cancelled ctx (SIGINT in abctl).
 func withPlugins(ctx context.Context, app *App, pluginDir string, names []string, run func([]gateway.Factory) error) error {
+	return withPluginDir(ctx, &globalOpts{app: app}, pluginDirOpts{dir: pluginDir}, names, run)
+}
+
+// pluginDirOpts are the --plugin-dir and --prefer-dir flags of the
+// commands that run a chain.
+type pluginDirOpts struct {
+	dir    string
+	prefer bool
+}
+
+// flags adds --plugin-dir and --prefer-dir to f.
+func (p *pluginDirOpts) flags(f *pflag.FlagSet) {
+	f.StringVar(&p.dir, "plugin-dir", "", "directory of plugin binaries: a chain entry that is not built in runs from DIR/NAME through go-plugin")
+	f.BoolVar(&p.prefer, "prefer-dir", false, "with --plugin-dir, a chain entry that is built in but also a binary DIR/NAME runs the binary")
+}
+
+// withPluginDir is withPlugins with --prefer-dir: a name that is built in
+// and also a binary in the directory runs the binary when p.prefer is set,
+// else the built-in; either way a note on stderr says which, so a binary
+// is never shadowed silently.
+func withPluginDir(ctx context.Context, o *globalOpts, p pluginDirOpts, names []string, run func([]gateway.Factory) error) error {
+	app, pluginDir := o.app, p.dir
 	factories := app.pipeline()
 	if pluginDir == "" {
 		return run(factories)
@@ -609,7 +672,20 @@ func withPlugins(ctx context.Context, app *App, pluginDir string, names []string
 	for _, f := range factories {
 		have[f.Name] = true
 	}
+	note := newPainter(app, o.noColor).dim("note:")
 	for _, name := range names {
+		if have[name] {
+			path := binaryPath(pluginDir, name)
+			if _, err := os.Stat(path); err != nil || !p.prefer {
+				if err == nil {
+					fmt.Fprintf(app.Err, "%s chain entry %q runs the built-in plugin; %s has its name and is not started (--prefer-dir runs it)\n", note, name, path)
+				}
+				continue
+			}
+			fmt.Fprintf(app.Err, "%s chain entry %q runs %s, not the built-in plugin (--prefer-dir)\n", note, name, path)
+			factories = slices.DeleteFunc(factories, func(f gateway.Factory) bool { return f.Name == name })
+			have[name] = false
+		}
 		if have[name] {
 			continue
 		}
@@ -623,12 +699,18 @@ func withPlugins(ctx context.Context, app *App, pluginDir string, names []string
 	return run(factories)
 }
 
-// loadBinary starts pluginDir/name and returns its pipeline factory.
-func loadBinary(ctx context.Context, host *pluginhost.Host, pluginDir, name string) (gateway.Factory, error) {
+// binaryPath is the plugin binary pluginDir/NAME (NAME.exe on Windows).
+func binaryPath(pluginDir, name string) string {
 	path := filepath.Join(pluginDir, name)
 	if runtime.GOOS == "windows" {
 		path += ".exe"
 	}
+	return path
+}
+
+// loadBinary starts pluginDir/name and returns its pipeline factory.
+func loadBinary(ctx context.Context, host *pluginhost.Host, pluginDir, name string) (gateway.Factory, error) {
+	path := binaryPath(pluginDir, name)
 	cmd := catalog.Command{Argv: []string{path}}
 	if _, err := os.Stat(path); err != nil {
 		// An interpreted plugin: DIR/NAME.abkit.json names its command line.

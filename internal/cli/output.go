@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/goccy/go-yaml"
 
+	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/termsafe"
 )
 
@@ -258,4 +260,72 @@ func writeData(w io.Writer, format string, v any) error {
 		return writeYAML(w, v)
 	}
 	return writeJSON(w, v)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// reportFindings prints findings and returns the findings exit code when
+// there are any.
+func reportFindings(o *globalOpts, format string, fs []catalog.Finding, what string) error {
+	if format != "table" {
+		if err := writeData(o.app.Out, format, lintOutput{Findings: nonNil(fs)}); err != nil {
+			return writeOut(err)
+		}
+	} else if o.app.OutTerminal {
+		// On a terminal, one block per finding: messages are too long
+		// for table columns.
+		p := outPainter(o.app, o.noColor)
+		var b strings.Builder
+		for _, f := range fs {
+			if w := f.Where(); w != "" {
+				b.WriteString(w + ": ")
+			}
+			b.WriteString(p.red(f.Rule))
+			if f.Plugin != "" {
+				b.WriteString(" " + p.bold(f.Plugin))
+			}
+			b.WriteString(": " + f.Msg + "\n")
+			b.WriteString("    " + p.dim("fix:") + " " + f.Fix + "\n")
+		}
+		if _, err := io.WriteString(o.app.Out, b.String()); err != nil {
+			return writeOut(err)
+		}
+	} else {
+		// Plain: FILE:LINE:COLUMN (when a file), RULE, PLUGIN, MESSAGE, FIX.
+		rows := make([][]string, 0, len(fs))
+		for _, f := range fs {
+			var row []string
+			if w := f.Where(); w != "" {
+				row = append(row, w)
+			}
+			rows = append(rows, append(row, f.Rule, f.Plugin, f.Msg, f.Fix))
+		}
+		if err := writeTable(o.app.Out, false, 0, painter{}, nil, rows); err != nil {
+			return writeOut(err)
+		}
+	}
+	ep := newPainter(o.app, o.noColor)
+	if len(fs) == 0 {
+		fmt.Fprintf(o.app.Err, "%s %s, no findings\n", ep.green("ok:"), what)
+		return nil
+	}
+	fmt.Fprintf(o.app.Err, "%s %s, %d finding(s)\n", ep.yellow("findings:"), what, len(fs))
+	return &ExitError{Code: ExitFindings}
+}
+
+// writeOut marks a failure to write output; it is not a usage error.
+func writeOut(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &ExitError{Code: ExitRead, Err: fmt.Errorf("write output: %w", err)}
 }

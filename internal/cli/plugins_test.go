@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/abkit/abkit/examples/plugins/guardrail"
 	"github.com/abkit/abkit/internal/testbin"
 
 	"github.com/google/go-cmp/cmp"
@@ -333,5 +334,38 @@ func TestCatalogListDir(t *testing.T) {
 	}
 	if left := pluginProcs(t, binDir); len(left) > 0 {
 		t.Errorf("plugin processes left: %v", left)
+	}
+}
+
+// TestPreferDir: a --plugin-dir binary named as a built-in plugin is not
+// shadowed silently. Without --prefer-dir the built-in runs and a note
+// names the binary left unstarted; with it the binary runs instead.
+func TestPreferDir(t *testing.T) {
+	builtin := guardrail.Factory()
+	for _, prefer := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prefer=%v", prefer), func(t *testing.T) {
+			var e bytes.Buffer
+			o := &globalOpts{app: &App{Out: &e, Err: &e, Pipeline: func() []gateway.Factory { return []gateway.Factory{builtin} }}}
+			err := withPluginDir(context.Background(), o, pluginDirOpts{dir: binDir, prefer: prefer}, []string{"guardrail"}, func(fs []gateway.Factory) error {
+				procs := pluginProcs(t, binDir)
+				if len(fs) != 1 || fs[0].Name != "guardrail" {
+					t.Fatalf("factories %v, want the one guardrail", fs)
+				}
+				if want := map[bool]int{false: 0, true: 1}[prefer]; len(procs) != want {
+					t.Errorf("plugin processes %v, want %d", procs, want)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "runs the built-in plugin; " + filepath.Join(binDir, "guardrail") + " has its name and is not started (--prefer-dir runs it)"
+			if prefer {
+				want = "runs " + filepath.Join(binDir, "guardrail") + ", not the built-in plugin (--prefer-dir)"
+			}
+			if !strings.Contains(e.String(), want) {
+				t.Errorf("stderr %q, want it to say %q", e.String(), want)
+			}
+		})
 	}
 }

@@ -14,9 +14,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// recordOpts are what `abctl record` runs with.
+type recordOpts struct {
+	upstream, listen, out string
+	limits                netlimit.Limits
+}
+
 func newRecordCmd(o *globalOpts) *cobra.Command {
-	var upstream, listen, out string
-	var lim netlimit.Limits
+	r := &recordOpts{}
 	c := &cobra.Command{
 		Use:   "record --upstream URL --listen 127.0.0.1:PORT --out DIR",
 		Short: "Record live exchanges through a reverse proxy into fixtures",
@@ -43,34 +48,38 @@ The proxy asks the upstream for uncompressed bodies.`,
 		Example: "  abctl record --upstream https://api.openai.com --listen 127.0.0.1:8089 --out fixtures/new\n  OPENAI_BASE_URL=http://127.0.0.1:8089/v1 my-agent",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if upstream == "" || listen == "" || out == "" {
-				return usageErr(errors.New("--upstream, --listen and --out are all required"))
-			}
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return readErr(err)
-			}
-			log := slog.New(slog.NewTextHandler(o.app.Err, nil))
-			p, err := record.New(upstream, out, log)
-			if err != nil {
-				return usageErr(err)
-			}
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return readErr(fmt.Errorf("listen %s: %w", listen, err))
-			}
-			return serveRecord(cmd.Context(), o, format, p, lim, ln)
+			return runRecord(cmd.Context(), o, r)
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&upstream, "upstream", "", "upstream base URL, such as https://api.example.com")
-	f.StringVar(&listen, "listen", "127.0.0.1:8089", "address to listen on")
-	f.StringVar(&out, "out", "", "directory for the fixtures")
-	serverLimitFlags(f, &lim)
+	f.StringVar(&r.upstream, "upstream", "", "upstream base URL, such as https://api.example.com")
+	f.StringVar(&r.listen, "listen", "127.0.0.1:8089", "address to listen on")
+	f.StringVar(&r.out, "out", "", "directory for the fixtures")
+	serverLimitFlags(f, &r.limits)
 	return c
+}
+
+func runRecord(ctx context.Context, o *globalOpts, r *recordOpts) error {
+	if r.upstream == "" || r.listen == "" || r.out == "" {
+		return usageErr(errors.New("--upstream, --listen and --out are all required"))
+	}
+	format, err := o.format()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(r.out, 0o755); err != nil {
+		return readErr(err)
+	}
+	log := slog.New(slog.NewTextHandler(o.app.Err, nil))
+	p, err := record.New(r.upstream, r.out, log)
+	if err != nil {
+		return usageErr(err)
+	}
+	ln, err := net.Listen("tcp", r.listen)
+	if err != nil {
+		return readErr(fmt.Errorf("listen %s: %w", r.listen, err))
+	}
+	return serveRecord(ctx, o, format, p, r.limits, ln)
 }
 
 // serveRecord serves p on ln until ctx ends (SIGINT), then drains and

@@ -27,14 +27,15 @@ import (
 )
 
 type serveOpts struct {
-	chain, upstream, listen, pluginDir, record, direction string
-	ring, bodyCap                                         int
-	grace                                                 time.Duration
-	ui                                                    bool
-	limits                                                netlimit.Limits
-	eventWrite                                            time.Duration
-	apiToken                                              string
-	noAPI                                                 bool
+	chain, upstream, listen, record, direction string
+	plugins                                    pluginDirOpts
+	ring, bodyCap                              int
+	grace                                      time.Duration
+	ui                                         bool
+	limits                                     netlimit.Limits
+	eventWrite                                 time.Duration
+	apiToken                                   string
+	noAPI                                      bool
 }
 
 func newServeCmd(o *globalOpts) *cobra.Command {
@@ -55,8 +56,8 @@ abctl exits 1 without listening.
 
 Built-in plugins run in-process; with --plugin-dir DIR a chain entry that
 is not built in runs from the binary DIR/NAME through go-plugin, as in
-dryrun. --direction picks the chain's inbound or outbound list (default
-outbound).
+dryrun (with --prefer-dir, also one that is built in). --direction picks
+the chain's inbound or outbound list (default outbound).
 
 A read-only API on the same listener, under /_abkit/v1/, shows the
 plugins and the pipeline (in the shape 'abctl catalog list --source url:'
@@ -86,7 +87,7 @@ at once. With --ui the terminal UI opens on its Live tab (as 'abctl ui
 	f.StringVar(&s.chain, "chain", "", "chain file (docs/chains.md); required")
 	f.StringVar(&s.upstream, "upstream", "", "upstream base URL, such as https://api.example.com; required")
 	f.StringVar(&s.listen, "listen", "127.0.0.1:8089", "address to listen on")
-	f.StringVar(&s.pluginDir, "plugin-dir", "", "directory of plugin binaries: a chain entry that is not built in runs from DIR/NAME through go-plugin")
+	s.plugins.flags(f)
 	f.StringVar(&s.record, "record", "", "directory to write every finished exchange to as a fixture")
 	f.StringVar(&s.direction, "direction", "outbound", "chain direction to run: inbound or outbound")
 	f.IntVar(&s.ring, "ring", live.DefaultRing, "how many finished exchanges the API keeps")
@@ -157,7 +158,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 		// tab shows (cut exchanges, outcomes).
 		log = slog.New(slog.DiscardHandler)
 	}
-	err = withPlugins(runCtx, o.app, s.pluginDir, names, func(factories []gateway.Factory) error {
+	err = withPluginDir(runCtx, o, s.plugins, names, func(factories []gateway.Factory) error {
 		ch, err := replay.LoadChain(runCtx, s.chain, dir, factories)
 		if err != nil {
 			var be *pipeline.BuildError
@@ -250,7 +251,7 @@ func serveWithUI(ctx context.Context, o *globalOpts, format string, s *serveOpts
 	if s.record != "" {
 		saveDir = filepath.Join(s.record, "saved")
 	}
-	uerr := runUI(ctx, o, &uiOpts{chain: s.chain, pluginDir: s.pluginDir, attach: attachURL(ln.Addr(), token), saveDir: saveDir})
+	uerr := runUI(ctx, o, &uiOpts{chain: s.chain, pluginDir: s.plugins.dir, attach: attachURL(ln.Addr(), token), saveDir: saveDir})
 	stop()
 	if err := <-errc; err != nil {
 		return readErr(err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -312,7 +313,7 @@ func needBehaviour(b string) func(*Descriptor) string {
 }
 
 func needPipeline(d *Descriptor) string {
-	if !d.Has(FamilyP) {
+	if !d.Has(family.Pipeline) {
 		return "the plugin does not serve family P"
 	}
 	if d.Pipeline == nil || d.Pipeline.ProbeError != "" {

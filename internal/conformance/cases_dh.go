@@ -9,6 +9,7 @@ import (
 
 	"github.com/abkit/abkit/internal/dispatch"
 	"github.com/abkit/abkit/internal/hookbus"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
 )
@@ -103,7 +104,7 @@ func safeExtCall(ctx context.Context, ext intercept.Extension, p intercept.Point
 }
 
 func needRequestPoints(d *Descriptor) string {
-	if r := needFamily(FamilyD)(d); r != "" {
+	if r := needFamily(family.Dispatch)(d); r != "" {
 		return r
 	}
 	if d.Extension == nil {
@@ -126,7 +127,7 @@ without one is skipped by every host), every point one of the 17 of D1,
 priority within -1000…1000 (D4), timeout not negative and at most 60 s
 (D3; larger values are capped by the host).
 Fix: correct the manifest in your sdk.Extension.`,
-		Applies: needFamily(FamilyD),
+		Applies: needFamily(family.Dispatch),
 		Run: func(t *T) {
 			m := t.Describe().Extension
 			if m == nil {
@@ -159,7 +160,7 @@ permission, frontend_events, tool:<name>, provider:<name>/<model>,
 provider:plugin/<id>/<name>/<model>). Names are case-sensitive.
 Fix: use one of the listed forms; a host rejects anything else.`,
 		Applies: func(d *Descriptor) string {
-			if r := needFamily(FamilyD)(d); r != "" {
+			if r := needFamily(family.Dispatch)(d); r != "" {
 				return r
 			}
 			if d.Extension == nil || len(d.Extension.Slots) == 0 {
@@ -260,7 +261,7 @@ Notify returns within 1 s. The host delivers events from one worker; a
 slow Notify delays every later event and, once the queue is full, events
 are dropped.
 Fix: hand event work to your own goroutine or queue.`,
-		Applies: needFamily(FamilyD),
+		Applies: needFamily(family.Dispatch),
 		Run: func(t *T) {
 			d := t.Describe()
 			ext, err := t.Subject().Plugin().Extension.New()
@@ -305,7 +306,7 @@ the strategy phase the owner may only continue, replace (decoded as D8)
 or block; anything else, and any failure, fails the operation.
 Fix: answer only those three as an owner.`,
 		Applies: func(d *Descriptor) string {
-			if r := needFamily(FamilyD)(d); r != "" {
+			if r := needFamily(family.Dispatch)(d); r != "" {
 				return r
 			}
 			if d.Extension == nil || len(d.Extension.Slots) == 0 {
@@ -384,7 +385,7 @@ the hook in errors and traces and breaks order ties, H1), a known kind,
 and a policy a single hook may declare: empty (fail-closed, H3),
 fail-open or fail-closed; swallow is a bus-level tool policy only.
 Fix: correct the hooks.Spec values.`,
-		Applies: needFamily(FamilyH),
+		Applies: needFamily(family.Hooks),
 		Run: func(t *T) {
 			d := t.Describe()
 			if len(d.Hooks) == 0 {
@@ -496,7 +497,7 @@ Fix: treat unknown part types as pass-through.`,
 }
 
 func needHookKind(d *Descriptor, k hooks.Kind) string {
-	if r := needFamily(FamilyH)(d); r != "" {
+	if r := needFamily(family.Hooks)(d); r != "" {
 		return r
 	}
 	for _, s := range d.Hooks {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/probe"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -211,7 +213,7 @@ ConfigSchema.Examples (tried last).
 A plugin that takes configuration but describes none of it (a schema
 with no fields and no examples) and refuses to be made without it is
 not probed: the case is skipped with that reason, not failed.`,
-		Applies: all(needFamily(FamilyP), probeable),
+		Applies: all(needFamily(family.Pipeline), probeable),
 		Run: func(t *T) {
 			d := t.Describe()
 			if d.Pipeline == nil {
@@ -234,7 +236,7 @@ deadline), drives one exchange, and stops it.
 A failure means Init returned an error with the probe config, overran
 its deadline, or the plugin misbehaved right after it. Fix: make Init
 succeed with the default configuration and honour ctx.`,
-		Applies: all(pipelineReady, behaviour(BehaviourInit)),
+		Applies: all(pipelineReady, behaviour(gateway.BehaviourInit)),
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
 			ctx, cancel := context.WithTimeout(t.Context(), initBudget)
@@ -259,7 +261,7 @@ a 1 s deadline. The runtime abandons a Shutdown that is still running
 A failure means Shutdown ignores ctx (waits on a channel, a flush or a
 network call without a deadline) or returns an error. Fix: select on
 ctx.Done() and give up cleanly.`,
-		Applies: all(pipelineReady, behaviour(BehaviourShutdown)),
+		Applies: all(pipelineReady, behaviour(gateway.BehaviourShutdown)),
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
 			if err := rg.chain.Start(t.Context()); err != nil {
@@ -295,7 +297,7 @@ however slow the round trip was.
 A failure means Ready does real work (a network round trip, a lock held
 during I/O) or blocks. Fix: keep a state flag up to date elsewhere and
 have Ready read it.`,
-		Applies: all(pipelineReady, behaviour(BehaviourReady)),
+		Applies: all(pipelineReady, behaviour(gateway.BehaviourReady)),
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
 			probe := func(when string) {
@@ -328,7 +330,7 @@ Echo round trips). A busy machine slows both calls alike; a plugin that
 serialises callers slows only Ready.
 A failure means Ready races (unsynchronised state) or serialises callers
 behind a slow lock. Fix: use an atomic or a RWMutex for the flag.`,
-		Applies: all(pipelineReady, behaviour(BehaviourReady)),
+		Applies: all(pipelineReady, behaviour(gateway.BehaviourReady)),
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
 			if err := rg.chain.Start(t.Context()); err != nil {
@@ -528,7 +530,7 @@ protocol-level end marker before the closing call.`,
 Every frame call must answer continue or a 4xx/5xx reject, within 1 s,
 without a panic. Fix: treat every frame as untrusted input and the
 closing call (last=true, empty frame) as the place to finish parsing.`,
-			Applies: all(pipelineReady, behaviour(BehaviourStream)),
+			Applies: all(pipelineReady, behaviour(gateway.BehaviourStream)),
 			Run: func(t *T) {
 				rg := newRig(t, pipeline.Options{})
 				o := rg.run(sc.scenario(), nil, false)
@@ -548,7 +550,7 @@ A failure shows the extensions as a diff against the whole-body run. It
 usually means the plugin keeps a frame slice past its call (P24) and
 parses it later, when the buffer holds other bytes. Fix: copy what you
 keep (bytes.Clone, or append to your own buffer).`,
-		Applies: all(pipelineReady, behaviour(BehaviourStream)),
+		Applies: all(pipelineReady, behaviour(gateway.BehaviourStream)),
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
 			cks := chunkers()
@@ -572,7 +574,7 @@ Across the protocol every frame arrives in a fresh message, so this case
 catches a plugin only when the suite runs in-process (from go test).
 A failure means the plugin keeps the frame slice (or a sub-slice, or a
 string made with unsafe) past the call. Fix: copy what you keep.`,
-		Applies: all(pipelineReady, behaviour(BehaviourStream)),
+		Applies: all(pipelineReady, behaviour(gateway.BehaviourStream)),
 		Run: func(t *T) {
 			plain := newRig(t, pipeline.Options{})
 			poisoned := newRig(t, pipeline.Options{PoisonFrames: true})
@@ -623,7 +625,7 @@ func addFinishCases(r *Registry) {
 			}
 		}
 	}
-	applies := all(pipelineReady, behaviour(BehaviourFinish))
+	applies := all(pipelineReady, behaviour(gateway.BehaviourFinish))
 	r.Add(&Case{
 		ID: "P28/finish/within-deadline", Rules: []string{"P28", "P30"},
 		Summary: "OnFinish returns within its 1 s deadline after allowed and streamed exchanges",
@@ -686,7 +688,7 @@ OnRequest to have set. Fix: treat missing state as "nothing to do".`,
 			if err != nil {
 				t.Fatalf("P26", "no instance could be made: %v", err)
 			}
-			p, err := newInstance(f, cfg)
+			p, err := probe.New(f, cfg)
 			if err != nil {
 				t.Fatalf("P26", "no instance could be made: %v", err)
 			}

@@ -1,6 +1,10 @@
 package conformance
 
-import "sort"
+import (
+	"slices"
+	"sort"
+	"strconv"
+)
 
 // RuleCoverage is one row of `conformance list --rules`: a contract rule,
 // the cases that check it, or why none can.
@@ -53,24 +57,16 @@ var uncheckable = map[string]string{
 
 // allRules are the rule IDs of docs/contracts.md.
 func allRules() []string {
-	var out []string
-	for i := 1; i <= 36; i++ {
-		out = append(out, "P"+itoa(i))
-	}
-	for i := 1; i <= 20; i++ {
-		out = append(out, "D"+itoa(i))
-	}
-	for i := 1; i <= 6; i++ {
-		out = append(out, "H"+itoa(i))
-	}
-	return out
+	return slices.Concat(ruleIDs("P", 36), ruleIDs("D", 20), ruleIDs("H", 6))
 }
 
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
+// ruleIDs are family's rule IDs 1 to n: P1, P2, … Pn.
+func ruleIDs(family string, n int) []string {
+	out := make([]string, 0, n)
+	for i := 1; i <= n; i++ {
+		out = append(out, family+strconv.Itoa(i))
 	}
-	return string(rune('0'+i/10)) + string(rune('0'+i%10))
+	return out
 }
 
 // Coverage returns, for every rule of the contracts, the cases of the plugin

@@ -18,6 +18,7 @@ import (
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -405,11 +406,11 @@ func WriteExamplesGolden(f *ExamplesFile, observed map[string][]json.RawMessage)
 func (ex *Example) applies(d *Descriptor) string {
 	for _, st := range ex.Steps {
 		switch {
-		case st.Request != nil && !d.Has(FamilyP):
+		case st.Request != nil && !d.Has(family.Pipeline):
 			return "example has request steps but the plugin serves no family P pipeline"
-		case (st.Call != nil || st.Notify != nil) && !d.Has(FamilyD):
+		case (st.Call != nil || st.Notify != nil) && !d.Has(family.Dispatch):
 			return "example has call/notify steps but the plugin serves no family D extension"
-		case (st.Submit != nil || st.Part != nil || st.Tool != nil) && !d.Has(FamilyH):
+		case (st.Submit != nil || st.Part != nil || st.Tool != nil) && !d.Has(family.Hooks):
 			return "example has submit/part/tool steps but the plugin serves no family H hooks"
 		}
 	}
@@ -702,7 +703,7 @@ func (fl *inflight) end(t *T, resp *ExampleResponse) exchangeObs {
 				for _, c := range fx.Response.Chunks {
 					cut = append(cut, c.Data)
 				}
-				up.Body, up.Stream = nil, &stream{chunks: cut}
+				up.Body, up.Stream = nil, stream(cut, false, false)
 			}
 		}
 		fl.ex.Respond(t.Context(), up)
@@ -736,7 +737,7 @@ func upstream(resp *ExampleResponse) pipeline.Upstream {
 			}
 			cut = append(cut, b)
 		}
-		up.Stream = &stream{chunks: cut}
+		up.Stream = stream(cut, false, false)
 	} else {
 		up.Body = []byte(resp.Body)
 	}

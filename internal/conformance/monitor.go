@@ -68,7 +68,7 @@ func (t *T) Factory() *gateway.Factory {
 // made1 checks one new instance against Describe (P2, P3).
 func (m *monitor) made1(t *T, p gateway.Plugin, cfg json.RawMessage) {
 	m.mu.Lock()
-	mi := made{inst: p, caps: p.Capabilities(), behaviours: Behaviours(p)}
+	mi := made{inst: p, caps: p.Capabilities(), behaviours: gateway.Behaviours(p)}
 	mi.at = fmt.Sprintf("instance %d (config %s)", len(m.made)+1, cfgLabel(cfg))
 	m.made = append(m.made, mi)
 	m.mu.Unlock()
@@ -115,7 +115,7 @@ func (m *monitor) end(t *T) {
 		if c := mi.inst.Capabilities(); !c.Equal(mi.caps) {
 			t.ErrorAt("P2", mi.at, "the instance's capabilities changed after traffic (-when made +at the end)\n%s", cmp.Diff(mi.caps, c))
 		}
-		if b := Behaviours(mi.inst); !slices.Equal(b, mi.behaviours) {
+		if b := gateway.Behaviours(mi.inst); !slices.Equal(b, mi.behaviours) {
 			t.ErrorAt("P2", mi.at, "the instance's behaviours changed after traffic: %v when made, %v at the end", orNone(mi.behaviours), orNone(b))
 		}
 	}
@@ -130,7 +130,7 @@ func (m *monitor) end(t *T) {
 // ended before the response, or at its head, proves nothing.
 func (r *rig) checkStreamed(sc scenario, o outcome) {
 	t := r.t
-	if !sc.sse() || o.upstream == nil || !t.Describe().HasBehaviour(BehaviourStream) || o.res.Outcome.Kind != gateway.OutcomeAllow {
+	if !sc.sse() || o.upstream == nil || !t.Describe().HasBehaviour(gateway.BehaviourStream) || o.res.Outcome.Kind != gateway.OutcomeAllow {
 		return
 	}
 	for _, e := range o.events {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/probe"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -95,9 +96,9 @@ func newProcSubject(p *pluginhost.Plugin) *procSubject {
 			// The SDK's Describe tries every gateway.ProbeConfigs; a plugin
 			// built otherwise may not, so the suite tries them itself before
 			// giving up.
-			if insts, err := probe(&f); err == nil {
+			if insts, _, err := probe.Instances(&f); err == nil {
 				pi.ProbeError = ""
-				pi.Capabilities, pi.InstanceName, pi.Behaviours = insts[0].Capabilities(), insts[0].Name(), Behaviours(insts[0])
+				pi.Capabilities, pi.InstanceName, pi.Behaviours = insts[0].Capabilities(), insts[0].Name(), gateway.Behaviours(insts[0])
 				pi.Observed = nil
 				for _, in := range insts {
 					pi.Observed = append(pi.Observed, Observed{Name: in.Name(), Capabilities: in.Capabilities()})

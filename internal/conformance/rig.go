@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/abkit/abkit/internal/chunks"
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/trace"
@@ -317,41 +317,17 @@ func chunkers() []chunker {
 	}
 }
 
-// stream is an upstream body in chunks. With reuse it hands every chunk in
-// one buffer that the next call overwrites, as a network read buffer is, so
-// a plugin that keeps frame bytes past its call sees other bytes (P24).
-type stream struct {
-	chunks [][]byte
-	i      int
-	reuse  bool
-	buf    []byte
-	early  bool
-}
-
-func (s *stream) Next(ctx context.Context) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+// stream is an upstream body in chunks, each handed as a fresh copy, or,
+// with reuse, in one buffer that the next call overwrites, as a network
+// read buffer is, so a plugin that keeps frame bytes past its call sees
+// other bytes (P24). early ends it with a connection reset.
+func stream(cut [][]byte, reuse, early bool) *chunks.Stream {
+	s := chunks.New(cut)
+	s.Copy, s.Reuse = true, reuse
+	if early {
+		s.End = errors.New("upstream connection reset (conformance: early end)")
 	}
-	if s.reuse {
-		for i := range s.buf {
-			s.buf[i] = 0xDB
-		}
-	}
-	if s.i >= len(s.chunks) {
-		if s.early {
-			return nil, errors.New("upstream connection reset (conformance: early end)")
-		}
-		return nil, io.EOF
-	}
-	c := s.chunks[s.i]
-	s.i++
-	if s.reuse {
-		s.buf = append(s.buf[:0], c...)
-		c = s.buf
-	} else {
-		c = append([]byte(nil), c...)
-	}
-	return c, nil
+	return s
 }
 
 // outcome is what one driven exchange came to.
@@ -396,7 +372,7 @@ func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
 		if ck != nil {
 			cut = ck.cut(b)
 		}
-		up.Stream = &stream{chunks: cut, reuse: reuse, early: sc.early}
+		up.Stream = stream(cut, reuse, sc.early)
 	} else {
 		up.Body = sc.body()
 	}

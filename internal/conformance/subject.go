@@ -7,26 +7,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/abkit/abkit/internal/probe"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
-)
-
-// Families a plugin can serve.
-const (
-	FamilyP = "P"
-	FamilyD = "D"
-	FamilyH = "H"
-)
-
-// Optional pipeline behaviours (P12–P14, P19, P26), as Describe names them.
-const (
-	BehaviourFinish   = gateway.BehaviourFinish
-	BehaviourInit     = gateway.BehaviourInit
-	BehaviourReady    = gateway.BehaviourReady
-	BehaviourShutdown = gateway.BehaviourShutdown
-	BehaviourStream   = gateway.BehaviourStream
 )
 
 // Descriptor is what the plugin under test says about itself (the
@@ -141,13 +126,13 @@ func DescribeSDK(p sdk.Plugin) *Descriptor {
 	d := &Descriptor{Name: p.Name, Description: p.Description, Version: p.Version, Families: p.Families(), Alternatives: p.Alternatives}
 	if f := p.Pipeline; f != nil {
 		pi := &PipelineInfo{Config: f.Config}
-		insts, err := probe(f)
+		insts, _, err := probe.Instances(f)
 		if err != nil {
 			pi.ProbeError = err.Error()
 		} else {
 			pi.Capabilities = insts[0].Capabilities()
 			pi.InstanceName = insts[0].Name()
-			pi.Behaviours = Behaviours(insts[0])
+			pi.Behaviours = gateway.Behaviours(insts[0])
 			for _, in := range insts {
 				pi.Observed = append(pi.Observed, Observed{Name: in.Name(), Capabilities: in.Capabilities()})
 			}
@@ -158,53 +143,8 @@ func DescribeSDK(p sdk.Plugin) *Descriptor {
 		m := e.Manifest
 		d.Extension = &m
 	}
-	if hs := p.Hooks; hs != nil {
-		for _, h := range hs.Submit {
-			d.Hooks = append(d.Hooks, h.Spec())
-		}
-		for _, h := range hs.Parts {
-			d.Hooks = append(d.Hooks, h.Spec())
-		}
-		for _, h := range hs.Tools {
-			d.Hooks = append(d.Hooks, h.Spec())
-		}
-	}
+	d.Hooks = p.Hooks.Specs()
 	return d
-}
-
-func probe(f *gateway.Factory) ([]gateway.Plugin, error) {
-	cfg, err := WorkingConfig(f)
-	if err != nil {
-		return nil, err
-	}
-	var out []gateway.Plugin
-	for range 2 {
-		p, err := newInstance(f, cfg)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// Behaviours lists the optional behaviours p implements, sorted.
-func Behaviours(p gateway.Plugin) []string { return gateway.Behaviours(p) }
-
-func newInstance(f *gateway.Factory, cfg json.RawMessage) (p gateway.Plugin, err error) {
-	if f.New == nil {
-		return nil, fmt.Errorf("factory %q has no New function", f.Name)
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("factory %q panicked: %v", f.Name, r)
-		}
-	}()
-	p, err = f.New(cfg)
-	if err == nil && p == nil {
-		err = fmt.Errorf("factory %q returned a nil plugin", f.Name)
-	}
-	return p, err
 }
 
 // WorkingConfig returns the first of gateway.ProbeConfigs(f.Config) (no
@@ -213,7 +153,7 @@ func newInstance(f *gateway.Factory, cfg json.RawMessage) (p gateway.Plugin, err
 func WorkingConfig(f *gateway.Factory) (json.RawMessage, error) {
 	var errs []error
 	for _, cfg := range gateway.ProbeConfigs(f.Config) {
-		if _, err := newInstance(f, cfg); err != nil {
+		if _, err := probe.New(f, cfg); err != nil {
 			errs = append(errs, err)
 			continue
 		}

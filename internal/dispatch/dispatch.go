@@ -1,5 +1,5 @@
 // Package dispatch is abkit's reference intercept dispatcher (family D of
-// the abkit contracts, rules D1–D20): it walks the frozen chain of agent
+// the abkit contracts, rules [D1]–D20): it walks the frozen chain of agent
 // extensions at an interception point, applies their decisions, lets slot
 // owners rule last, enforces the failure policy and broadcasts the final
 // payload as an event.
@@ -8,6 +8,8 @@
 // serves concurrent [Dispatcher.Dispatch] calls. Close it to stop its event
 // worker; Close waits at most [Options.CloseTimeout] for events already
 // queued.
+//
+// [D1]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package dispatch
 
 import (
@@ -663,7 +665,7 @@ func (w *walk) call(ctx context.Context, m *member, phase string, payload json.R
 		kind, detail = KindError, callErr.Error()
 	}
 	if w.rec.Enabled() {
-		e := trace.Event{Family: trace.FamilyIntercept, Hook: string(w.pt.point), Plugin: m.id,
+		e := trace.Event{Family: trace.FamilyDispatch, Hook: string(w.pt.point), Plugin: m.id,
 			Phase: phase, DurationNS: end.Sub(start).Nanoseconds()}
 		if kind != "" {
 			e.Action, e.Error = "error", redact.String(string(kind)+": "+detail)
@@ -681,7 +683,7 @@ func (w *walk) call(ctx context.Context, m *member, phase string, payload json.R
 // violation applies D14 to a bad answer from m.
 func (w *walk) violation(m *member, phase, detail string) error {
 	if w.rec.Enabled() {
-		w.rec.Add(trace.Event{Family: trace.FamilyIntercept, Hook: string(w.pt.point), Plugin: m.id,
+		w.rec.Add(trace.Event{Family: trace.FamilyDispatch, Hook: string(w.pt.point), Plugin: m.id,
 			Phase: phase, Action: "error", Error: redact.String("violation: " + detail)})
 	}
 	return w.fail(m, phase, KindViolation, detail)
@@ -751,7 +753,7 @@ func (d *Dispatcher) broadcast(w *walk, payload json.RawMessage, hostBytes bool)
 	job := eventJob{pt: pt, payload: payload, tool: w.tool, provider: w.provider}
 	if w.rec.Enabled() {
 		d.eachObserver(job, func(m *member) {
-			w.rec.Add(trace.Event{Family: trace.FamilyIntercept, Hook: string(pt.point), Plugin: m.id,
+			w.rec.Add(trace.Event{Family: trace.FamilyDispatch, Hook: string(pt.point), Plugin: m.id,
 				Phase: "event", Action: "notify"})
 		})
 	}

@@ -1,11 +1,13 @@
 // Package extschema compiles the JSON Schemas plugins declare for their
 // exchange extensions (gateway.ExtensionSpec) and validates values against
 // them. The pipeline runtime checks every value a declaring writer stores
-// (X1); the catalog's lint and the conformance suite check that a declared
+// ([X1]); the catalog's lint and the conformance suite check that a declared
 // schema compiles.
 //
 // Validation is github.com/santhosh-tekuri/jsonschema/v6's; schemas may not
 // load anything from outside themselves (no file or network $ref).
+//
+// [X1]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package extschema
 
 import (

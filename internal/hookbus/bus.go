@@ -1,6 +1,6 @@
 // Package hookbus is the reference hook bus (family H of the abkit
 // contracts): it runs a proxy's submit hooks, part hooks and tool reactors
-// in their declared order and applies the error policies of rules H1–H6.
+// in their declared order and applies the error policies of rules [H1]–H6.
 //
 // A [Bus] is built once from the registered hooks; the order of each chain
 // is computed then and never changes (H1). A Bus is safe for concurrent use:
@@ -19,6 +19,8 @@
 //     what a reactor error, panic or invalid decision does (H5, H6); a reactor
 //     that declares fail-closed itself always stops the chain, so a per-hook
 //     declaration can tighten the bus policy but never loosen it.
+//
+// [H1]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package hookbus
 
 import (
@@ -233,7 +235,7 @@ func (b *Bus) record(kind hooks.Kind, id, action, reason string, err error, star
 		return
 	}
 	ev := trace.Event{
-		Family: trace.FamilyHook, Hook: string(kind), Plugin: id,
+		Family: trace.FamilyHooks, Hook: string(kind), Plugin: id,
 		Action: action, Reason: reason, DurationNS: b.rec.Since(start),
 	}
 	// D16 applies to every family's trace: reasons and errors may quote

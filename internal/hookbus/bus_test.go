@@ -504,9 +504,9 @@ func TestTrace(t *testing.T) {
 	}
 	got := trace.WithoutDurations(rec.Events())
 	want := []trace.Event{
-		{Seq: 1, Family: trace.FamilyHook, Hook: "tool", Plugin: "p", Action: "pass"},
-		{Seq: 2, Family: trace.FamilyHook, Hook: "tool", Plugin: "e", Action: "error", Reason: "fail-open", Error: `boom`},
-		{Seq: 3, Family: trace.FamilyHook, Hook: "tool", Plugin: "s", Action: "swallow", Reason: "secret tool"},
+		{Seq: 1, Family: trace.FamilyHooks, Hook: "tool", Plugin: "p", Action: "pass"},
+		{Seq: 2, Family: trace.FamilyHooks, Hook: "tool", Plugin: "e", Action: "error", Reason: "fail-open", Error: `boom`},
+		{Seq: 3, Family: trace.FamilyHooks, Hook: "tool", Plugin: "s", Action: "swallow", Reason: "secret tool"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("trace\n%+v\nwant\n%+v", got, want)

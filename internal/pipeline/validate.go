@@ -1,6 +1,6 @@
 // Package pipeline is abkit's reference runtime for the request pipeline
 // (family P of docs/contracts.md): it validates and builds a plugin chain
-// (P1–P11), runs its lifecycle (P12–P14) and drives exchanges through it
+// ([P1]–P11), runs its lifecycle (P12–P14) and drives exchanges through it
 // (P15–P31), emitting an ordered trace of every hook call.
 //
 // The usual flow is:
@@ -16,6 +16,8 @@
 //
 // [Validate] checks a chain from static descriptors only, without making
 // plugin instances; the catalog uses it to check chain files.
+//
+// [P1]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package pipeline
 
 import (
@@ -168,20 +170,36 @@ type active struct {
 // an unknown one. Entries with OnError off are dropped first and never
 // checked. It returns every error found, in entry order, or nil.
 func Validate(spec Spec, lookup func(name string) (Info, bool), registered []string) []*RuleError {
-	var errs []*RuleError
-	add := func(idx int, plugin, rule, fix, format string, args ...any) {
-		errs = append(errs, &RuleError{Plugin: plugin, Rule: rule, Entry: idx, Msg: fmt.Sprintf(format, args...), Fix: fix})
-	}
-	warn := func(idx int, plugin, rule, fix, format string, args ...any) {
-		add(idx, plugin, rule, fix, format, args...)
-		errs[len(errs)-1].Warning = true
-	}
+	v := &validation{}
 	switch spec.Mode {
 	case "", Proxy, Waypoint:
 	default:
-		add(-1, "", "P10", `set mode to "proxy" or "waypoint"`, "unknown chain mode %q", spec.Mode)
+		v.add(-1, "", "P10", `set mode to "proxy" or "waypoint"`, "unknown chain mode %q", spec.Mode)
 	}
+	act := v.entries(spec, lookup, registered)
+	reqWriter, respWriter := v.order(spec, act)
+	v.readersAfterWriters(act, reqWriter, respWriter)
+	validateExtensions(act, v.warn)
+	slices.SortStableFunc(v.errs, func(a, b *RuleError) int { return a.Entry - b.Entry })
+	return v.errs
+}
 
+// validation gathers Validate's findings.
+type validation struct{ errs []*RuleError }
+
+func (v *validation) add(idx int, plugin, rule, fix, format string, args ...any) {
+	v.errs = append(v.errs, &RuleError{Plugin: plugin, Rule: rule, Entry: idx, Msg: fmt.Sprintf(format, args...), Fix: fix})
+}
+
+func (v *validation) warn(idx int, plugin, rule, fix, format string, args ...any) {
+	v.add(idx, plugin, rule, fix, format, args...)
+	v.errs[len(v.errs)-1].Warning = true
+}
+
+// entries checks the error policies (P6), drops the entries that are off,
+// and checks names, registration and config blocks (P1, P4, P5, P6) of the
+// rest, which it returns.
+func (v *validation) entries(spec Spec, lookup func(name string) (Info, bool), registered []string) []active {
 	var act []active
 	for i, e := range spec.Entries {
 		switch e.OnError {
@@ -189,7 +207,7 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 		case Off:
 			continue
 		default:
-			add(i, e.Plugin, "P6", `set on_error to "enforce", "observe" or "off"`, "unknown on_error policy %q", e.OnError)
+			v.add(i, e.Plugin, "P6", `set on_error to "enforce", "observe" or "off"`, "unknown on_error policy %q", e.OnError)
 		}
 		act = append(act, active{idx: i, entry: e})
 	}
@@ -200,11 +218,11 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 		a := &act[k]
 		name := a.entry.Plugin
 		if name == "" {
-			add(a.idx, "", "P1", "give the entry the registered name of a plugin", "entry names no plugin")
+			v.add(a.idx, "", "P1", "give the entry the registered name of a plugin", "entry names no plugin")
 			continue
 		}
 		if first, dup := seen[name]; dup {
-			add(a.idx, name, "P1", "remove the duplicate entry or register the second variant under another name",
+			v.add(a.idx, name, "P1", "remove the duplicate entry or register the second variant under another name",
 				"plugin %q appears twice in the chain (entries %d and %d); names must be unique within a chain", name, first, a.idx)
 		} else {
 			seen[name] = a.idx
@@ -213,13 +231,13 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 		if !ok {
 			reg := slices.Clone(registered)
 			slices.Sort(reg)
-			add(a.idx, name, "P6", "use one of the registered names or register the plugin",
+			v.add(a.idx, name, "P6", "use one of the registered names or register the plugin",
 				"unknown plugin %q; registered: %s", name, listOrNone(reg))
 			continue
 		}
 		if info.NoCapabilities {
 			if hasConfig(a.entry.Config) && !info.TakesConfig {
-				add(a.idx, name, "P6", "remove the config block from the entry",
+				v.add(a.idx, name, "P6", "remove the config block from the entry",
 					"plugin %q takes no configuration, but the entry has a config block", name)
 			}
 			continue
@@ -228,16 +246,23 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 		info.Capabilities = info.Capabilities.Normalize() // P4, before anything reads them
 		a.info = info
 		if hasConfig(a.entry.Config) && !info.TakesConfig {
-			add(a.idx, name, "P6", "remove the config block from the entry",
+			v.add(a.idx, name, "P6", "remove the config block from the entry",
 				"plugin %q takes no configuration, but the entry has a config block", name)
 		}
 		if err := gateway.CheckDescription(info.Capabilities.Description); err != nil {
 			// The source states the limit and never enforces it: report,
 			// do not refuse (docs/contracts.md, the build refusal review).
-			warn(a.idx, name, "P5", "fix the plugin's Capabilities().Description", "%v", err)
+			v.warn(a.idx, name, "P5", "fix the plugin's Capabilities().Description", "%v", err)
 		}
 	}
 
+	return act
+}
+
+// order checks dependencies (P7, P8), waypoint body writes (P10) and body
+// writers (P9), and returns the positions in act of the request- and
+// response-body writers (-1 for none).
+func (v *validation) order(spec Spec, act []active) (reqWriter, respWriter int) {
 	pos := make(map[string]int, len(act)) // name -> position in act (first occurrence)
 	for k := len(act) - 1; k >= 0; k-- {
 		if act[k].entry.Plugin != "" {
@@ -245,7 +270,7 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 		}
 	}
 
-	reqWriter, respWriter := -1, -1
+	reqWriter, respWriter = -1, -1
 	for k := range act {
 		a := &act[k]
 		if !a.known {
@@ -257,10 +282,10 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 			p, ok := pos[dep]
 			switch {
 			case !ok:
-				add(a.idx, name, "P7", fmt.Sprintf("add %q to the chain before %q", dep, name),
+				v.add(a.idx, name, "P7", fmt.Sprintf("add %q to the chain before %q", dep, name),
 					"plugin %q requires %q, which is missing from the chain", name, dep)
 			case p >= k:
-				add(a.idx, name, "P7", fmt.Sprintf("move %q before %q", dep, name),
+				v.add(a.idx, name, "P7", fmt.Sprintf("move %q before %q", dep, name),
 					"plugin %q requires %q, which stands late (entry %d, not before entry %d)", name, dep, act[p].idx+1, a.idx+1)
 			}
 		}
@@ -274,25 +299,25 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 				}
 				present++
 				if p >= k {
-					add(a.idx, name, "P8", fmt.Sprintf("move %q before %q", dep, name),
+					v.add(a.idx, name, "P8", fmt.Sprintf("move %q before %q", dep, name),
 						"plugin %q requires any of [%s]; %q is present but stands late (entry %d, not before entry %d)",
 						name, strings.Join(caps.RequiresAny, ", "), dep, act[p].idx+1, a.idx+1)
 				}
 			}
 			if present == 0 {
-				add(a.idx, name, "P8", fmt.Sprintf("add one of [%s] to the chain before %q", strings.Join(caps.RequiresAny, ", "), name),
+				v.add(a.idx, name, "P8", fmt.Sprintf("add one of [%s] to the chain before %q", strings.Join(caps.RequiresAny, ", "), name),
 					"plugin %q requires any of [%s], and none is in the chain", name, strings.Join(caps.RequiresAny, ", "))
 			}
 		}
 		// P10: waypoint chains have no body mutation channel.
 		if spec.Mode == Waypoint && (caps.WritesRequestBody || caps.WritesResponseBody) {
-			add(a.idx, name, "P10", "remove the plugin from the waypoint chain or build the chain in proxy mode",
+			v.add(a.idx, name, "P10", "remove the plugin from the waypoint chain or build the chain in proxy mode",
 				"plugin %q declares a body write capability, which a waypoint (authorisation-only) chain cannot honour", name)
 		}
 		// P9: one writer per direction, and no body reader after a writer.
 		if caps.WritesRequestBody {
 			if reqWriter >= 0 {
-				add(a.idx, name, "P9", "keep one request-body writer in the chain",
+				v.add(a.idx, name, "P9", "keep one request-body writer in the chain",
 					"plugins %q (entry %d) and %q (entry %d) both declare writes_request_body; at most one may",
 					act[reqWriter].entry.Plugin, act[reqWriter].idx+1, name, a.idx+1)
 			} else {
@@ -301,7 +326,7 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 		}
 		if caps.WritesResponseBody {
 			if respWriter >= 0 {
-				add(a.idx, name, "P9", "keep one response-body writer in the chain",
+				v.add(a.idx, name, "P9", "keep one response-body writer in the chain",
 					"plugins %q (entry %d) and %q (entry %d) both declare writes_response_body; at most one may",
 					act[respWriter].entry.Plugin, act[respWriter].idx+1, name, a.idx+1)
 			} else {
@@ -309,6 +334,12 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 			}
 		}
 	}
+	return reqWriter, respWriter
+}
+
+// readersAfterWriters reports a body reader that stands after a body
+// writer of its direction (P9).
+func (v *validation) readersAfterWriters(act []active, reqWriter, respWriter int) {
 	for _, w := range []struct {
 		k    int
 		what string
@@ -328,14 +359,11 @@ func Validate(spec Spec, lookup func(name string) (Info, bool), registered []str
 				continue
 			}
 			wn := act[w.k].entry.Plugin
-			add(a.idx, a.entry.Plugin, "P9", fmt.Sprintf("move %q before %q", a.entry.Plugin, wn),
+			v.add(a.idx, a.entry.Plugin, "P9", fmt.Sprintf("move %q before %q", a.entry.Plugin, wn),
 				"plugin %q reads bodies but stands after %q (entry %d), which declares %s",
 				a.entry.Plugin, wn, act[w.k].idx+1, w.what)
 		}
 	}
-	validateExtensions(act, warn)
-	slices.SortStableFunc(errs, func(a, b *RuleError) int { return a.Entry - b.Entry })
-	return errs
 }
 
 // Refusals returns the errors of errs that stop a build, leaving out the

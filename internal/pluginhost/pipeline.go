@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -31,15 +32,8 @@ type RemotePanic struct {
 func (p *RemotePanic) Error() string { return p.Value }
 
 func splitPanic(plugin, text string) *RemotePanic {
-	v, st, _ := stringsCut(text, "\n\n")
+	v, st, _ := strings.Cut(text, "\n\n")
 	return &RemotePanic{Plugin: plugin, Value: v, Stack: st}
-}
-
-func stringsCut(s, sep string) (string, string, bool) {
-	if i := bytes.Index([]byte(s), []byte(sep)); i >= 0 {
-		return s[:i], s[i+len(sep):], true
-	}
-	return s, "", false
 }
 
 // Factory returns the plugin's family P factory: its instances are made in
@@ -82,15 +76,15 @@ func (p *Plugin) newInstance(config json.RawMessage) (gateway.Plugin, error) {
 	var mask behaviour
 	for _, b := range resp.GetBehaviours() {
 		switch b {
-		case abkitv1.BehaviourInit:
+		case gateway.BehaviourInit:
 			mask |= bInit
-		case abkitv1.BehaviourShutdown:
+		case gateway.BehaviourShutdown:
 			mask |= bShutdown
-		case abkitv1.BehaviourFinish:
+		case gateway.BehaviourFinish:
 			mask |= bFinish
-		case abkitv1.BehaviourStream:
+		case gateway.BehaviourStream:
 			mask |= bStream
-		case abkitv1.BehaviourReady:
+		case gateway.BehaviourReady:
 			mask |= bReady
 		}
 	}

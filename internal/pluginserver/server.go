@@ -23,7 +23,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/abkit/abkit/internal/probe"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
+	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -62,13 +64,13 @@ type Hooks struct {
 func (b Bundle) families() []string {
 	var f []string
 	if b.Pipeline != nil {
-		f = append(f, "P")
+		f = append(f, family.Pipeline)
 	}
 	if b.Extension != nil {
-		f = append(f, "D")
+		f = append(f, family.Dispatch)
 	}
 	if b.Hooks != nil {
-		f = append(f, "H")
+		f = append(f, family.Hooks)
 	}
 	return f
 }
@@ -224,12 +226,12 @@ func (s *Server) describe() *abkitv1.DescribeResponse {
 		if f.Config != nil {
 			info.ConfigSchemaJson, _ = json.Marshal(f.Config)
 		}
-		insts, err := probe(f)
+		insts, _, err := probe.Instances(f)
 		if err != nil {
 			info.ProbeError = err.Error()
 		} else {
 			info.Capabilities = abkitv1.CapabilitiesToProto(insts[0].Name(), insts[0].Capabilities())
-			info.Behaviours = abkitv1.Behaviours(insts[0])
+			info.Behaviours = gateway.Behaviours(insts[0])
 			for _, in := range insts {
 				info.Observed = append(info.Observed, abkitv1.CapabilitiesToProto(in.Name(), in.Capabilities()))
 			}
@@ -250,44 +252,6 @@ func (s *Server) describe() *abkitv1.DescribeResponse {
 			Policy: string(h.spec.Policy), Kind: string(h.spec.Kind), Index: uint32(i)})
 	}
 	return d
-}
-
-// probe makes two instances (for the host's P2 check) with the first of
-// gateway.ProbeConfigs that works: no config, the schema's defaults, a
-// sample config, since a plugin may refuse to start without configuration.
-func probe(f *gateway.Factory) ([]gateway.Plugin, error) {
-	var firstErr error
-	for _, cfg := range gateway.ProbeConfigs(f.Config) {
-		var insts []gateway.Plugin
-		var err error
-		for range 2 {
-			var p gateway.Plugin
-			if p, err = newInstance(f, cfg); err != nil {
-				break
-			}
-			insts = append(insts, p)
-		}
-		if err == nil {
-			return insts, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return nil, firstErr
-}
-
-func newInstance(f *gateway.Factory, cfg json.RawMessage) (p gateway.Plugin, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("factory panicked: %v", r)
-		}
-	}()
-	p, err = f.New(cfg)
-	if err == nil && p == nil {
-		err = fmt.Errorf("factory returned no instance")
-	}
-	return p, err
 }
 
 // Describe implements the protocol's Describe.
@@ -330,7 +294,7 @@ func (s *Server) NewInstance(_ context.Context, r *abkitv1.NewInstanceRequest) (
 	if len(r.GetConfigJson()) > 0 {
 		cfg = r.GetConfigJson()
 	}
-	p, err := newInstance(f, cfg)
+	p, err := probe.New(f, cfg)
 	if err != nil {
 		return &abkitv1.NewInstanceResponse{Error: err.Error()}, nil
 	}
@@ -347,7 +311,7 @@ func (s *Server) NewInstance(_ context.Context, r *abkitv1.NewInstanceRequest) (
 	s.insts[id] = in
 	s.mu.Unlock()
 	return &abkitv1.NewInstanceResponse{Instance: id, Capabilities: abkitv1.CapabilitiesToProto(p.Name(), caps),
-		Behaviours: abkitv1.Behaviours(p)}, nil
+		Behaviours: gateway.Behaviours(p)}, nil
 }
 
 func (s *Server) instance(id uint64) (*instance, error) {

@@ -1,5 +1,5 @@
 // Package redact is abkit's one redaction engine: it removes credentials,
-// and only credentials, from everything abkit prints or stores (D16):
+// and only credentials, from everything abkit prints or stores ([D16]):
 // recorded and imported fixtures, dry-run traces, warnings, errors,
 // conformance reports and printed URLs.
 //
@@ -16,6 +16,8 @@
 // no quote or backslash, so JSON stays valid. Text with nothing to redact
 // costs a few scans and no allocation. The rules are listed in
 // docs/redaction.md.
+//
+// [D16]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package redact
 
 import (

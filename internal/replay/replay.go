@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/chunks"
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/redact"
 	"github.com/abkit/abkit/internal/replay/fixture"
@@ -285,21 +286,12 @@ func (c Chunking) String() string {
 
 // chunkStream replays chunks in order; it ignores time offsets, so replay
 // runs as fast as the chain does.
-type chunkStream struct {
-	chunks []fixture.Chunk
-	i      int
-}
-
-func (s *chunkStream) Next(ctx context.Context) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+func chunkStream(cs []fixture.Chunk) *chunks.Stream {
+	data := make([][]byte, len(cs))
+	for i, c := range cs {
+		data[i] = c.Data
 	}
-	if s.i >= len(s.chunks) {
-		return nil, io.EOF
-	}
-	c := s.chunks[s.i].Data
-	s.i++
-	return c, nil
+	return chunks.New(data)
 }
 
 // Rechunk returns body cut as c says.
@@ -346,9 +338,9 @@ func Run(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, ch Chunking
 	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
 	switch {
 	case f.Response.Streamed() && ch == AsRecorded:
-		up.Stream = &chunkStream{chunks: f.Response.Chunks}
+		up.Stream = chunkStream(f.Response.Chunks)
 	case ch != AsRecorded:
-		up.Stream = &chunkStream{chunks: Rechunk(f.Response.BodyBytes(), ch)}
+		up.Stream = chunkStream(Rechunk(f.Response.BodyBytes(), ch))
 	default:
 		up.Body = f.Response.Body
 	}
@@ -539,7 +531,7 @@ func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, g
 	}
 	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
 	if f.Response.Streamed() {
-		up.Stream = &chunkStream{chunks: f.Response.Chunks}
+		up.Stream = chunkStream(f.Response.Chunks)
 	} else {
 		up.Body = f.Response.Body
 	}

@@ -15,15 +15,17 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/abkit/abkit/sdk/family"
 )
 
 // Family names a contract family.
 type Family string
 
 const (
-	FamilyPipeline  Family = "P"
-	FamilyIntercept Family = "D"
-	FamilyHook      Family = "H"
+	FamilyPipeline Family = family.Pipeline
+	FamilyDispatch Family = family.Dispatch
+	FamilyHooks    Family = family.Hooks
 )
 
 // Hook names used by the pipeline runtime.

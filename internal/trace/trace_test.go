@@ -130,7 +130,7 @@ func TestWithoutDurations(t *testing.T) {
 func TestMarshalIndentStable(t *testing.T) {
 	tr := Trace{Events: []Event{
 		{Seq: 1, Family: FamilyPipeline, Direction: "outbound", Hook: HookOnResponseFrame, Plugin: "p", Frame: FrameIndex(0), Last: true, Action: "reject", Reason: "r", Status: 451, Shadow: true, DurationNS: 9},
-		{Seq: 2, Family: FamilyIntercept, Hook: "tool.before", Plugin: "x", Action: "continue", Phase: "walk"},
+		{Seq: 2, Family: FamilyDispatch, Hook: "tool.before", Plugin: "x", Action: "continue", Phase: "walk"},
 	}, Warnings: []string{"w"}}
 	got, err := tr.MarshalIndent()
 	if err != nil {
@@ -232,7 +232,7 @@ func appendJSONSeeds() []Event {
 	return []Event{
 		{},
 		{Seq: 1, Family: FamilyPipeline, Direction: "outbound", Hook: HookOnResponseFrame, Plugin: "guardrail", Frame: FrameIndex(0), Action: "continue", DurationNS: 1200},
-		{Seq: 7, Family: FamilyIntercept, Hook: "tool.before", Plugin: "x", Frame: FrameIndex(-3), Last: true, Action: "reject", Reason: `blocked "<b>" & 'c' \ é ` + "\u2028\x00\x7f\xff", Status: 403,
+		{Seq: 7, Family: FamilyDispatch, Hook: "tool.before", Plugin: "x", Frame: FrameIndex(-3), Last: true, Action: "reject", Reason: `blocked "<b>" & 'c' \ é ` + "\u2028\x00\x7f\xff", Status: 403,
 			Mutated: MutatedResponseBody, Shadow: true, Error: "panic: \t\n", Phase: "walk", DurationNS: -5},
 		{Seq: 2, Family: FamilyPipeline, Hook: HookOnRequest, Plugin: "gate", Action: "reject", Status: 401,
 			Headers:   []HeaderChange{{Name: "X-A", Values: []string{"<1>", "2"}}, {Response: true, Name: "Server", Deleted: true, Refused: "late"}},

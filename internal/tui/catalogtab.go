@@ -1,7 +1,7 @@
 package tui
 
 import (
-	"fmt"
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,10 +11,14 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/termsafe"
+	"github.com/abkit/abkit/sdk/family"
+	"github.com/abkit/abkit/sdk/gateway"
 )
 
 // catalogTab is the Catalog tab: a filterable list and a detail pane.
 type catalogTab struct {
+	paneSize
 	c          *catalog.Catalog
 	badges     []string // per plugin, computed once
 	nameW      int      // width of the name column: the longest name, bounded
@@ -66,9 +70,9 @@ func badges(d *catalog.Descriptor) string {
 		return "·"
 	}
 	var b strings.Builder
-	b.WriteString(flag(d.HasFamily(catalog.FamilyPipeline), "P"))
-	b.WriteString(flag(d.HasFamily(catalog.FamilyIntercept), "D"))
-	b.WriteString(flag(d.HasFamily(catalog.FamilyHook), "H"))
+	b.WriteString(flag(d.HasFamily(family.Pipeline), "P"))
+	b.WriteString(flag(d.HasFamily(family.Dispatch), "D"))
+	b.WriteString(flag(d.HasFamily(family.Hooks), "H"))
 	b.WriteByte(' ')
 	c := d.Capabilities
 	b.WriteString(flag(c != nil && c.ReadsBody, "r"))
@@ -76,10 +80,10 @@ func badges(d *catalog.Descriptor) string {
 	b.WriteString(flag(c != nil && c.WritesResponseBody, "s"))
 	b.WriteByte(' ')
 	has := func(x string) bool { return slices.Contains(d.Behaviours, x) }
-	b.WriteString(flag(has(catalog.BehaviourStream), "S"))
-	b.WriteString(flag(has(catalog.BehaviourFinish), "F"))
-	b.WriteString(flag(has(catalog.BehaviourInit), "I"))
-	b.WriteString(flag(has(catalog.BehaviourReady), "Y"))
+	b.WriteString(flag(has(gateway.BehaviourStream), "S"))
+	b.WriteString(flag(has(gateway.BehaviourFinish), "F"))
+	b.WriteString(flag(has(gateway.BehaviourInit), "I"))
+	b.WriteString(flag(has(gateway.BehaviourReady), "Y"))
 	return b.String()
 }
 
@@ -280,28 +284,15 @@ func (t *catalogTab) detailLines(d *catalog.Descriptor, w int, th theme) []strin
 	} else if t.inChain != nil {
 		add("in chain", "no")
 	}
-	if d.Config != nil {
-		add("config", "")
-		for _, f := range catalog.ConfigLines(d.Config.Fields) {
-			out = append(out, wrap("  "+f, w, 4)...)
+	for _, x := range catalog.Details(d, ", ") {
+		if !x.List {
+			add(x.Key, orNone(x.Value))
+			continue
 		}
-	} else if d.HasFamily(catalog.FamilyPipeline) {
-		add("config", "none (takes no configuration)")
-	}
-	if e := d.Extension; e != nil {
-		add("points", orNone(strings.Join(e.Points, ", ")))
-		add("slots", orNone(strings.Join(e.Slots, ", ")))
-		add("priority", strconv.Itoa(e.Priority))
-		add("required", strconv.FormatBool(e.Required))
-		if e.Timeout != "" {
-			add("timeout", e.Timeout)
+		add(x.Key, "")
+		for _, l := range x.Lines {
+			out = append(out, wrap("  "+l, w, 4)...)
 		}
-	}
-	for _, hk := range d.Hooks {
-		add("hook", fmt.Sprintf("%s kind=%s order=%d policy=%s", hk.ID, hk.Kind, hk.Order, cmpOr(string(hk.Policy), "unspecified")))
-	}
-	for _, l := range d.Live {
-		add("live", fmt.Sprintf("%s #%d", l.Direction, l.Position))
 	}
 	return out
 }
@@ -339,11 +330,30 @@ func originText(o catalog.Origin) string {
 	return s
 }
 
-func orNone(s string) string { return cmpOr(s, "none") }
+func orNone(s string) string { return cmp.Or(s, "none") }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
+// update handles the messages of the commands this pane started;
+// handled is false for every other message.
+func (t *catalogTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case catalogMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return nil, true
+		}
+		// Names and descriptions from url:, file: and dir: sources are
+		// shown escaped: they must not drive the terminal.
+		termsafe.Fields(msg.cat)
+		m.cat.setCatalog(msg.cat)
+		m.setInfo("catalog loaded")
+		return m.loadChain(), true
 	}
-	return s
+	return nil, false
+}
+
+// keys handles the Catalog tab's keys.
+func (t *catalogTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
+	t.key(msg, m.keys, t.h)
+	return nil
 }

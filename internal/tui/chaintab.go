@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -19,6 +20,7 @@ import (
 // or a finding that concerns no entry. Lines wrap to the width with a
 // hanging indent, so no finding is cut.
 type chainTab struct {
+	paneSize
 	// loadErr is why the chain file could not be loaded (such as a YAML
 	// error with file:line:column); the tab shows it until e fixes it.
 	loadErr  string
@@ -398,4 +400,60 @@ func depMark(status string) string {
 		return "✗ after"
 	}
 	return "✓"
+}
+
+// update handles the messages of the commands this pane started;
+// handled is false for every other message.
+func (t *chainTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case chainMsg:
+		if msg.err != nil {
+			// The Chain tab shows the error, so e can fix the file; the
+			// last trace ran an older chain and is dropped.
+			m.setErr(msg.err)
+			m.chain.loadErr, m.chain.cf = msg.err.Error(), nil
+			m.cat.inChain = nil
+			m.tr.clear()
+			return nil, true
+		}
+		m.chain.loadErr = ""
+		termsafe.Fields(msg.cf) // escaped as the catalog is, so names still match
+		m.chain.set(msg.cf, m.cat.c, m.opts.Factories)
+		if len(m.chain.findings) > 0 {
+			m.tr.clear() // a trace of a chain that no longer builds misleads
+		}
+		m.cat.inChain = m.chain.positions()
+		if n := len(m.chain.findings); n > 0 {
+			m.setInfo("chain " + msg.cf.Path + ": " + plural(n, "finding"))
+		} else {
+			m.setInfo("chain " + msg.cf.Path + ": valid")
+		}
+		return nil, true
+	case editedMsg:
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return nil, true
+		}
+		return m.loadChain(), true
+	}
+	return nil, false
+}
+
+// keys handles the Chain tab's keys.
+func (t *chainTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Edit):
+		return m.edit()
+	case key.Matches(msg, k.Enter):
+		if name := m.chain.selectedPlugin(); name != "" {
+			if m.cat.selectName(name) {
+				m.tab = tabCatalog
+				m.cat.detail = true
+			}
+		}
+		return nil
+	}
+	t.move(msg, k, t.w, t.h)
+	return nil
 }

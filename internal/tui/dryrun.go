@@ -3,11 +3,11 @@ package tui
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/chunks"
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/internal/replay/fixture"
@@ -69,17 +69,6 @@ type Run struct {
 	Duration              time.Duration
 }
 
-type chunkStream struct{ c [][]byte }
-
-func (s *chunkStream) Next(context.Context) ([]byte, error) {
-	if len(s.c) == 0 {
-		return nil, io.EOF
-	}
-	b := s.c[0]
-	s.c = s.c[1:]
-	return b, nil
-}
-
 // DryRun builds the chain file's chain for the exchange's direction from
 // factories, runs the exchange through it with the real runtime
 // (internal/pipeline) and returns the trace. Plugins without a factory
@@ -112,7 +101,7 @@ func DryRun(ctx context.Context, cf *catalog.ChainFile, factories []gateway.Fact
 		up.Status = http.StatusOK
 	}
 	if len(x.Chunks) > 0 {
-		up.Body, up.Stream = nil, &chunkStream{c: x.Chunks}
+		up.Body, up.Stream = nil, chunks.New(x.Chunks)
 	}
 	req := x.Request
 	req.Header = req.Header.Clone()

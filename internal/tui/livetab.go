@@ -1,19 +1,18 @@
 package tui
 
 import (
-	"bufio"
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/abkit/abkit/internal/redact"
@@ -28,6 +27,7 @@ import (
 // liveTab lists the exchanges of an abctl serve (its API, docs/live.md) as
 // they finish. Paused, it keeps what arrives aside and counts it.
 type liveTab struct {
+	paneSize
 	base string // serve's base URL
 
 	rows      []live.Summary // shown, oldest first
@@ -225,200 +225,34 @@ func liveConnect(ctx context.Context, base string, ch chan<- tea.Msg) {
 			return false
 		}
 	}
-	lastID := ""
-	for {
-		again, err := liveStream(ctx, base, &lastID, send)
-		if !again {
-			if err != nil {
-				send(liveEndMsg{err})
-			}
-			return
-		}
-	}
-}
-
-// maxEventLine bounds one line of the event stream the tab reads: an
-// endless line must not take the terminal's memory.
-const maxEventLine = 4 << 20
-
-// liveStream reads one subscription, resuming after *lastID when set. It
-// reports whether to reconnect (serve sent overflow) and otherwise why
-// the stream ended; nil error means the tab is gone.
-func liveStream(ctx context.Context, base string, lastID *string, send func(tea.Msg) bool) (bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+live.PathEvents, nil)
+	err := live.Client{Base: base}.Subscribe(ctx, live.Subscriber{
+		Arrived: func(s []live.Summary) bool { return send(liveArrivedMsg{s}) },
+		Missed:  func(n uint64) bool { return send(liveMissedMsg{n}) },
+	})
 	if err != nil {
-		return false, err
+		send(liveEndMsg{err})
 	}
-	if *lastID != "" {
-		req.Header.Set("Last-Event-ID", *lastID)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("%s%s: %s", base, live.PathEvents, resp.Status)
-	}
-	r := bufio.NewReaderSize(resp.Body, 64<<10)
-	// The first block is serve's "subscribed" comment.
-	if _, err := readLine(r); err != nil {
-		return false, err
-	}
-	var list struct {
-		Exchanges []live.Summary `json:"exchanges"`
-	}
-	if err := getJSON(ctx, base+live.PathExchanges, &list); err != nil {
-		return false, err
-	}
-	if !send(liveArrivedMsg{list.Exchanges}) {
-		return false, nil
-	}
-	var name, id string
-	for {
-		line, err := readLine(r)
-		if err != nil {
-			return false, fmt.Errorf("event stream ended: %w", err)
-		}
-		switch {
-		case strings.HasPrefix(line, "id: "):
-			id = strings.TrimPrefix(line, "id: ")
-		case strings.HasPrefix(line, "event: "):
-			name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: ") && name == "exchange_finished":
-			var s live.Summary
-			if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &s) == nil && !send(liveArrivedMsg{[]live.Summary{s}}) {
-				return false, nil
-			}
-		case strings.HasPrefix(line, "data: ") && name == "missed":
-			var m struct {
-				Missed uint64 `json:"missed"`
-			}
-			if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m) == nil && !send(liveMissedMsg{m.Missed}) {
-				return false, nil
-			}
-		case strings.HasPrefix(line, "data: ") && name == "overflow":
-			return true, nil
-		case strings.HasPrefix(line, "data: ") && name == "shutdown":
-			return false, errors.New("serve sent shutdown")
-		case line == "":
-			if id != "" {
-				*lastID = id
-			}
-			name, id = "", ""
-		}
-	}
-}
-
-// readLine reads one line of at most maxEventLine bytes, without its end.
-func readLine(r *bufio.Reader) (string, error) {
-	var long []byte
-	for {
-		b, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			if len(long)+len(b) > maxEventLine {
-				return "", fmt.Errorf("an event line is longer than %d MiB; serve sends no such line", maxEventLine>>20)
-			}
-			long = append(long, b...)
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if long != nil {
-			b = append(long, b...)
-		}
-		return strings.TrimRight(string(b), "\r\n"), nil
-	}
-}
-
-func getJSON(ctx context.Context, url string, v any) error {
-	data, err := get(ctx, url)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %w", url, err)
-	}
-	return nil
-}
-
-func get(ctx context.Context, url string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, fixture.MaxFile()+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > fixture.MaxFile() {
-		// Said so, rather than as the JSON error of a cut document.
-		return nil, fmt.Errorf("%s: the answer is larger than %d MiB, the most the TUI reads (ABKIT_MAX_BODY raises it, docs/limits.md)", redact.URL(url), fixture.MaxFile()>>20)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return nil, errors.New(e.Error)
-		}
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	return data, nil
-}
-
-// liveDetail is the part of serve's exchange detail the Trace tab shows.
-type liveDetail struct {
-	Exchange live.Summary  `json:"exchange"`
-	Trace    replay.Report `json:"trace"`
-	Request  struct {
-		Body *live.Body `json:"body"`
-	} `json:"request"`
-	Upstream *struct {
-		Body   *live.Body `json:"body"`
-		Chunks []struct {
-			live.Body
-		} `json:"chunks"`
-	} `json:"upstream"`
-}
-
-func bodyBytes(b *live.Body) []byte {
-	if b == nil {
-		return nil
-	}
-	if b.Text != nil {
-		return []byte(*b.Text)
-	}
-	return []byte(b.Base64) // shown as sent; the Trace tab quotes it
 }
 
 // openLive reads one exchange from serve and makes it a Run the Trace
 // tab steps through with its usual keys.
 func openLive(base string, id uint64) tea.Cmd {
 	return func() tea.Msg {
-		var d liveDetail
-		if err := getJSON(context.Background(), fmt.Sprintf("%s%s/%d", base, live.PathExchanges, id), &d); err != nil {
+		d, err := live.Client{Base: base}.Detail(context.Background(), id)
+		if err != nil {
 			return liveOpenMsg{err: err}
 		}
 		s := d.Exchange
 		run := &Run{Fixture: fmt.Sprintf("live #%d %s %s", s.ID, s.Method, s.Path), Events: d.Trace.Events,
 			Status: s.Status, Warnings: d.Trace.Warnings, Duration: time.Duration(s.DurationNS),
 			Outcome: gateway.Outcome{Kind: outcomeKind(s.Outcome), Status: d.Trace.Outcome.Status, DeniedBy: s.DeniedBy, Reason: s.Reason}}
-		run.ReqBefore = bodyBytes(d.Request.Body)
+		run.ReqBefore = d.Request.Body.Bytes()
 		run.ReqAfter = run.ReqBefore
 		if up := d.Upstream; up != nil {
 			if len(up.Chunks) > 0 {
 				var fr sse.Framer
 				for _, c := range up.Chunks {
-					b := bodyBytes(&c.Body)
+					b := c.Body.Bytes()
 					run.RespBefore = append(run.RespBefore, b...)
 					_ = fr.Feed(b, func(raw []byte, isFrame bool) error {
 						if isFrame {
@@ -431,7 +265,7 @@ func openLive(base string, id uint64) tea.Cmd {
 					run.Frames = [][]byte{}
 				}
 			} else {
-				run.RespBefore = bodyBytes(up.Body)
+				run.RespBefore = up.Body.Bytes()
 			}
 			run.RespAfter = run.RespBefore
 		}
@@ -453,10 +287,13 @@ func outcomeKind(s string) gateway.OutcomeKind {
 // an existing file. With chain set (the chain serve runs), it also writes
 // the exchange's golden trace, dir/golden/NAME.json, as replay --update
 // would: serve's live trace with durations zeroed, which a replay of the
-// fixture through that chain reproduces. dir is then a replay suite.
+// fixture through that chain reproduces, and a copy of the chain as
+// dir/chain.yaml (unless the same chain is there already). dir is then a
+// replay suite: `abctl replay DIR` passes on it.
 func saveLive(base, dir, chain string, s live.Summary) tea.Cmd {
 	return func() tea.Msg {
-		data, err := get(context.Background(), fmt.Sprintf("%s%s/%d/fixture", base, live.PathExchanges, s.ID))
+		c := live.Client{Base: base}
+		data, err := c.Fixture(context.Background(), s.ID)
 		if err != nil {
 			return liveSavedMsg{err: fmt.Errorf("exchange %d: %w", s.ID, err)}
 		}
@@ -465,14 +302,17 @@ func saveLive(base, dir, chain string, s live.Summary) tea.Cmd {
 		}
 		var golden []byte
 		if chain != "" {
-			var d liveDetail
-			if err := getJSON(context.Background(), fmt.Sprintf("%s%s/%d", base, live.PathExchanges, s.ID), &d); err != nil {
+			d, err := c.Detail(context.Background(), s.ID)
+			if err != nil {
 				return liveSavedMsg{err: fmt.Errorf("exchange %d: %w", s.ID, err)}
 			}
 			if golden, err = d.Trace.WithoutDurations().MarshalIndent(); err != nil {
 				return liveSavedMsg{err: fmt.Errorf("exchange %d: golden: %w", s.ID, err)}
 			}
 			if err := os.MkdirAll(filepath.Join(dir, "golden"), 0o755); err != nil {
+				return liveSavedMsg{err: err}
+			}
+			if err := saveSuiteChain(dir, chain); err != nil {
 				return liveSavedMsg{err: err}
 			}
 		}
@@ -495,4 +335,128 @@ func saveLive(base, dir, chain string, s live.Summary) tea.Cmd {
 		}
 		return msg
 	}
+}
+
+// saveSuiteChain makes dir/chain.yaml a copy of the chain file at chain,
+// never over another chain: goldens saved through one chain do not
+// replay through another.
+func saveSuiteChain(dir, chain string) error {
+	want, err := os.ReadFile(chain)
+	if err != nil {
+		return fmt.Errorf("copy the chain into the suite: %w", err)
+	}
+	path := filepath.Join(dir, "chain.yaml")
+	for range 2 {
+		have, err := os.ReadFile(path)
+		if err == nil {
+			if !bytes.Equal(have, want) {
+				return fmt.Errorf("%s holds another chain than %s: save into another --save-dir (its goldens are that chain's), or remove it", path, chain)
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		// CreateNew never replaces a file: a chain.yaml another save
+		// wrote meanwhile is compared on the second pass.
+		if err := fixture.CreateNew(dir, "chain.yaml", want); !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return fmt.Errorf("%s: neither there nor created", path)
+}
+
+// update handles the messages of the commands this pane started;
+// handled is false for every other message.
+func (l *liveTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case liveArrivedMsg:
+		m.lv.state, m.lv.ok = "live", true
+		if m.lv.missed > 0 {
+			m.lv.state = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", m.lv.missed)
+		}
+		m.lv.add(msg.sums)
+		return waitLive(m.liveCh), true
+	case liveMissedMsg:
+		m.lv.missed += msg.n
+		m.lv.state, m.lv.ok = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", m.lv.missed), true
+		return waitLive(m.liveCh), true
+	case liveEndMsg:
+		m.lv.state, m.lv.ok = "disconnected: "+oneLine(msg.err.Error())+" (r reconnects)", false
+		return nil, true
+	case liveOpenMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return nil, true
+		}
+		termsafe.Fields(msg.run)
+		m.tr.setRun(msg.run)
+		m.tab = tabTrace
+		m.setInfo(msg.run.Fixture + ": " + msg.run.Outcome.Kind.String())
+		return nil, true
+	case liveSavedMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			return nil, true
+		}
+		if msg.golden == "" {
+			m.setInfo("saved " + msg.path + "; dry-run it: abctl dryrun --chain CHAIN " + msg.path)
+			return nil, true
+		}
+		// The command first: the status bar has one line, cut at the
+		// terminal's width, and the command must be whole on it.
+		dir := filepath.Dir(msg.path)
+		m.setInfo(fmt.Sprintf("saved; test: abctl replay %s (%s + golden + chain.yaml)", dir, filepath.Base(msg.path)))
+		return nil, true
+	}
+	return nil, false
+}
+
+// keys handles the Live tab's keys.
+func (l *liveTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Filter):
+		m.lv.filtering = true
+	case key.Matches(msg, k.Back):
+		m.lv.filter = ""
+	case key.Matches(msg, k.Pause):
+		m.lv.togglePause()
+	case key.Matches(msg, k.Enter):
+		if s, ok := m.lv.selected(); ok {
+			m.busy = fmt.Sprintf("opening exchange %d", s.ID)
+			return openLive(m.lv.base, s.ID)
+		}
+	case key.Matches(msg, k.Save):
+		if s, ok := m.lv.selected(); ok {
+			dir := m.opts.SaveDir
+			if dir == "" {
+				dir = "."
+			}
+			m.busy = fmt.Sprintf("saving exchange %d", s.ID)
+			return saveLive(m.lv.base, dir, m.opts.ChainPath, s)
+		}
+	default:
+		l.cursor = moveCursor(msg, k, l.cursor, len(l.shown()), l.h-2)
+	}
+	return nil
+}
+
+// filterKey edits the Live tab's / filter.
+func (l *liveTab) filterKey(m *Model, msg tea.KeyPressMsg) {
+	switch {
+	case key.Matches(msg, m.keys.Enter):
+		m.lv.filtering = false
+	case key.Matches(msg, m.keys.Back):
+		m.lv.filtering, m.lv.filter = false, ""
+	case msg.Code == tea.KeyBackspace:
+		if r := []rune(m.lv.filter); len(r) > 0 {
+			m.lv.filter = string(r[:len(r)-1])
+		}
+	case msg.Text != "":
+		m.lv.filter += msg.Text
+	}
+	m.lv.cursor = 0
 }

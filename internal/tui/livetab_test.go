@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -141,7 +140,9 @@ func TestLiveTab(t *testing.T) {
 	tm.Type("/deny")
 	tm.Send(k("enter"))
 	tm.Send(k("s"))
-	waitLiveScreen(t, tm, "saved ") // the status bar, once fixture and golden are written
+	// The status bar, once fixture, golden and chain are written: the
+	// whole command that tests the saved suite.
+	waitLiveScreen(t, tm, "saved; test: abctl replay "+saveDir+" (")
 	tm.Send(k("enter"))
 	waitLiveScreen(t, tm, "calls") // the Trace tab's stepper
 	tm.Send(k("q"))
@@ -183,7 +184,8 @@ func TestLiveTab(t *testing.T) {
 	if _, err := os.Stat(replay.GoldenPath(filepath.Join(saveDir, "golden"), saved[0])); err != nil {
 		t.Fatalf("s wrote no golden beside the fixture: %v", err)
 	}
-	res, err := replay.RunSuite(context.Background(), replay.SuiteOptions{Chain: chainPath, Fixtures: saveDir,
+	// and a copy of the chain, so that `abctl replay DIR` runs it as it is.
+	res, err := replay.RunSuite(context.Background(), replay.SuiteOptions{Chain: filepath.Join(saveDir, "chain.yaml"), Fixtures: saveDir,
 		Golden: filepath.Join(saveDir, "golden"), Factories: testFactories()})
 	if err != nil {
 		t.Fatal(err)
@@ -242,24 +244,6 @@ func TestLiveTabReconnectsAfterOverflow(t *testing.T) {
 	}, teatest.WithDuration(liveHangGuard), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
-// An event line that never ends does not take the terminal's memory:
-// past maxEventLine the stream is dropped with a message.
-func TestLiveReadLineBounded(t *testing.T) {
-	r := bufio.NewReaderSize(io.MultiReader(strings.NewReader("data: "), endless{}), 64<<10)
-	if _, err := readLine(r); err == nil || !strings.Contains(err.Error(), "longer than") {
-		t.Fatalf("endless line: %v", err)
-	}
-}
-
-type endless struct{}
-
-func (endless) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = 'x'
-	}
-	return len(p), nil
-}
-
 // While paused the tab keeps only what it will show on resume (the last
 // ring's worth) and counts the rest: 163,000 held exchanges once grew
 // its memory without limit.
@@ -275,20 +259,5 @@ func TestLivePausedHeldBounded(t *testing.T) {
 	l.togglePause()
 	if len(l.rows) != live.DefaultRing || l.rows[len(l.rows)-1].ID != 100_000 {
 		t.Fatalf("after resume: %d rows, last %d", len(l.rows), l.rows[len(l.rows)-1].ID)
-	}
-}
-
-// An answer over the TUI's read bound is reported as such, not as the
-// JSON error of the cut document ("unexpected end of JSON input").
-func TestLiveGetTooLarge(t *testing.T) {
-	t.Setenv("ABKIT_MAX_BODY", "1KiB")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"pad":"`+strings.Repeat("x", int(fixture.MaxFile()))+`"}`)
-	}))
-	defer srv.Close()
-	var v any
-	err := getJSON(context.Background(), srv.URL+"/x", &v)
-	if err == nil || !strings.Contains(err.Error(), "larger than") || strings.Contains(err.Error(), "JSON") {
-		t.Fatalf("err %v", err)
 	}
 }

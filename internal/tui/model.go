@@ -10,14 +10,9 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +21,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/abkit/abkit/internal/catalog"
-	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -127,6 +121,7 @@ func New(opts Options) *Model {
 	m.spin = spinner.New(spinner.WithSpinner(spinner.Line))
 	m.tr.fixtures = opts.Fixtures
 	m.busy = "loading catalog"
+	m.resize()
 	if opts.Attach != "" {
 		// Attached, the live exchanges are what the user came for.
 		m.lv.base = strings.TrimSuffix(opts.Attach, "/")
@@ -228,11 +223,13 @@ func (m *Model) setInfo(s string) { m.status, m.statusOK = oneLine(s), true }
 // and names quote files, plugins and traffic.
 func oneLine(s string) string { return termsafe.Line(strings.Join(strings.Fields(s), " ")) }
 
-// Update handles a message.
+// Update handles a message: the root's own (size, colour, spinner, mouse,
+// keys), else it routes the message to the pane whose command sent it.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
+		m.resize()
 		return m, nil
 	case tea.BackgroundColorMsg:
 		m.dark = msg.IsDark()
@@ -245,113 +242,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.spin, cmd = m.spin.Update(msg)
 		return m, cmd
-	case catalogMsg:
-		m.busy = ""
-		if msg.err != nil {
-			m.setErr(msg.err)
-			return m, nil
-		}
-		// Names and descriptions from url:, file: and dir: sources are
-		// shown escaped: they must not drive the terminal.
-		termsafe.Fields(msg.cat)
-		m.cat.setCatalog(msg.cat)
-		m.setInfo("catalog loaded")
-		return m, m.loadChain()
-	case chainMsg:
-		if msg.err != nil {
-			// The Chain tab shows the error, so e can fix the file; the
-			// last trace ran an older chain and is dropped.
-			m.setErr(msg.err)
-			m.chain.loadErr, m.chain.cf = msg.err.Error(), nil
-			m.cat.inChain = nil
-			m.tr.clear()
-			return m, nil
-		}
-		m.chain.loadErr = ""
-		termsafe.Fields(msg.cf) // escaped as the catalog is, so names still match
-		m.chain.set(msg.cf, m.cat.c, m.opts.Factories)
-		if len(m.chain.findings) > 0 {
-			m.tr.clear() // a trace of a chain that no longer builds misleads
-		}
-		m.cat.inChain = m.chain.positions()
-		if n := len(m.chain.findings); n > 0 {
-			m.setInfo("chain " + msg.cf.Path + ": " + plural(n, "finding"))
-		} else {
-			m.setInfo("chain " + msg.cf.Path + ": valid")
-		}
-		return m, nil
-	case editedMsg:
-		if msg.err != nil {
-			m.setErr(msg.err)
-			return m, nil
-		}
-		return m, m.loadChain()
-	case runMsg:
-		m.busy = ""
-		if msg.err != nil {
-			m.setErr(msg.err)
-			var be *pipeline.BuildError
-			if errors.As(msg.err, &be) {
-				// The chain does not build (a binary plugin rejected its
-				// config, say): a trace of it from before misleads.
-				m.tr.clear()
-			}
-			m.tr.err, m.tr.picking = oneLine(msg.err.Error()), true
-			return m, nil
-		}
-		termsafe.Fields(msg.run) // reasons, headers and errors from plugins and traffic
-		m.tr.setRun(msg.run)
-		m.setInfo("dry-run of " + msg.run.Fixture + ": " + msg.run.Outcome.Kind.String())
-		return m, nil
-	case playMsg:
-		if !m.tr.playing || msg.id != m.tr.playID {
-			return m, nil
-		}
-		if !m.tr.step(1) {
-			m.tr.playing = false
-			return m, nil
-		}
-		return m, m.playTick()
-	case liveArrivedMsg:
-		m.lv.state, m.lv.ok = "live", true
-		if m.lv.missed > 0 {
-			m.lv.state = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", m.lv.missed)
-		}
-		m.lv.add(msg.sums)
-		return m, waitLive(m.liveCh)
-	case liveMissedMsg:
-		m.lv.missed += msg.n
-		m.lv.state, m.lv.ok = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", m.lv.missed), true
-		return m, waitLive(m.liveCh)
-	case liveEndMsg:
-		m.lv.state, m.lv.ok = "disconnected: "+oneLine(msg.err.Error())+" (r reconnects)", false
-		return m, nil
-	case liveOpenMsg:
-		m.busy = ""
-		if msg.err != nil {
-			m.setErr(msg.err)
-			return m, nil
-		}
-		termsafe.Fields(msg.run)
-		m.tr.setRun(msg.run)
-		m.tab = tabTrace
-		m.setInfo(msg.run.Fixture + ": " + msg.run.Outcome.Kind.String())
-		return m, nil
-	case liveSavedMsg:
-		m.busy = ""
-		if msg.err != nil {
-			m.setErr(msg.err)
-			return m, nil
-		}
-		if msg.golden == "" {
-			m.setInfo("saved " + msg.path + "; dry-run it: abctl dryrun --chain CHAIN " + msg.path)
-			return m, nil
-		}
-		// Base names first: the status bar has one line.
-		dir := filepath.Dir(msg.path)
-		m.setInfo(fmt.Sprintf("saved %s + golden in %s; test: abctl replay --chain %s --fixtures %s --golden %s",
-			filepath.Base(msg.path), dir, m.opts.ChainPath, dir, filepath.Dir(msg.golden)))
-		return m, nil
 	case tea.MouseWheelMsg:
 		return m, m.wheel(msg)
 	case tea.MouseClickMsg:
@@ -359,8 +249,44 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
+	for _, p := range m.panes() {
+		if cmd, ok := p.update(m, msg); ok {
+			return m, cmd
+		}
+	}
 	return m, nil
 }
+
+// pane is one tab as the root sees it: the root keeps what the tabs share
+// (status line, spinner, help, which tab shows) and routes to the pane
+// the messages of its commands and, while it shows, the keys.
+type pane interface {
+	// update handles a message of the pane's own commands; handled is
+	// false for any other.
+	update(m *Model, msg tea.Msg) (cmd tea.Cmd, handled bool)
+	// keys handles a key press while the pane shows.
+	keys(m *Model, msg tea.KeyPressMsg) tea.Cmd
+	// view renders the pane's body in w×h cells.
+	view(w, h int, th theme) []string
+	// setSize gives the pane the size of its body (the terminal less the
+	// tab bar and the status line); its keys page by it.
+	setSize(w, h int)
+}
+
+// paneSize is the body size a pane was last given; each tab embeds it.
+type paneSize struct{ w, h int }
+
+func (s *paneSize) setSize(w, h int) { s.w, s.h = w, h }
+
+// resize gives every pane its body size.
+func (m *Model) resize() {
+	for _, p := range m.panes() {
+		p.setSize(m.w, m.bodyHeight())
+	}
+}
+
+// panes are the tabs, in tab order.
+func (m *Model) panes() [nTabs]pane { return [nTabs]pane{&m.cat, &m.chain, &m.tr, &m.lv} }
 
 func (m *Model) playTick() tea.Cmd {
 	id := m.tr.playID
@@ -377,11 +303,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if m.lv.filtering {
-		m.liveFilterKey(msg)
+		m.lv.filterKey(m, msg)
 		return nil
 	}
 	if m.tab == tabTrace && m.tr.prompt != 0 {
-		m.promptKey(msg) // q, r, digits are text while a query is typed
+		m.tr.promptKey(m, msg) // q, r, digits are text while a query is typed
 		return nil
 	}
 	if m.help {
@@ -417,128 +343,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Reload):
 		return m.reload()
 	}
-	switch m.tab {
-	case tabCatalog:
-		m.cat.key(msg, k, m.bodyHeight())
-	case tabChain:
-		return m.chainKey(msg)
-	case tabTrace:
-		return m.traceKey(msg)
-	case tabLive:
-		return m.liveKey(msg)
-	}
-	return nil
-}
-
-func (m *Model) liveKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.Filter):
-		m.lv.filtering = true
-	case key.Matches(msg, k.Back):
-		m.lv.filter = ""
-	case key.Matches(msg, k.Pause):
-		m.lv.togglePause()
-	case key.Matches(msg, k.Enter):
-		if s, ok := m.lv.selected(); ok {
-			m.busy = fmt.Sprintf("opening exchange %d", s.ID)
-			return openLive(m.lv.base, s.ID)
-		}
-	case key.Matches(msg, k.Save):
-		if s, ok := m.lv.selected(); ok {
-			dir := m.opts.SaveDir
-			if dir == "" {
-				dir = "."
-			}
-			m.busy = fmt.Sprintf("saving exchange %d", s.ID)
-			return saveLive(m.lv.base, dir, m.opts.ChainPath, s)
-		}
-	default:
-		m.lv.cursor = moveCursor(msg, k, m.lv.cursor, len(m.lv.shown()), m.bodyHeight()-2)
-	}
-	return nil
-}
-
-func (m *Model) liveFilterKey(msg tea.KeyPressMsg) {
-	switch {
-	case key.Matches(msg, m.keys.Enter):
-		m.lv.filtering = false
-	case key.Matches(msg, m.keys.Back):
-		m.lv.filtering, m.lv.filter = false, ""
-	case msg.Code == tea.KeyBackspace:
-		if r := []rune(m.lv.filter); len(r) > 0 {
-			m.lv.filter = string(r[:len(r)-1])
-		}
-	case msg.Text != "":
-		m.lv.filter += msg.Text
-	}
-	m.lv.cursor = 0
-}
-
-func (m *Model) chainKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.Edit):
-		return m.edit()
-	case key.Matches(msg, k.Enter):
-		if name := m.chain.selectedPlugin(); name != "" {
-			if m.cat.selectName(name) {
-				m.tab = tabCatalog
-				m.cat.detail = true
-			}
-		}
-		return nil
-	}
-	m.chain.move(msg, k, m.w, m.bodyHeight())
-	return nil
-}
-
-// promptKey edits the Trace tab's / or : query; enter applies it, esc
-// drops it.
-func (m *Model) promptKey(msg tea.KeyPressMsg) {
-	t := &m.tr
-	switch msg.String() {
-	case "esc":
-		t.prompt, t.input = 0, ""
-		m.setInfo("")
-		return
-	case "backspace":
-		if r := []rune(t.input); len(r) > 0 {
-			t.input = string(r[:len(r)-1])
-		}
-	case "enter":
-		p, in := t.prompt, strings.TrimSpace(t.input)
-		t.prompt, t.input = 0, ""
-		if p == ':' {
-			n, err := strconv.Atoi(in)
-			if err != nil || n < 1 || n > len(t.run.Events) {
-				m.setErr(constErr(fmt.Sprintf("no step %q: give a number from 1 to %d", in, len(t.run.Events))))
-				return
-			}
-			t.cursor = n - 1
-			m.setInfo(fmt.Sprintf("went to step %d", n))
-			return
-		}
-		if in == "" {
-			in = t.query
-		}
-		if in == "" {
-			m.setInfo("")
-			return
-		}
-		t.query = in
-		if !t.search(in) {
-			m.setErr(constErr(fmt.Sprintf("no step mentions %q", in)))
-			return
-		}
-		m.setInfo(fmt.Sprintf("found %q at step %d", in, t.cursor+1))
-		return
-	default:
-		if msg.Text != "" {
-			t.input += msg.Text
-		}
-	}
-	m.setInfo(string(t.prompt) + t.input)
+	return m.panes()[m.tab].keys(m, msg)
 }
 
 // reload rereads the catalog (and, once it is loaded, the chain) and the
@@ -597,79 +402,6 @@ func (m *Model) edit() tea.Cmd {
 	args := m.editorArgs()
 	c := exec.Command(args[0], append(args[1:], m.opts.ChainPath)...)
 	return tea.ExecProcess(c, func(err error) tea.Msg { return editedMsg{err: err} })
-}
-
-func (m *Model) traceKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.keys
-	t := &m.tr
-	if t.run == nil || t.picking {
-		switch {
-		case key.Matches(msg, k.Enter):
-			return m.dryRun()
-		case key.Matches(msg, k.Back):
-			if t.run != nil {
-				t.picking = false
-			}
-		default:
-			t.pick = moveCursor(msg, k, t.pick, len(t.fixtures), shown(t.pickRows, m.bodyHeight()))
-		}
-		return nil
-	}
-	if t.prompt != 0 {
-		m.promptKey(msg)
-		return nil
-	}
-	before := t.cursor
-	defer func() {
-		if t.cursor != before {
-			t.detailOff = 0
-		}
-	}()
-	switch {
-	case key.Matches(msg, k.DetailDown):
-		t.detailOff++
-	case key.Matches(msg, k.DetailUp):
-		t.detailOff = max(t.detailOff-1, 0)
-	case key.Matches(msg, k.Copy):
-		b, err := json.Marshal(t.run.Events[t.cursor])
-		if err != nil {
-			m.setErr(err)
-			return nil
-		}
-		m.setInfo(fmt.Sprintf("copied step %d as JSON (%d bytes) to the clipboard", t.cursor+1, len(b)))
-		return tea.SetClipboard(string(b))
-	case key.Matches(msg, k.Search), key.Matches(msg, k.GoTo):
-		t.prompt, t.input, t.playing = msg.String()[0], "", false
-		m.setInfo(string(t.prompt))
-	case key.Matches(msg, k.Back):
-		t.picking, t.playing = true, false
-	case key.Matches(msg, k.Enter):
-		return m.dryRun()
-	case key.Matches(msg, k.Play):
-		t.playing = !t.playing
-		t.playID++
-		if t.playing {
-			if t.cursor == len(t.run.Events)-1 {
-				t.cursor = 0
-			}
-			return m.playTick()
-		}
-	case key.Matches(msg, k.NextStep):
-		t.step(1)
-	case key.Matches(msg, k.PrevStep):
-		t.step(-1)
-	case key.Matches(msg, k.NextFrame):
-		t.seek(func(i int) bool { return t.run.Events[i].Frame != nil })
-	case key.Matches(msg, k.NextRej):
-		if !t.seek(func(i int) bool { a := t.run.Events[i].Action; return a == "reject" || a == "error" }) {
-			m.setInfo("no reject after this step")
-		}
-	case key.Matches(msg, k.End):
-		t.cursor = len(t.run.Events) - 1
-	default:
-		t.cursor = moveCursor(msg, k, t.cursor, len(t.run.Events), shown(t.stepRows, m.bodyHeight()))
-	}
-	return nil
 }
 
 func (m *Model) dryRun() tea.Cmd {

@@ -3,11 +3,15 @@ package tui
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/sse"
@@ -16,6 +20,7 @@ import (
 // traceTab is the Trace tab: pick a fixture, dry-run it, step through the
 // timeline of hook calls.
 type traceTab struct {
+	paneSize
 	fixtures []Exchange
 	pick     int
 	pickOff  int
@@ -391,4 +396,158 @@ func diffLines(what string, before, after []byte, w int, th theme) []string {
 	out := []string{th.dim.Render("diff     ") + what + " (whole chain)"}
 	out = append(out, wrap(th.bad.Render("  - ")+cut(before), w, 4)...)
 	return append(out, wrap(th.good.Render("  + ")+cut(after), w, 4)...)
+}
+
+// update handles the messages of the commands this pane started;
+// handled is false for every other message.
+func (t *traceTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case runMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.setErr(msg.err)
+			var be *pipeline.BuildError
+			if errors.As(msg.err, &be) {
+				// The chain does not build (a binary plugin rejected its
+				// config, say): a trace of it from before misleads.
+				m.tr.clear()
+			}
+			m.tr.err, m.tr.picking = oneLine(msg.err.Error()), true
+			return nil, true
+		}
+		termsafe.Fields(msg.run) // reasons, headers and errors from plugins and traffic
+		m.tr.setRun(msg.run)
+		m.setInfo("dry-run of " + msg.run.Fixture + ": " + msg.run.Outcome.Kind.String())
+		return nil, true
+	case playMsg:
+		if !m.tr.playing || msg.id != m.tr.playID {
+			return nil, true
+		}
+		if !m.tr.step(1) {
+			m.tr.playing = false
+			return nil, true
+		}
+		return m.playTick(), true
+	}
+	return nil, false
+}
+
+// keys handles the Trace tab's keys.
+func (t *traceTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	if t.run == nil || t.picking {
+		switch {
+		case key.Matches(msg, k.Enter):
+			return m.dryRun()
+		case key.Matches(msg, k.Back):
+			if t.run != nil {
+				t.picking = false
+			}
+		default:
+			t.pick = moveCursor(msg, k, t.pick, len(t.fixtures), shown(t.pickRows, t.h))
+		}
+		return nil
+	}
+	if t.prompt != 0 {
+		t.promptKey(m, msg)
+		return nil
+	}
+	before := t.cursor
+	defer func() {
+		if t.cursor != before {
+			t.detailOff = 0
+		}
+	}()
+	switch {
+	case key.Matches(msg, k.DetailDown):
+		t.detailOff++
+	case key.Matches(msg, k.DetailUp):
+		t.detailOff = max(t.detailOff-1, 0)
+	case key.Matches(msg, k.Copy):
+		b, err := json.Marshal(t.run.Events[t.cursor])
+		if err != nil {
+			m.setErr(err)
+			return nil
+		}
+		m.setInfo(fmt.Sprintf("copied step %d as JSON (%d bytes) to the clipboard", t.cursor+1, len(b)))
+		return tea.SetClipboard(string(b))
+	case key.Matches(msg, k.Search), key.Matches(msg, k.GoTo):
+		t.prompt, t.input, t.playing = msg.String()[0], "", false
+		m.setInfo(string(t.prompt))
+	case key.Matches(msg, k.Back):
+		t.picking, t.playing = true, false
+	case key.Matches(msg, k.Enter):
+		return m.dryRun()
+	case key.Matches(msg, k.Play):
+		t.playing = !t.playing
+		t.playID++
+		if t.playing {
+			if t.cursor == len(t.run.Events)-1 {
+				t.cursor = 0
+			}
+			return m.playTick()
+		}
+	case key.Matches(msg, k.NextStep):
+		t.step(1)
+	case key.Matches(msg, k.PrevStep):
+		t.step(-1)
+	case key.Matches(msg, k.NextFrame):
+		t.seek(func(i int) bool { return t.run.Events[i].Frame != nil })
+	case key.Matches(msg, k.NextRej):
+		if !t.seek(func(i int) bool { a := t.run.Events[i].Action; return a == "reject" || a == "error" }) {
+			m.setInfo("no reject after this step")
+		}
+	case key.Matches(msg, k.End):
+		t.cursor = len(t.run.Events) - 1
+	default:
+		t.cursor = moveCursor(msg, k, t.cursor, len(t.run.Events), shown(t.stepRows, t.h))
+	}
+	return nil
+}
+
+// promptKey edits the Trace tab's / or : query; enter applies it, esc
+// drops it.
+func (t *traceTab) promptKey(m *Model, msg tea.KeyPressMsg) {
+	switch msg.String() {
+	case "esc":
+		t.prompt, t.input = 0, ""
+		m.setInfo("")
+		return
+	case "backspace":
+		if r := []rune(t.input); len(r) > 0 {
+			t.input = string(r[:len(r)-1])
+		}
+	case "enter":
+		p, in := t.prompt, strings.TrimSpace(t.input)
+		t.prompt, t.input = 0, ""
+		if p == ':' {
+			n, err := strconv.Atoi(in)
+			if err != nil || n < 1 || n > len(t.run.Events) {
+				m.setErr(constErr(fmt.Sprintf("no step %q: give a number from 1 to %d", in, len(t.run.Events))))
+				return
+			}
+			t.cursor = n - 1
+			m.setInfo(fmt.Sprintf("went to step %d", n))
+			return
+		}
+		if in == "" {
+			in = t.query
+		}
+		if in == "" {
+			m.setInfo("")
+			return
+		}
+		t.query = in
+		if !t.search(in) {
+			m.setErr(constErr(fmt.Sprintf("no step mentions %q", in)))
+			return
+		}
+		m.setInfo(fmt.Sprintf("found %q at step %d", in, t.cursor+1))
+		return
+	default:
+		if msg.Text != "" {
+			t.input += msg.Text
+		}
+	}
+	m.setInfo(string(t.prompt) + t.input)
 }

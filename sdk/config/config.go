@@ -1,5 +1,5 @@
 // Package config decodes a plugin's configuration block strictly, against
-// the [gateway.ConfigSchema] the plugin publishes (P6): an unknown field, a
+// the [gateway.ConfigSchema] the plugin publishes ([P6]): an unknown field, a
 // wrong type, a missing required field or trailing data is an error that
 // names the plugin and the field, and lists the fields the plugin knows.
 //
@@ -8,6 +8,8 @@
 // the host's config block, the schema conformance probes (P6) and the
 // struct the plugin reads cannot disagree. [CheckSchema], in a test, keeps
 // the schema and the struct's JSON fields in step.
+//
+// [P6]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package config
 
 import (

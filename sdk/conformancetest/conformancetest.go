@@ -4,7 +4,7 @@
 // every case of the suite becomes a subtest named by its case ID.
 //
 // In-process the suite checks one rule that a plugin process cannot be
-// caught breaking: P24, borrowed bytes. After each OnResponseFrame call the
+// caught breaking: [P24], borrowed bytes. After each OnResponseFrame call the
 // host overwrites the frame's buffer, so a plugin that kept a reference to
 // it (instead of copying) sees garbage and fails
 // P24/borrowed-bytes/poisoned-frames.
@@ -36,6 +36,8 @@
 // `go test -run 'TestConformance/P21'` runs only the P21 cases, and
 // `go test -v` lists every case with its rules. The same suite runs against
 // the built binary with `conformance run --plugin BIN` (docs/conformance.md).
+//
+// [P24]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package conformancetest
 
 import (

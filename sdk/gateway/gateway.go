@@ -5,7 +5,7 @@
 // A plugin implements [Plugin] and, optionally, any of [Initializer],
 // [Shutdowner], [Finisher], [StreamingResponder] and [Readier]. It is
 // registered through a [Factory], which fixes its name, its static
-// [Capabilities] (P2) and its configuration schema.
+// [Capabilities] ([P2]) and its configuration schema.
 //
 // A minimal plugin that rejects requests without an API version header:
 //
@@ -36,6 +36,8 @@
 // conformance suite, sdk/plugintest) shares them. A plugin never gets a
 // Control and never needs to call these; a plugin's tests drive hooks
 // through sdk/plugintest instead.
+//
+// [P2]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package gateway
 
 import (

@@ -11,7 +11,7 @@
 //   - tool reactors ([ToolReactor]) see each tool lifecycle event and answer
 //     with a [ToolDecision]: pass, rewrite, replace or swallow (H5).
 //
-// Every hook declares a [Spec]: its ID, its order (H1), its error policy
+// Every hook declares a [Spec]: its ID, its order ([H1]), its error policy
 // (H2, H3) and its kind. The bus orders hooks by Order ascending, then ID,
 // then registration order.
 //
@@ -25,6 +25,8 @@
 //			s.SetMetadata("tagged-by", "tagger")
 //			return nil
 //		})
+//
+// [H1]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package hooks
 
 import (

@@ -3,7 +3,7 @@
 // implements, and what every abkit runtime, in-process or across a process
 // boundary, drives.
 //
-// An agent host consults extensions at fixed interception [Point]s (D1).
+// An agent host consults extensions at fixed interception [Point]s ([D1]).
 // Each point carries one typed payload (D2), sent to extensions as a JSON
 // object with camelCase fields. An extension answers a request point with an
 // [Answer]: continue, block, replace, or (only at permission.decision) allow
@@ -22,6 +22,8 @@
 //		},
 //	}
 //	m := intercept.Manifest{PluginID: "no-rm", Points: []intercept.Point{intercept.ToolBefore}}
+//
+// [D1]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package intercept
 
 import (

@@ -1,6 +1,8 @@
 // Package jsonrpc reads JSON-RPC 2.0 messages, single or batched, as MCP
 // and A2A plugins see them in bodies and SSE events. Everything it returns
-// is copied out of the input, which may be a borrowed frame (P24).
+// is copied out of the input, which may be a borrowed frame ([P24]).
+//
+// [P24]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package jsonrpc
 
 import (

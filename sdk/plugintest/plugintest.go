@@ -3,12 +3,14 @@
 // Frames and Finish call the hooks in the host's order (OnRequest in chain
 // order, the response hooks in reverse), enter each call as the host does
 // (so the exchange enforces what the plugin's capabilities allow) and, like
-// a conformance host (P24), overwrite every frame buffer after the call so
+// a conformance host ([P24]), overwrite every frame buffer after the call so
 // that a plugin that keeps borrowed bytes is caught.
 //
 // It is for fast, focused tests of a plugin's logic. For the whole
 // contract, run the conformance suite with sdk/conformancetest (in-process)
 // or `conformance run --plugin BIN` (the built binary).
+//
+// [P24]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package plugintest
 
 import (

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/abkit/abkit/internal/chunks"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 )
 
@@ -42,7 +43,7 @@ func NewUpstream(u *abkitv1.UpstreamSpec) Upstream {
 		return Upstream{Err: errors.New(u.GetError()), Header: http.Header{}}
 	case len(u.GetChunks()) > 0 || u.GetEarlyEnd():
 		up.Body = nil
-		up.Stream = &Stream{chunks: u.GetChunks(), early: u.GetEarlyEnd()}
+		up.Stream = newStream(u.GetChunks(), u.GetEarlyEnd())
 	}
 	return up
 }
@@ -81,31 +82,21 @@ func (u Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Stream replays a streamed upstream's chunks.
-type Stream struct {
-	mu     sync.Mutex
-	chunks [][]byte
-	early  bool
-	i      int
+type Stream struct{ s *chunks.Stream }
+
+// newStream is a stream of chunks that ends with ErrEarlyEnd when early.
+func newStream(cs [][]byte, early bool) *Stream {
+	s := chunks.New(cs)
+	if early {
+		s.End = ErrEarlyEnd
+	}
+	return &Stream{s: s}
 }
 
 // Next returns the next chunk; io.EOF at the end, [ErrEarlyEnd] after the
 // chunks of a stream that ends early. Like a real upstream body read, it
 // fails with ctx's error once ctx is done (the client went away).
-func (s *Stream) Next(ctx context.Context) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.i < len(s.chunks) {
-		s.i++
-		return s.chunks[s.i-1], nil
-	}
-	if s.early {
-		return nil, ErrEarlyEnd
-	}
-	return nil, io.EOF
-}
+func (s *Stream) Next(ctx context.Context) ([]byte, error) { return s.s.Next(ctx) }
 
 // Reader returns the stream as an io.Reader reading under ctx; each Read
 // returns at most one chunk.

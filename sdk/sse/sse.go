@@ -1,6 +1,6 @@
 // Package sse cuts a server-sent-events byte stream into blocks and parses
 // them, following the WHATWG HTML "event stream" interpretation rules. It is
-// the framer abkit's hosts use to implement rule P19 (the host cuts a
+// the framer abkit's hosts use to implement rule [P19] (the host cuts a
 // streamed body into complete protocol messages and delivers each as a
 // frame), and the one a plugin uses to read what it is given.
 //
@@ -46,6 +46,8 @@
 // End of stream: a trailing block with no terminating blank line is not an
 // event (WHATWG discards it); End emits its bytes as a non-frame and reports
 // its length so the caller can warn about it.
+//
+// [P19]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package sse
 
 import (

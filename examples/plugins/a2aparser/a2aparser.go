@@ -7,8 +7,10 @@
 //
 // In OnRequest it records the request's method, id and message text under
 // the "a2a" extension; at the last frame it stores the whole [Result]. The
-// result does not depend on how the response was chunked (P19, P22) and
+// result does not depend on how the response was chunked ([P19], P22) and
 // keeps no borrowed bytes (P24).
+//
+// [P19]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package a2aparser
 
 import (

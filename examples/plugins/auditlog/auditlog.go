@@ -1,5 +1,5 @@
 // Package auditlog is the audit-log example plugin. It uses every optional
-// behaviour but streaming: Init starts it, Ready reports it (P14), OnFinish
+// behaviour but streaming: Init starts it, Ready reports it ([P14]), OnFinish
 // writes one JSON line per exchange with the outcome (P26, P29), and
 // Shutdown stops it (P13).
 //
@@ -7,6 +7,8 @@
 // the most recent lines, so an example never grows without bound. The URL
 // is written with credentials redacted. When a parser ran, the line also
 // names the MCP tools called or the inference model and token usage.
+//
+// [P14]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package auditlog
 
 import (

@@ -1,8 +1,10 @@
 // Package contexttrimmer is the context-trimmer example extension (family
 // D). At context.prepare it replaces the message list with its last N
-// messages (D8), keeping leading system messages and never starting the
+// messages ([D8]), keeping leading system messages and never starting the
 // kept window with an orphaned tool result. When nothing needs trimming it
 // answers continue, so the host keeps its own bytes (D11).
+//
+// [D8]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package contexttrimmer
 
 import (

@@ -6,11 +6,13 @@
 // messages and system prompt, MCP tool names, arguments and URIs, A2A
 // message text), falling back to the raw body when no parser recognised the
 // traffic; it therefore requires at least one of the three parsers earlier
-// in the chain (P8). On the response side it streams: it checks the text of
+// in the chain ([P8]). On the response side it streams: it checks the text of
 // each frame as it passes and rejects mid-stream (P25), so the client gets a
 // stream truncated before the offending frame. Text from earlier frames is
 // carried over (see Config.Window), so a phrase split across frames is
 // caught too.
+//
+// [P8]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package guardrail
 
 import (

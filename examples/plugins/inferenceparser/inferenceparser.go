@@ -10,7 +10,9 @@
 // In OnRequest it records the request (model, stream flag, messages, tool
 // names) so that later plugins can inspect the prompt; at the last frame it
 // stores the whole [Result]. The result never depends on how the response
-// was chunked (P19, P22), and nothing the host lends is kept (P24).
+// was chunked ([P19], P22), and nothing the host lends is kept (P24).
+//
+// [P19]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package inferenceparser
 
 import (

@@ -7,7 +7,9 @@
 // on the request. At the last frame it adds what the response held: the
 // JSON-RPC responses (result or error) and the requests and notifications
 // the server sent along the stream. The result does not depend on how the
-// response was chunked (P19, P22) and keeps no borrowed bytes (P24).
+// response was chunked ([P19], P22) and keeps no borrowed bytes (P24).
+//
+// [P19]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package mcpparser
 
 import (

@@ -1,7 +1,9 @@
 // Package permissionpolicy is the permission-policy example extension
 // (family D). At permission.decision it answers allow or deny by the first
 // rule that matches the tool, or continue when none does, which leaves the
-// host's own verdict standing (D9, D10).
+// host's own verdict standing ([D9], D10).
+//
+// [D9]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package permissionpolicy
 
 import (

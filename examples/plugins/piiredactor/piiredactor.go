@@ -1,5 +1,5 @@
 // Package piiredactor is the pii-redactor example plugin: the chain's
-// response-body writer (P9, P17). It replaces email addresses, phone
+// response-body writer ([P9], P17). It replaces email addresses, phone
 // numbers and payment card numbers in the buffered response body.
 //
 // Declaring writes_response_body makes the host buffer streamed responses
@@ -7,6 +7,8 @@
 // rewrites it with SetResponseBody. It edits the raw text, so JSON and SSE
 // framing survive; the replacement text is checked at start-up to be safe
 // inside a JSON string.
+//
+// [P9]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package piiredactor
 
 import (

@@ -2,12 +2,14 @@
 // owns the system_prompt slot and, because the slot's own point
 // (system_prompt.build) is event-only and gets no strategy call, also the
 // provider_request slot: in its strategy call at provider.request it sets
-// the system prompt of the outgoing request (D19), in either request style:
+// the system prompt of the outgoing request ([D19]), in either request style:
 // a top-level "system" field (messages style) or a leading system message
 // (chat-completions style).
 //
 // Owning a slot makes the extension required-class (D12): if it fails, the
 // operation fails rather than go out with the wrong prompt.
+//
+// [D19]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package promptowner
 
 import (

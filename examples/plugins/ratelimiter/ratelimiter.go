@@ -1,6 +1,6 @@
 // Package ratelimiter is the rate-limiter example plugin. It shows the
 // reserve-in-OnRequest, release-in-OnFinish pattern: OnRequest takes a slot
-// and stores it as typed per-exchange state (P31); OnFinish, which runs on
+// and stores it as typed per-exchange state ([P31]); OnFinish, which runs on
 // every plugin whose OnRequest ran, whatever the outcome (P26), gives it
 // back. Over the limit it rejects with 429.
 //
@@ -8,6 +8,8 @@
 // it bounds the exchanges admitted in any sliding window of that length; a
 // slot is then released early only when a later plugin denied the exchange
 // (the upstream never saw it), otherwise it ages out with the window.
+//
+// [P31]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package ratelimiter
 
 import (

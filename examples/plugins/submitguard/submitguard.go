@@ -1,7 +1,9 @@
 // Package submitguard is the submit-guard example hook (family H): a submit
 // hook that rejects a request before routing when a rule matches: a
-// blocked model, a blocked phrase in a message, or too many messages (H4).
+// blocked model, a blocked phrase in a message, or too many messages ([H4]).
 // It is fail-closed (H3): if it cannot decide, the request does not go out.
+//
+// [H4]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package submitguard
 
 import (

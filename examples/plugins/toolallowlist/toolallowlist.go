@@ -1,7 +1,9 @@
 // Package toolallowlist is the tool-allowlist example plugin: it rejects an
 // MCP tools/call with 403 unless the tool is in its allow list. It decides
 // in OnRequest on the request that mcp-parser parsed, so it requires
-// mcp-parser earlier in the chain (P7) and reads no body itself.
+// mcp-parser earlier in the chain ([P7]) and reads no body itself.
+//
+// [P7]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package toolallowlist
 
 import (

@@ -1,7 +1,9 @@
 // Package toolrewriter is the tool-rewriter example hook (family H): a tool
 // reactor that, by the first rule matching the tool (and phase), rewrites
 // the call's arguments (setting or removing keys) or swallows the event so
-// that no later reactor and no client sees it (H5). Other events pass.
+// that no later reactor and no client sees it ([H5]). Other events pass.
+//
+// [H5]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package toolrewriter
 
 import (

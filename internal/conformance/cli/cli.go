@@ -29,7 +29,6 @@ import (
 	"github.com/abkit/abkit/internal/interrupt"
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
-	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -94,32 +93,17 @@ func MainWithSignals(app *App, args []string) int {
 	return Main(ctx, app, args)
 }
 
-// Main runs the command line and returns the exit code.
+// Main runs the command line and returns the exit code. A run a signal
+// cut short prints its results so far.
 func Main(ctx context.Context, app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
-	// A limit variable set to nonsense is a usage error before anything
-	// runs, not a setting silently ignored (docs/limits.md).
-	err := limits.CheckEnv()
-	if err != nil {
-		err = usage(err)
-	} else {
-		err = root.ExecuteContext(ctx)
-	}
-	code := ExitCode(err)
-	if sc, ok := interrupt.Code(ctx); ok && code != ExitOK {
-		// A run a signal cut short (results so far are printed) exits
-		// as a shell reports the signal: 130 SIGINT, 143 SIGTERM.
-		code = sc
-	}
-	var ee *ExitError
-	if err != nil && !(errors.As(err, &ee) && ee.Err == nil) {
-		fmt.Fprintf(app.Err, "conformance: %s\n", termsafe.String(err.Error())) // it may quote a plugin's output
-		if code == ExitUsage {
-			fmt.Fprintln(app.Err, "Run 'conformance --help' for usage.")
-		}
-	}
-	return code
+	return exitcode.Main(ctx, app.Err, exitcode.Program{
+		Prefix: "conformance:",
+		Help:   "conformance --help",
+		Usage:  ExitUsage,
+		Code:   ExitCode,
+	}, func() error { return root.ExecuteContext(ctx) })
 }
 
 // NewRoot builds the command tree.

@@ -34,12 +34,13 @@ func TestMain(m *testing.M) {
 	}
 	bin = dir
 	code := 1
-	err = testbin.Build(context.Background(), dir, "./cmd/abkit-runtime", "./internal/refruntime/broken/fifo-finish", "./internal/conformance/testdata/broken")
+	err = testbin.Build(context.Background(), dir, "./cmd/abkit-runtime", "./internal/refruntime/brokenruntime", "./internal/conformance/testdata/broken")
 	if err == nil {
-		// The broken plugins pick their behaviour by name.
-		for _, name := range []string{"hang", "forks-child"} {
+		// The broken plugins and the broken runtimes pick their behaviour
+		// by name.
+		for _, l := range [][2]string{{"broken", "hang"}, {"broken", "forks-child"}, {"brokenruntime", "fifo-finish"}} {
 			if err == nil {
-				err = os.Link(filepath.Join(dir, "broken"), filepath.Join(dir, name))
+				err = os.Link(filepath.Join(dir, l[0]), filepath.Join(dir, l[1]))
 			}
 		}
 	}

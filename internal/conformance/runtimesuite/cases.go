@@ -1,6 +1,9 @@
 package runtimesuite
 
-import "github.com/abkit/abkit/internal/conformance"
+import (
+	"github.com/abkit/abkit/internal/conformance"
+	"github.com/abkit/abkit/sdk/family"
+)
 
 // Each cases_<family>_<group>.go file registers one rule group's cases: a
 // table of cases, each naming the function that runs it (parameterised
@@ -23,7 +26,7 @@ func Suite() *conformance.Registry {
 }
 
 func needP(d *conformance.Descriptor) string {
-	if !d.Has(conformance.FamilyP) {
+	if !d.Has(family.Pipeline) {
 		return "the runtime does not host family P"
 	}
 	return ""

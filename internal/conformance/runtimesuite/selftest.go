@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,7 @@ func (i Impl) Reference() bool { return i.Rule == "" && i.Cases == nil && i.Choi
 // at root, in one go build.
 func BuildImpls(ctx context.Context, root, dir string) ([]Impl, error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator),
-		"./cmd/abkit-runtime", "./internal/refruntime/broken/...", "./internal/refruntime/alt/...", "./examples/plugins/...", "./internal/conformance/testdata/broken")
+		"./cmd/abkit-runtime", "./internal/refruntime/brokenruntime", "./internal/refruntime/alt/...", "./examples/plugins/...", "./internal/conformance/testdata/broken")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the implementations: %v\n%s", err, out)
@@ -53,13 +54,18 @@ func BuildImpls(ctx context.Context, root, dir string) ([]Impl, error) {
 
 // ImplsIn returns the implementations built into dir (by BuildImpls or
 // by hand): abkit-runtime is the reference runtime, a file named after a
-// refruntime bug is that broken runtime, the binary "broken" is the plugin
+// refruntime bug is that broken runtime (the binary "brokenruntime" is all
+// of them, linked under each bug's name), the binary "broken" is the plugin
 // suite's broken plugins (linked under each of their names), and every
 // other file is an example plugin, which must pass.
 func ImplsIn(dir string) ([]Impl, error) {
 	var impls []Impl
 	if _, err := os.Stat(filepath.Join(dir, "abkit-runtime")); err == nil {
 		impls = append(impls, Impl{Name: "abkit-runtime", Kind: "runtime", Path: filepath.Join(dir, "abkit-runtime")})
+	}
+	// The broken runtimes are one binary picking its bug by name.
+	if err := linkAs(dir, "brokenruntime", slices.Collect(maps.Keys(refruntime.Bugs))); err != nil {
+		return nil, err
 	}
 	var bugs []string
 	for b := range refruntime.Bugs {
@@ -97,7 +103,7 @@ func ImplsIn(dir string) ([]Impl, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list the implementations: %w", err)
 	}
-	skip := map[string]bool{"abkit-runtime": true, "broken": true}
+	skip := map[string]bool{"abkit-runtime": true, "broken": true, "brokenruntime": true}
 	for _, e := range ents {
 		n := e.Name()
 		_, alt := refruntime.Alts[refruntime.Alt(n)]
@@ -307,4 +313,17 @@ func AllOK(rows []Row) bool {
 		}
 	}
 	return len(rows) > 0
+}
+
+// linkAs hard-links dir/bin under each of names, when dir holds bin.
+func linkAs[N ~string](dir, bin string, names []N) error {
+	if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
+		return nil
+	}
+	for _, n := range names {
+		if err := os.Link(filepath.Join(dir, bin), filepath.Join(dir, string(n))); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("link %s as %s: %w", bin, n, err)
+		}
+	}
+	return nil
 }

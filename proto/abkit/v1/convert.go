@@ -190,16 +190,3 @@ func (d *HeaderDelta) Apply(h http.Header) {
 
 // Empty reports whether d changes nothing.
 func (d *HeaderDelta) Empty() bool { return len(d.GetSet()) == 0 && len(d.GetDeleted()) == 0 }
-
-// Behaviour names of the optional pipeline behaviours, as Describe and
-// NewInstance report them.
-const (
-	BehaviourFinish   = gateway.BehaviourFinish
-	BehaviourInit     = gateway.BehaviourInit
-	BehaviourReady    = gateway.BehaviourReady
-	BehaviourShutdown = gateway.BehaviourShutdown
-	BehaviourStream   = gateway.BehaviourStream
-)
-
-// Behaviours returns the optional behaviours p implements, sorted.
-func Behaviours(p gateway.Plugin) []string { return gateway.Behaviours(p) }

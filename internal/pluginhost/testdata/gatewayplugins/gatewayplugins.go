@@ -1,8 +1,10 @@
 // Package gatewayplugins holds two small gateway plugins the boundary tests
 // run both in-process and as binaries (testdata/headerstamp,
 // testdata/bearergate) behind abctl serve: one stamps request headers
-// (P32), one checks a bearer token, rejects with a challenge (P34) and
+// ([P32]), one checks a bearer token, rejects with a challenge (P34) and
 // establishes the identity (P36).
+//
+// [P32]: https://github.com/abkit/abkit/blob/main/docs/contracts.md
 package gatewayplugins
 
 import (

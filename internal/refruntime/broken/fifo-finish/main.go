@@ -1,7 +1,0 @@
-// Command fifo-finish is the reference runtime with one deliberate bug
-// (fifo-finish, see refruntime.Bugs), for the conformance self-test.
-package main
-
-import "github.com/abkit/abkit/internal/refruntime"
-
-func main() { refruntime.Main(refruntime.Options{Bug: "fifo-finish"}) }

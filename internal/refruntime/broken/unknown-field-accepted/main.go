@@ -1,7 +1,0 @@
-// Command unknown-field-accepted is the reference runtime with one deliberate bug
-// (unknown-field-accepted, see refruntime.Bugs), for the conformance self-test.
-package main
-
-import "github.com/abkit/abkit/internal/refruntime"
-
-func main() { refruntime.Main(refruntime.Options{Bug: "unknown-field-accepted"}) }

@@ -1,0 +1,17 @@
+// Package family names the three contract families, once for every package
+// that says which families a plugin serves (docs/contracts.md has the key):
+//
+//   - P, pipeline: the request pipeline of a gateway (package sdk/gateway,
+//     run by internal/pipeline).
+//   - D, dispatch: agent extensions claiming slots at extension points
+//     (package sdk/intercept, run by internal/dispatch).
+//   - H, hooks: the agent's hook bus (package sdk/hooks, run by
+//     internal/hookbus).
+package family
+
+// The families, as Describe, catalogs and traces write them.
+const (
+	Pipeline = "P"
+	Dispatch = "D"
+	Hooks    = "H"
+)
