@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -253,3 +254,6 @@ func exchangeAxis() []scenario {
 
 // LongRun is how many exchanges the long-run case drives on one instance.
 const LongRun = 300
+
+// LongRunBudget bounds the long run's time.
+const LongRunBudget = 4 * time.Second
