@@ -23,7 +23,7 @@ const ConfigBudget = 12
 
 // axisConfigs are the configurations schema yields, in order: none, the
 // defaults, the sample (every field set), each enum value of each field,
-// each bound of each bounded number, the sample without each optional
+// both values of each boolean, each bound of each bounded number, the sample without each optional
 // field, and the author's examples. Duplicates are dropped; at most
 // ConfigBudget are returned.
 func axisConfigs(schema *gateway.ConfigSchema) []json.RawMessage {
@@ -59,6 +59,10 @@ func axisConfigs(schema *gateway.ConfigSchema) []json.RawMessage {
 				default:
 					with(f.Name, e)
 				}
+			}
+			if f.Type == "boolean" {
+				with(f.Name, true)
+				with(f.Name, false)
 			}
 			if f.Type == "integer" || f.Type == "number" {
 				for _, b := range []*float64{f.Minimum, f.Maximum} {
