@@ -21,6 +21,13 @@ func TestFaultCorpus(t *testing.T) {
 	if err := testbin.Build(context.Background(), dir, faults.Packages...); err != nil {
 		t.Fatal(err)
 	}
+	bad, err := faults.RunControls(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bad {
+		t.Errorf("the corpus harness fails on its own: %s", b)
+	}
 	vs, err := faults.Run(context.Background(), faults.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)

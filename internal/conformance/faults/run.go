@@ -185,6 +185,42 @@ func citing(reg *conformance.Registry, rule string) []*regexp.Regexp {
 	return out
 }
 
+// RunControls runs the controls (ControlName) through the whole plugin
+// and runtime suites and returns the cases that failed: none, or the
+// corpus harness itself is at fault.
+func RunControls(ctx context.Context, dir string) ([]string, error) {
+	var bad []string
+	reps := map[string]func() (*conformance.Report, error){
+		RolePlugin: func() (*conformance.Report, error) {
+			return conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(filepath.Join(dir, RolePlugin), pluginhost.Options{Args: []string{ControlName}}), conformance.Options{Isolation: conformance.IsolationSuite})
+		},
+		RoleRuntime: func() (*conformance.Report, error) {
+			links, err := os.MkdirTemp("", "abkit-faults-control-")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(links)
+			p := filepath.Join(links, ControlName)
+			if err := os.Link(filepath.Join(dir, RoleRuntime), p); err != nil {
+				return nil, err
+			}
+			return conformance.Run(ctx, runtimesuite.Suite(), runtimesuite.Launcher{Path: p}, conformance.Options{})
+		},
+	}
+	for _, role := range []string{RolePlugin, RoleRuntime} {
+		rep, err := reps[role]()
+		if err != nil {
+			return nil, fmt.Errorf("%s control: %w", role, err)
+		}
+		for _, r := range rep.Results {
+			if r.Status.Bad() {
+				bad = append(bad, fmt.Sprintf("%s control: %s: %v", role, r.ID, r.Failures))
+			}
+		}
+	}
+	return bad, nil
+}
+
 // judge fills the verdict from the report.
 func judge(v *Verdict, rep *conformance.Report) {
 	for _, r := range rep.Results {

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -55,7 +56,7 @@ type callState struct {
 
 // Runtimes lists the faulty runtimes, sorted by name.
 func Runtimes() []RuntimeFault {
-	out := runtimeFaults()
+	out := slices.DeleteFunc(runtimeFaults(), func(f RuntimeFault) bool { return f.Name == ControlName })
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
@@ -99,9 +100,16 @@ func dropBuildErrors(rule string) func(*abkitv1.PipelineScenario, *abkitv1.Pipel
 	}
 }
 
+// ControlName names the control runtime: the reference behind the
+// faulty adapter with no fault (every call and reply passes through the
+// probe wrapper unchanged). It must pass the runtime suite, or the
+// corpus's kills could be the harness's.
+const ControlName = "control"
+
 func runtimeFaults() []RuntimeFault {
 	var fs []RuntimeFault
 	add := func(f RuntimeFault, set func(*RuntimeFault)) { set(&f); fs = append(fs, f) }
+	fs = append(fs, RuntimeFault{Fault: Fault{Name: ControlName}, call: func(*callState, *abkitv1.ProbeCall) bool { return false }})
 
 	// Family P.
 	add(rf("r-names-case-folded", "P1", "chain entries are looked up case-insensitively, so Auth and auth are one plugin"), func(f *RuntimeFault) {
@@ -134,6 +142,35 @@ func runtimeFaults() []RuntimeFault {
 	})
 	add(rf("r-requires-unchecked", "P7", "requires is checked when a plugin is loaded into the catalog, never per chain"), func(f *RuntimeFault) { f.pipeOut = dropBuildErrors("P7") })
 	add(rf("r-requires-any-hint", "P8", "requires_any is treated as a hint for ordering, not a requirement"), func(f *RuntimeFault) { f.pipeOut = dropBuildErrors("P8") })
+	add(rf("r-one-writer-per-chain", "P9", "the one-writer check counts body writers per chain, not per direction"), func(f *RuntimeFault) {
+		f.pipeOut = func(sc *abkitv1.PipelineScenario, run *abkitv1.PipelineRun) {
+			var req, resp string
+			for _, e := range sc.GetEntries() {
+				for _, p := range sc.GetPlugins() {
+					if p.GetName() != e.GetPlugin() || e.GetOnError() == "off" {
+						continue
+					}
+					if p.GetCapabilities().GetWritesRequestBody() {
+						req = p.GetName()
+					}
+					if p.GetCapabilities().GetWritesResponseBody() {
+						resp = p.GetName()
+					}
+				}
+			}
+			if req != "" && resp != "" && req != resp && len(run.GetBuildErrors()) == 0 {
+				run.BuildErrors = append(run.BuildErrors, runtimekit.BuildError("P9", resp, "a second body writer in the chain (the first is "+req+")"))
+				run.Exchanges, run.StartError = nil, ""
+			}
+		}
+	})
+	add(rf("r-refusals-unreported", "P17", "an undeclared body write is refused silently, without the warning that names the plugin"), func(f *RuntimeFault) {
+		f.pipeOut = func(_ *abkitv1.PipelineScenario, run *abkitv1.PipelineRun) {
+			for _, x := range run.GetExchanges() {
+				x.Warnings = slices.DeleteFunc(x.Warnings, func(w *abkitv1.RuntimeWarning) bool { return w.GetRule() == "P17" })
+			}
+		}
+	})
 	add(rf("r-waypoint-as-proxy", "P10", "the mode field is read from the chain file's top level only; a waypoint chain built in code runs as a proxy"), func(f *RuntimeFault) {
 		f.pipeIn = func(sc *abkitv1.PipelineScenario) {
 			if sc.Mode == "waypoint" {
@@ -424,6 +461,16 @@ func runtimeFaults() []RuntimeFault {
 			}
 		}
 	})
+	add(rf("d-payload-re-encoded", "D11", "the payload is decoded and re-encoded after every walk, so an unchanged one comes back reformatted"), func(f *RuntimeFault) {
+		f.dOut = func(_ *abkitv1.InterceptScenario, _ *callState, run *abkitv1.InterceptRun) {
+			for _, r := range run.GetResults() {
+				var v any
+				if !r.GetChanged() && json.Unmarshal(r.GetPayloadJson(), &v) == nil {
+					r.PayloadJson, _ = json.MarshalIndent(v, "", "  ")
+				}
+			}
+		}
+	})
 	add(rf("d-required-flag-ignored", "D12", "the required flag is not read from the manifest: every extension is optional"), func(f *RuntimeFault) {
 		f.dIn = func(sc *abkitv1.InterceptScenario) {
 			for _, e := range sc.Extensions {
@@ -480,6 +527,13 @@ func runtimeFaults() []RuntimeFault {
 	add(rf("d-slot-names-unchecked", "D17", "slot names are not parsed when the dispatcher is built; a bad one is ignored"), func(f *RuntimeFault) {
 		f.dOut = func(_ *abkitv1.InterceptScenario, _ *callState, run *abkitv1.InterceptRun) {
 			if strings.Contains(run.GetBuildError(), "slot") {
+				run.BuildError = ""
+			}
+		}
+	})
+	add(rf("d-owners-not-checked", "D18", "the single-owner check runs only in the catalog linter, not when a dispatcher is built"), func(f *RuntimeFault) {
+		f.dOut = func(_ *abkitv1.InterceptScenario, _ *callState, run *abkitv1.InterceptRun) {
+			if strings.Contains(run.GetBuildError(), "own") {
 				run.BuildError = ""
 			}
 		}
