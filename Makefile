@@ -5,7 +5,7 @@ BENCHTIME ?= 1s
 TESTFLAGS ?=
 # The binaries integration tests run as real processes, built once per test
 # run (internal/testbin keeps the same list).
-TESTBIN_PKGS = ./cmd/abkit-runtime ./examples/plugins/... ./internal/refruntime/broken/... ./internal/refruntime/alt/... ./internal/conformance/testdata/broken ./internal/pluginhost/testdata/headerstamp ./internal/pluginhost/testdata/bearergate
+TESTBIN_PKGS = ./cmd/abkit-runtime ./examples/plugins/... ./internal/refruntime/broken/... ./internal/refruntime/alt/... ./internal/conformance/testdata/broken ./internal/conformance/testdata/faults/... ./internal/pluginhost/testdata/headerstamp ./internal/pluginhost/testdata/bearergate
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 
 .PHONY: all build test test-stress test-hostile bench bench-peers lint proto proto-python proto-typescript run fmt replay release-snapshot clean mutate

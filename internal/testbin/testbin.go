@@ -32,6 +32,7 @@ var Packages = []string{
 	"./internal/refruntime/broken/...",
 	"./internal/refruntime/alt/...",
 	"./internal/conformance/testdata/broken",
+	"./internal/conformance/testdata/faults/...",
 	"./internal/pluginhost/testdata/headerstamp",
 	"./internal/pluginhost/testdata/bearergate",
 }

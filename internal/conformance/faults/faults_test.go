@@ -2,6 +2,8 @@ package faults_test
 
 import (
 	"context"
+	"flag"
+	"os"
 	"strings"
 	"testing"
 
@@ -48,5 +50,39 @@ func TestFaultCorpus(t *testing.T) {
 	}
 	for _, s := range faults.Summarize(vs) {
 		t.Logf("%s corpus: %d of %d faults killed (%.1f %%)", s.Role, s.Killed, s.Faults, s.Rate)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite corpus.tsv")
+
+// TestCorpusTable: corpus.tsv, the corpus as data (fault, the rule it
+// breaks, its story), is the corpus; -update rewrites it. Every fault
+// names one rule and a story.
+func TestCorpusTable(t *testing.T) {
+	got := faults.Table()
+	if *update {
+		if err := os.WriteFile("corpus.tsv", []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile("corpus.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != got {
+		t.Errorf("corpus.tsv is stale: run go test ./internal/conformance/faults -run TestCorpusTable -update")
+	}
+	seen := map[string]bool{}
+	for _, f := range faults.Plugins() {
+		if f.Rule == "" || f.Story == "" || seen["p"+f.Name] {
+			t.Errorf("plugin fault %q: needs one rule, a story and a unique name", f.Name)
+		}
+		seen["p"+f.Name] = true
+	}
+	for _, f := range faults.Runtimes() {
+		if f.Rule == "" || f.Story == "" || seen["r"+f.Name] {
+			t.Errorf("runtime fault %q: needs one rule, a story and a unique name", f.Name)
+		}
+		seen["r"+f.Name] = true
 	}
 }

@@ -10,8 +10,8 @@
 // suites' wording and attribution: a fault here is a bug someone would
 // write, not a switch the suite was built around.
 //
-// testdata/faults/plugin serves the plugins and testdata/faults/runtime
-// the runtimes, each picking its fault by its first argument (or the name
+// testdata/faults/faulty-plugin serves the plugins and
+// testdata/faults/faulty-runtime the runtimes, each picking its fault by its first argument (or the name
 // it is linked as).
 package faults
 

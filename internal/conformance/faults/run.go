@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,9 +23,12 @@ const (
 	RoleRuntime = "runtime"
 )
 
-// Packages are the corpus binaries' main packages, built as "plugin" and
-// "runtime".
-var Packages = []string{"./internal/conformance/testdata/faults/plugin", "./internal/conformance/testdata/faults/runtime"}
+// Packages are the corpus binaries' main packages, built as
+// "faulty-plugin" and "faulty-runtime" (Binaries).
+var Packages = []string{"./internal/conformance/testdata/faults/faulty-plugin", "./internal/conformance/testdata/faults/faulty-runtime"}
+
+// Binaries names the corpus binary of each role.
+var Binaries = map[string]string{RolePlugin: "faulty-plugin", RoleRuntime: "faulty-runtime"}
 
 // Verdict is what the suite made of one fault.
 type Verdict struct {
@@ -78,7 +82,7 @@ func Summarize(vs []Verdict) []Summary {
 
 // Options tune a corpus run.
 type Options struct {
-	// Dir holds the corpus binaries "plugin" and "runtime" (Packages).
+	// Dir holds the corpus binaries (Packages, Binaries).
 	Dir string
 	// Parallel is how many faults are judged at once; 0 means GOMAXPROCS.
 	Parallel int
@@ -109,7 +113,7 @@ func Run(ctx context.Context, o Options) ([]Verdict, error) {
 	var jobs []job
 	link := func(role, name string) (string, error) {
 		p := filepath.Join(links, role+"-"+name)
-		return p, os.Link(filepath.Join(o.Dir, role), p)
+		return p, os.Link(filepath.Join(o.Dir, Binaries[role]), p)
 	}
 	want := func(role string, f Fault) bool {
 		return (len(o.Roles) == 0 || slices.Contains(o.Roles, role)) && (o.Only == nil || o.Only(f))
@@ -127,7 +131,7 @@ func Run(ctx context.Context, o Options) ([]Verdict, error) {
 		}
 		jobs = append(jobs, job{pf.Fault, RolePlugin, func(ctx context.Context) (*conformance.Report, error) {
 			// The binary picks its fault by its first argument.
-			l := conformance.Binary(filepath.Join(o.Dir, RolePlugin), pluginhost.Options{Args: []string{pf.Name}})
+			l := conformance.Binary(filepath.Join(o.Dir, Binaries[RolePlugin]), pluginhost.Options{Args: []string{pf.Name}})
 			return conformance.Run(ctx, conformance.PluginSuite(), l, conformance.Options{Isolation: conformance.IsolationSuite, Parallel: 4})
 		}})
 	}
@@ -192,7 +196,7 @@ func RunControls(ctx context.Context, dir string) ([]string, error) {
 	var bad []string
 	reps := map[string]func() (*conformance.Report, error){
 		RolePlugin: func() (*conformance.Report, error) {
-			return conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(filepath.Join(dir, RolePlugin), pluginhost.Options{Args: []string{ControlName}}), conformance.Options{Isolation: conformance.IsolationSuite})
+			return conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(filepath.Join(dir, Binaries[RolePlugin]), pluginhost.Options{Args: []string{ControlName}}), conformance.Options{Isolation: conformance.IsolationSuite})
 		},
 		RoleRuntime: func() (*conformance.Report, error) {
 			links, err := os.MkdirTemp("", "abkit-faults-control-")
@@ -201,7 +205,7 @@ func RunControls(ctx context.Context, dir string) ([]string, error) {
 			}
 			defer os.RemoveAll(links)
 			p := filepath.Join(links, ControlName)
-			if err := os.Link(filepath.Join(dir, RoleRuntime), p); err != nil {
+			if err := os.Link(filepath.Join(dir, Binaries[RoleRuntime]), p); err != nil {
 				return nil, err
 			}
 			return conformance.Run(ctx, runtimesuite.Suite(), runtimesuite.Launcher{Path: p}, conformance.Options{})
@@ -238,4 +242,18 @@ func judge(v *Verdict, rep *conformance.Report) {
 		}
 	}
 	v.Killed = len(v.KilledBy) > 0
+}
+
+// Table is the corpus as data: one line per fault, role, name, the rule it
+// breaks, and its story, tab-separated (internal/conformance/faults/corpus.tsv).
+func Table() string {
+	var b strings.Builder
+	b.WriteString("# role\tfault\trule\tstory\n")
+	for _, f := range Plugins() {
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", RolePlugin, f.Name, f.Rule, f.Story)
+	}
+	for _, f := range Runtimes() {
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", RoleRuntime, f.Name, f.Rule, f.Story)
+	}
+	return b.String()
 }

@@ -1,4 +1,4 @@
-// Command plugin serves one faulty plugin of the contract-fault corpus
+// Command faulty-plugin serves one faulty plugin of the contract-fault corpus
 // (package faults), named by its first argument or, without one, by the
 // name the binary is linked as.
 package main

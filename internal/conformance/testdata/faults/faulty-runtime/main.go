@@ -1,4 +1,4 @@
-// Command runtime serves one faulty runtime of the contract-fault corpus
+// Command faulty-runtime serves one faulty runtime of the contract-fault corpus
 // (package faults), named by its first argument or, without one, by the
 // name the binary is linked as ("runtime-NAME" or "NAME").
 package main
