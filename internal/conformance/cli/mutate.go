@@ -21,7 +21,7 @@ type mutateOpts struct {
 	suite, run, out, equivalent, record string
 	jobs, sample                        int
 	list, verbose, allowLower           bool
-	corpus, corpusOnly                  bool
+	corpus, corpusOnly, noExamples      bool
 }
 
 func newMutateCmd(app *App) *cobra.Command {
@@ -61,6 +61,7 @@ recording a better run; --allow-lower records a lower one on purpose).`,
 	f.BoolVar(&o.list, "list", false, "list the mutants without building or running them")
 	f.BoolVar(&o.corpus, "corpus", true, "also run the contract-fault corpus (internal/conformance/faults) and report its kill rate apart")
 	f.BoolVar(&o.corpusOnly, "corpus-only", false, "run only the contract-fault corpus, no syntactic mutant")
+	f.BoolVar(&o.noExamples, "no-examples", false, "judge plugin mutants by the contract cases alone, without the plugins' behaviour examples")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every mutant's verdict as it comes")
 	return c
 }
@@ -137,7 +138,7 @@ func (o *mutateOpts) exec(cmd *cobra.Command, app *App) error {
 	if o.corpusOnly {
 		ms = nil
 	}
-	opts := mutation.Options{Root: root, Jobs: o.jobs, Equivalent: eq}
+	opts := mutation.Options{Root: root, Jobs: o.jobs, Equivalent: eq, NoExamples: o.noExamples}
 	if o.verbose {
 		opts.Progress = func(r mutation.Result) {
 			fmt.Fprintf(app.Err, "%-10s %s %s %s %s\n", r.Verdict, r.Pos(), r.Key, r.Desc, r.KilledBy+r.Reason)
@@ -161,9 +162,12 @@ func (o *mutateOpts) exec(cmd *cobra.Command, app *App) error {
 	if o.record != "" {
 		rec := mutation.NewRecord("conformance mutate "+strings.Join(os.Args[2:], " "), d, rs)
 		rec.Contract = contract
+		if contract != nil {
+			rec.ContractDate = rec.Date
+		}
 		if o.corpusOnly {
 			if old, err := mutation.ReadRecord(o.record); err == nil {
-				old.Contract, old.Date = contract, rec.Date
+				old.Contract, old.ContractDate = contract, rec.Date
 				rec = old
 			}
 		}

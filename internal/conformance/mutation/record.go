@@ -21,6 +21,9 @@ type Record struct {
 	// (internal/conformance/faults), per role, apart from the syntactic
 	// mutants and without behaviour examples; nil when not run.
 	Contract []ContractSummary `json:"contract,omitempty"`
+	// ContractDate is when the corpus was last run (mutate --corpus-only
+	// records it without touching the mutants' figures).
+	ContractDate string `json:"contract_date,omitempty"`
 }
 
 // ContractSummary is one role's figures on the contract-fault corpus.
