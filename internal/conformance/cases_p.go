@@ -423,9 +423,12 @@ func addExchangeCases(r *Registry) {
 		ID: "P15/hooks/legal-actions", Rules: []string{"P15", "P16"},
 		Summary: "OnRequest and OnResponse answer continue or a 4xx/5xx reject within 1 s",
 		Explain: `Drives JSON, plain and event-stream exchanges (chat completions, MCP,
-A2A, a health check) through the reference pipeline and checks every
-OnRequest and OnResponse call: no panic, no dead process, a reject
-carries a status in 400–599, and each answer comes within 1 s.
+A2A, a health check) and the request shapes of the exchange axis (every
+HTTP method, bodies absent, Content-Length/Origin/Authorization headers,
+upstream statuses 1xx–5xx) through the reference pipeline, with every
+configuration of the config axis, and checks every OnRequest and
+OnResponse call: no panic, no dead process, a reject carries a status in
+400–599, and each answer comes within 1 s.
 A failure names the hook and the exchange. Fix: recover from bad input
 instead of panicking, reject with a 4xx status, keep hooks off slow I/O.`,
 		Applies: pipelineReady,
@@ -442,7 +445,8 @@ instead of panicking, reject with a 4xx status, keep hooks off slow I/O.`,
 	r.Add(&Case{
 		ID: "P17/body-write/declared-only", Rules: []string{"P17"},
 		Summary: "the plugin writes only the bodies its capabilities declare",
-		Explain: `Drives the standard exchanges and collects every body write the
+		Explain: `Drives the standard exchanges and the request shapes, with every
+configuration of the config axis, and collects every body write the
 plugin attempted. A write to the request body without
 writes_request_body, or to the response body without
 writes_response_body, is refused by the host and never reaches the wire.
