@@ -229,8 +229,8 @@ func TestDeadlineOverrunWording(t *testing.T) {
 		}
 		ats = append(ats, f.At)
 	}
-	want := []string{"exchange 2 of 8 (mcp-json, not streamed), on_request", "exchange 5 of 8 (mcp, streamed, 2 frames), on_request",
-		"exchange 8 of 8 (multiline-unterminated, streamed, 1 frame), on_request"}
+	want := []string{"exchange 2 of 32 (mcp-json, not streamed), on_request", "exchange 5 of 32 (mcp, streamed, 2 frames), on_request",
+		"exchange 8 of 32 (multiline-unterminated, streamed, 1 frame), on_request"}
 	if !slices.Equal(ats, want) {
 		t.Errorf("findings at %q, want %q", ats, want)
 	}

@@ -282,6 +282,7 @@ func PluginSuite() *Registry {
 	addStreamCases(r)
 	addFinishCases(r)
 	addStateCases(r)
+	addAxisCases(r)
 	addHeaderCases(r)
 	addOutputCases(r)
 	addInterceptCases(r)

@@ -31,7 +31,7 @@ leave framing headers alone.`,
 		Applies: pipelineReady,
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
-			for _, sc := range numbered(append(jsonScenarios(), streamScenarios()...)) {
+			for _, sc := range numbered(exchangeAxis()) {
 				o := rg.run(sc, nil, false)
 				changed := map[string]bool{}
 				for _, e := range o.events {
@@ -97,7 +97,7 @@ Fix: give the body and its content type, not its length.`,
 		Applies: pipelineReady,
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
-			for _, sc := range numbered(append(jsonScenarios(), streamScenarios()...)) {
+			for _, sc := range numbered(exchangeAxis()) {
 				o := rg.run(sc, nil, false)
 				for _, w := range o.res.Warnings {
 					if w.Rule == "P34" && strings.Contains(w.Msg, "dropped") {
@@ -119,7 +119,7 @@ Fix: set Subject; give Claims as a JSON object or leave them nil.`,
 		Applies: pipelineReady,
 		Run: func(t *T) {
 			rg := newRig(t, pipeline.Options{})
-			for _, sc := range numbered(append(jsonScenarios(), streamScenarios()...)) {
+			for _, sc := range numbered(exchangeAxis()) {
 				o := rg.run(sc, nil, false)
 				id := o.identity
 				if id == nil {

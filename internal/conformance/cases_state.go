@@ -24,7 +24,7 @@ Fix: keep per-exchange values in gateway.SetState or in the extension of
 the exchange that produced them, never in the plugin.`,
 		Applies: pipelineReady,
 		Run: func(t *T) {
-			scs := numbered(append(jsonScenarios(), streamScenarios()...))
+			scs := numbered(exchangeAxis())
 			drive := func(order []int) map[int]map[string]string {
 				rg := newRig(t, pipeline.Options{})
 				out := map[int]map[string]string{}

@@ -73,6 +73,8 @@ type scenario struct {
 	respBody    string   // non-streamed body
 	events      []string // SSE blocks, each ending in a blank line
 	early       bool     // the stream ends with an error after the events
+	// reqHeader are request headers beyond Content-Type and X-Client-Id.
+	reqHeader http.Header
 	// pos and of number the exchange among those a case drives (see
 	// numbered); 0 when it drives one.
 	pos, of int
@@ -215,7 +217,11 @@ type rig struct {
 
 // newRig builds the chain, or ends the case. Build errors are reported
 // under the rule they cite.
-func newRig(t *T, opts pipeline.Options) *rig {
+func newRig(t *T, opts pipeline.Options) *rig { return newRigConfig(t, opts, nil, false) }
+
+// newRigConfig is newRig with the plugin's config: cfg when given (set),
+// else the first one that makes an instance (WorkingConfig).
+func newRigConfig(t *T, opts pipeline.Options, cfg json.RawMessage, set bool) *rig {
 	if opts.FinishTimeout == 0 {
 		// Cases that do not check OnFinish do not wait long for it: a slow
 		// finisher is the finish cases' business.
@@ -225,9 +231,11 @@ func newRig(t *T, opts pipeline.Options) *rig {
 	if f == nil {
 		t.Fatalf("P3", "the subject serves no pipeline factory although its descriptor lists family P")
 	}
-	cfg, err := WorkingConfig(f)
-	if err != nil {
-		t.Fatalf("P6", "no instance could be made: %v", err)
+	if !set {
+		var err error
+		if cfg, err = WorkingConfig(f); err != nil {
+			t.Fatalf("P6", "no instance could be made: %v", err)
+		}
 	}
 	// Dependencies are satisfied by inert stand-ins: the plugin must cope
 	// with a chain in which the extensions it hopes for are absent.
@@ -352,6 +360,9 @@ func (r *rig) run(sc scenario, ck *chunker, reuse bool) outcome {
 		h.Set("Content-Type", sc.reqType)
 	}
 	h.Set("X-Client-Id", "conformance")
+	for k, v := range sc.reqHeader {
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+	}
 	var body []byte
 	if sc.reqBody != "" {
 		body = []byte(sc.reqBody)

@@ -33,6 +33,7 @@ var Packages = []string{
 	"./internal/refruntime/brokenruntime",
 	"./internal/refruntime/alt/...",
 	"./internal/conformance/testdata/broken",
+	"./internal/conformance/testdata/faults/...",
 	"./internal/pluginhost/testdata/headerstamp",
 	"./internal/pluginhost/testdata/bearergate",
 }

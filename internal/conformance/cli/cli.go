@@ -309,6 +309,8 @@ type runOpts struct {
 	strict                 bool
 	examples               string
 	updateExamples         bool
+	explore                int
+	seed                   uint64
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -345,6 +347,8 @@ func newRunCmd(app *App) *cobra.Command {
 	f.BoolVar(&o.strict, "strict", false, "judge every choice as abkit's reference takes it, whatever the implementation declares: its differences then fail the run")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list passing cases too, and keep go-plugin's debug log lines in the plugin stderr of failures and JUnit")
 	f.StringVar(&o.examples, "examples", "", "also run the plugin's behaviour examples in FILE (YAML), each as case examples/NAME, against FILE's golden file")
+	f.IntVar(&o.explore, "explore", 0, "with --plugin: instead of the cases, drive N generated exchanges through the axes and monitors, and print the shrunk sequence of a finding")
+	f.Uint64Var(&o.seed, "seed", 0, "with --explore: the generator's seed (0: one from the clock, printed); the same seed reruns the same exchanges")
 	f.BoolVar(&o.updateExamples, "update-examples", false, "with --examples: record what the plugin answered as the golden file instead of comparing")
 	ids := func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return caseCompletions(), cobra.ShellCompDirectiveNoFileComp
@@ -449,6 +453,18 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 			return &ExitError{Code: ExitLoad, Err: err}
 		}
 		reg.Add(cs...)
+	}
+	if o.explore < 0 {
+		return usage(errors.New("--explore takes a number of exchanges, at least 1"))
+	}
+	if o.explore > 0 && o.runtime == "" {
+		if o.examples != "" {
+			return usage(errors.New("--explore runs generated exchanges instead of the cases; drop --examples"))
+		}
+		if o.seed == 0 {
+			o.seed = uint64(time.Now().UnixNano())
+		}
+		reg = conformance.ExploreSuite(o.explore, o.seed)
 	}
 	switch {
 	case o.runtime != "":

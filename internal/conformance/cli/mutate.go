@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abkit/abkit/internal/conformance/faults"
 	"github.com/abkit/abkit/internal/conformance/mutation"
+	"github.com/abkit/abkit/internal/testbin"
 	"github.com/spf13/cobra"
 )
 
@@ -19,6 +21,7 @@ type mutateOpts struct {
 	suite, run, out, equivalent, record string
 	jobs, sample                        int
 	list, verbose, allowLower           bool
+	corpus, corpusOnly, noExamples      bool
 }
 
 func newMutateCmd(app *App) *cobra.Command {
@@ -56,6 +59,9 @@ recording a better run; --allow-lower records a lower one on purpose).`,
 	f.StringVar(&o.record, "record", "", "write the figures and survivors to FILE (internal/conformance/mutation/killrates.json holds the recorded ones)")
 	f.BoolVar(&o.allowLower, "allow-lower", false, "with --record: record figures below the ones in FILE (otherwise a lower kill rate fails the run and FILE is kept)")
 	f.BoolVar(&o.list, "list", false, "list the mutants without building or running them")
+	f.BoolVar(&o.corpus, "corpus", true, "also run the contract-fault corpus (internal/conformance/faults) and report its kill rate apart")
+	f.BoolVar(&o.corpusOnly, "corpus-only", false, "run only the contract-fault corpus, no syntactic mutant")
+	f.BoolVar(&o.noExamples, "no-examples", false, "judge plugin mutants by the contract cases alone, without the plugins' behaviour examples")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every mutant's verdict as it comes")
 	return c
 }
@@ -129,20 +135,42 @@ func (o *mutateOpts) exec(cmd *cobra.Command, app *App) error {
 		fmt.Fprintf(app.Out, "%d mutants\n", len(ms))
 		return nil
 	}
-	opts := mutation.Options{Root: root, Jobs: o.jobs, Equivalent: eq}
+	if o.corpusOnly {
+		ms = nil
+	}
+	opts := mutation.Options{Root: root, Jobs: o.jobs, Equivalent: eq, NoExamples: o.noExamples}
 	if o.verbose {
 		opts.Progress = func(r mutation.Result) {
 			fmt.Fprintf(app.Err, "%-10s %s %s %s %s\n", r.Verdict, r.Pos(), r.Key, r.Desc, r.KilledBy+r.Reason)
 		}
 	}
 	start := time.Now()
-	rs, err := mutation.Run(cmd.Context(), ms, opts)
-	if err != nil {
-		return err
+	var rs []mutation.Result
+	if len(ms) > 0 {
+		if rs, err = mutation.Run(cmd.Context(), ms, opts); err != nil {
+			return err
+		}
+	}
+	var contract []mutation.ContractSummary
+	var verdicts []faults.Verdict
+	if o.corpus || o.corpusOnly {
+		if contract, verdicts, err = runCorpus(cmd, app, o.verbose); err != nil {
+			return err
+		}
 	}
 	d := time.Since(start)
 	if o.record != "" {
 		rec := mutation.NewRecord("conformance mutate "+strings.Join(os.Args[2:], " "), d, rs)
+		rec.Contract = contract
+		if contract != nil {
+			rec.ContractDate = rec.Date
+		}
+		if o.corpusOnly {
+			if old, err := mutation.ReadRecord(o.record); err == nil {
+				old.Contract, old.ContractDate = contract, rec.Date
+				rec = old
+			}
+		}
 		if !o.allowLower {
 			if err := notLower(o.record, rec); err != nil {
 				_ = writeMutationText(app.Out, rs, d)
@@ -155,12 +183,65 @@ func (o *mutateOpts) exec(cmd *cobra.Command, app *App) error {
 	}
 	if o.out == "json" {
 		return writeJSON(app.Out, struct {
-			Summaries []mutation.Summary `json:"summaries"`
-			Duration  time.Duration      `json:"duration_ns"`
-			Results   []mutation.Result  `json:"results"`
-		}{mutation.Summarize(rs), d, rs})
+			Summaries []mutation.Summary         `json:"summaries"`
+			Duration  time.Duration              `json:"duration_ns"`
+			Results   []mutation.Result          `json:"results"`
+			Contract  []mutation.ContractSummary `json:"contract,omitempty"`
+			Faults    []faults.Verdict           `json:"faults,omitempty"`
+		}{mutation.Summarize(rs), d, rs, contract, verdicts})
 	}
+	writeCorpusText(app.Out, contract, verdicts)
 	return writeMutationText(app.Out, rs, d)
+}
+
+// runCorpus builds the contract-fault corpus and judges it: every faulty
+// plugin under the plugin suite (no behaviour examples), every faulty
+// runtime under the runtime suite.
+func runCorpus(cmd *cobra.Command, app *App, verbose bool) ([]mutation.ContractSummary, []faults.Verdict, error) {
+	dir, err := os.MkdirTemp("", "abkit-corpus-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := testbin.Build(cmd.Context(), dir, faults.Packages...); err != nil {
+		return nil, nil, err
+	}
+	if bad, err := faults.RunControls(cmd.Context(), dir); err != nil {
+		return nil, nil, err
+	} else if len(bad) > 0 {
+		return nil, nil, &ExitError{Code: ExitFail, Err: fmt.Errorf("the corpus harness fails without a fault, so its kills mean nothing:\n  %s", strings.Join(bad, "\n  "))}
+	}
+	vs, err := faults.Run(cmd.Context(), faults.Options{Dir: dir})
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []mutation.ContractSummary
+	for _, s := range faults.Summarize(vs) {
+		cs := mutation.ContractSummary{Role: s.Role, Faults: s.Faults, Killed: s.Killed, Rate: s.Rate, Survivors: []string{}}
+		for _, v := range vs {
+			if v.Role == s.Role && !v.Killed {
+				cs.Survivors = append(cs.Survivors, v.Name+" ("+v.Rule+")")
+			}
+		}
+		out = append(out, cs)
+	}
+	if verbose {
+		for _, v := range vs {
+			fmt.Fprintf(app.Err, "%-8s %-8s %-34s %-4s %s\n", v.Role, map[bool]string{true: "killed", false: "survived"}[v.Killed], v.Name, v.Rule, strings.Join(v.KilledBy, ", "))
+		}
+	}
+	return out, vs, nil
+}
+
+func writeCorpusText(w io.Writer, cs []mutation.ContractSummary, vs []faults.Verdict) {
+	for _, v := range vs {
+		if !v.Killed {
+			fmt.Fprintf(w, "contract fault survived: %s %s (%s): %s\n", v.Role, v.Name, v.Rule, v.Story)
+		}
+	}
+	for _, s := range cs {
+		fmt.Fprintf(w, "contract corpus, %s suite: %d faults, %d killed by a case citing the fault's rule: kill rate %.1f%% (no behaviour examples)\n", s.Role, s.Faults, s.Killed, s.Rate)
+	}
 }
 
 func writeMutationText(w io.Writer, rs []mutation.Result, d time.Duration) error {

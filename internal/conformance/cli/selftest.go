@@ -99,6 +99,12 @@ func runSelftest(cmd *cobra.Command, app *App, impls []runtimesuite.Impl, parall
 			fmt.Fprintf(app.Out, "  %-8s %5.1f%%  %d killed, %d survived, %d equivalent, %d not built of %d mutants\n",
 				s.Suite, s.Rate, s.Killed, s.Survived, s.Equivalent, s.NotBuilt, s.Mutants)
 		}
+		if len(rec.Contract) > 0 {
+			fmt.Fprintf(app.Out, "contract-fault corpus (recorded %s, no behaviour examples):\n", rec.ContractDate)
+			for _, s := range rec.Contract {
+				fmt.Fprintf(app.Out, "  %-8s %5.1f%%  %d of %d faults killed by a case citing the fault's rule\n", s.Role, s.Rate, s.Killed, s.Faults)
+			}
+		}
 	}
 	if !runtimesuite.AllOK(rows) {
 		return &ExitError{Code: ExitFail, Err: fmt.Errorf("selftest: a reference implementation failed or a broken one was not caught")}

@@ -17,6 +17,23 @@ type Record struct {
 	Duration  string    `json:"duration"`
 	Summaries []Summary `json:"summaries"`
 	Survivors []string  `json:"survivors"`
+	// Contract is the kill rate on the contract-fault corpus
+	// (internal/conformance/faults), per role, apart from the syntactic
+	// mutants and without behaviour examples; nil when not run.
+	Contract []ContractSummary `json:"contract,omitempty"`
+	// ContractDate is when the corpus was last run (mutate --corpus-only
+	// records it without touching the mutants' figures).
+	ContractDate string `json:"contract_date,omitempty"`
+}
+
+// ContractSummary is one role's figures on the contract-fault corpus.
+type ContractSummary struct {
+	Role   string  `json:"role"`
+	Faults int     `json:"faults"`
+	Killed int     `json:"killed"`
+	Rate   float64 `json:"kill_rate"`
+	// Survivors are the faults no case citing their rule killed.
+	Survivors []string `json:"survivors"`
 }
 
 //go:embed killrates.json

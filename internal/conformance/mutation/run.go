@@ -73,6 +73,9 @@ type Options struct {
 	// (the CI sample does: the self-test already holds the references to
 	// passing their suites).
 	NoReference bool
+	// NoExamples judges plugin mutants by the contract cases alone,
+	// without the plugins' behaviour examples.
+	NoExamples bool
 }
 
 // Run judges the mutants: each is built into a temporary directory with
@@ -157,6 +160,9 @@ func Run(ctx context.Context, mutants []*Mutant, o Options) ([]Result, error) {
 			} else {
 				runSem <- struct{}{}
 				j := judgement{suite: m.Suite, examples: examplesPath(o.Root, m.Examples)}
+				if o.NoExamples {
+					j.examples = ""
+				}
 				first, jerr := j.judge(ctx, filepath.Join(dir, "bin"))
 				switch {
 				case jerr != nil:

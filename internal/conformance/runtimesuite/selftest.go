@@ -103,7 +103,9 @@ func ImplsIn(dir string) ([]Impl, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list the implementations: %w", err)
 	}
-	skip := map[string]bool{"abkit-runtime": true, "broken": true, "brokenruntime": true}
+	// The contract-fault corpus (internal/conformance/faults) is judged by
+	// its own test, not here.
+	skip := map[string]bool{"abkit-runtime": true, "broken": true, "brokenruntime": true, "faulty-plugin": true, "faulty-runtime": true}
 	for _, e := range ents {
 		n := e.Name()
 		_, alt := refruntime.Alts[refruntime.Alt(n)]
