@@ -3,13 +3,13 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/abkit/abkit/internal/probe"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/abkit/abkit/internal/probe"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 

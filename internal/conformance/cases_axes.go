@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/abkit/abkit/internal/probe"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/probe"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
