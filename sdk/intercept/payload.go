@@ -407,6 +407,21 @@ func jsonKind(raw []byte) byte {
 // trailing data is rejected. The result is a fresh value, so omitted fields
 // are zero. Errors name the offending field where encoding/json does.
 func DecodeStrict(point Point, data []byte) (Payload, error) {
+	p, err := DecodeShape(point, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Validate(point); err != nil {
+		return nil, fmt.Errorf("invalid %s payload: %w", point, err)
+	}
+	return p, nil
+}
+
+// DecodeShape is DecodeStrict without the validity rules: data must be
+// the point's DTO, exactly, but may break its rules (an empty text, a
+// hostDecision that is neither allow nor deny). It is the check of a host
+// payload under choice D2.host-check=type-only.
+func DecodeShape(point Point, data []byte) (Payload, error) {
 	p := PayloadFor(point)
 	if p == nil {
 		return nil, fmt.Errorf("unknown point %q", point)
@@ -427,9 +442,6 @@ func DecodeStrict(point Point, data []byte) (Payload, error) {
 	kd := json.NewDecoder(bytes.NewReader(data))
 	if err := checkKeys(kd, reflect.TypeOf(p).Elem(), ""); err != nil {
 		return nil, fmt.Errorf("decode %s payload: %w", point, err)
-	}
-	if err := p.Validate(point); err != nil {
-		return nil, fmt.Errorf("invalid %s payload: %w", point, err)
 	}
 	return p, nil
 }
