@@ -27,27 +27,32 @@ func addDHResultCases(r *conformance.Registry) {
 			_, run := runIntercept(t, "D19", "context.prepare", `{"messages":[]}`, 1,
 				ext{id: "owner", slots: []string{"context"}, points: []string{}, script: answer("block", "owner says no", "")}, ext{id: "member", priority: 5})
 			g := run.GetResults()
-			if len(g) != 1 || !g[0].GetBlocked() || g[0].GetBlockedBy() != "owner" || g[0].GetBlockPhase() != "strategy" || g[0].GetReason() != "owner says no" {
-				t.Errorf("D19", "owner block: %v; want blocked by owner in phase strategy with reason %q", g, "owner says no")
+			named := t.Alternative("D7.blocked-by") == "named"
+			if len(g) != 1 || !g[0].GetBlocked() || g[0].GetReason() != "owner says no" {
+				t.Errorf("D19", "owner block: %v; want blocked with reason %q", g, "owner says no")
+			} else if named && (g[0].GetBlockedBy() != "owner" || g[0].GetBlockPhase() != "strategy") {
+				t.ChoiceErrorf("D7.blocked-by", "D19", "owner block: %v; want blocked by owner in phase strategy", g)
 			}
 			_, run = runIntercept(t, "D7", "context.prepare", `{"messages":[]}`, 1,
 				ext{id: "owner", slots: []string{"context"}, points: []string{}}, ext{id: "member", priority: 5, script: answer("block", "member says no", "")})
 			g = run.GetResults()
-			if len(g) != 1 || !g[0].GetBlocked() || g[0].GetBlockedBy() != "member" || g[0].GetBlockPhase() != "walk" || g[0].GetReason() != "member says no" {
-				t.Errorf("D7", "walk block: %v; want blocked by member in phase walk with reason %q", g, "member says no")
+			if len(g) != 1 || !g[0].GetBlocked() || g[0].GetReason() != "member says no" {
+				t.Errorf("D7", "walk block: %v; want blocked with reason %q", g, "member says no")
+			} else if named && (g[0].GetBlockedBy() != "member" || g[0].GetBlockPhase() != "walk") {
+				t.ChoiceErrorf("D7.blocked-by", "D7", "walk block: %v; want blocked by member in phase walk", g)
 			}
 		})
 	addDC("D19.specific-slots", "D19/strategy/specific-rules-last", []string{"D19"}, "a tool:<name> owner rules after the walk, only for its tool",
 		"At tool.before for tool t, the owner of tool:t (registered first) and a walk member both replace: the owner rules after the walk, so its replacement is the result. At tool.before for another tool the tool:t owner is not asked.",
 		func(t *conformance.T) {
-			calls, run := runIntercept(t, "D19", "tool.before", `{"name":"t","arguments":{},"callId":"c"}`, 1,
-				ext{id: "towner", slots: []string{"tool:t"}, points: []string{}, script: answer("replace", "", `{"name":"t","arguments":{"by":"owner"},"callId":"c"}`)},
-				ext{id: "member", priority: 5, script: answer("replace", "", `{"name":"t","arguments":{"by":"member"},"callId":"c"}`)})
+			calls, run := runIntercept(t, "D19", "tool.before", `{"name":"t","arguments":"{}"}`, 1,
+				ext{id: "towner", slots: []string{"tool:t"}, points: []string{}, script: answer("replace", "", `{"name":"t","arguments":"{\"by\":\"owner\"}"}`)},
+				ext{id: "member", priority: 5, script: answer("replace", "", `{"name":"t","arguments":"{\"by\":\"member\"}"}`)})
 			t.Diff("D19", "call order", []string{"member.intercept", "towner.intercept"}, seq(calls, "intercept"))
-			if g := run.GetResults(); len(g) != 1 || !strings.Contains(string(g[0].GetPayloadJson()), `"owner"`) {
+			if g := run.GetResults(); len(g) != 1 || !strings.Contains(string(g[0].GetPayloadJson()), `owner`) {
 				t.Errorf("D19", "the tool slot owner's replacement must win: %v", g)
 			}
-			calls, _ = runIntercept(t, "D19", "tool.before", `{"name":"other","arguments":{},"callId":"c"}`, 1,
+			calls, _ = runIntercept(t, "D19", "tool.before", `{"name":"other","arguments":"{}"}`, 1,
 				ext{id: "towner", slots: []string{"tool:t"}, points: []string{}}, ext{id: "member", priority: 5})
 			t.Diff("D19", "calls for another tool (the tool:t owner does not rule)", []string{"member.intercept"}, seq(calls, "intercept"))
 		})
@@ -71,9 +76,12 @@ func addDHResultCases(r *conformance.Registry) {
 	addDC("D19.specific-slots", "D19/strategy/provider-slot-rules-last", []string{"D19"}, "a provider:<name>/<model> owner rules after the generic provider_request owner",
 		"At provider.request for provider openai/gpt-4o, the owner of provider:openai/gpt-4o (registered first) and the owner of provider_request both replace. Generic slots rule before provider: slots, so the specific owner is asked last and its replacement is the result.",
 		func(t *conformance.T) {
-			calls, run := runInterceptFor(t, "D19", "provider.request", `{"request":{}}`, "openai/gpt-4o", 1,
-				ext{id: "specific", slots: []string{"provider:openai/gpt-4o"}, points: []string{}, script: answer("replace", "", `{"request":{"by":"specific"}}`)},
-				ext{id: "generic", slots: []string{"provider_request"}, points: []string{}, script: answer("replace", "", `{"request":{"by":"generic"}}`)})
+			by := func(who string) string {
+				return `{"request":{"messages":[{"role":"system","content":"` + who + `"}],"tools":[],"maxTokens":0}}`
+			}
+			calls, run := runInterceptFor(t, "D19", "provider.request", `{"request":{"messages":[],"tools":[],"maxTokens":0}}`, "openai/gpt-4o", 1,
+				ext{id: "specific", slots: []string{"provider:openai/gpt-4o"}, points: []string{}, script: answer("replace", "", by("specific"))},
+				ext{id: "generic", slots: []string{"provider_request"}, points: []string{}, script: answer("replace", "", by("generic"))})
 			t.Diff("D19", "strategy order", []string{"generic.intercept", "specific.intercept"}, seq(calls, "intercept"))
 			if g := run.GetResults(); len(g) != 1 || !strings.Contains(string(g[0].GetPayloadJson()), `"specific"`) {
 				t.Errorf("D19", "the provider slot owner's replacement must win: %v", g)
