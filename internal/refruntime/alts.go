@@ -29,6 +29,26 @@ var Alts = map[Alt]AltSpec{
 	// Reasonix sends events as JSON-RPC notifications: there is no reply,
 	// so an observer's failure is never seen; only drops are warned.
 	"notify-fire-and-forget": {Choice: "D20.notify", Alternative: "fire-and-forget"},
+	// AuthBridge's sseframe reader hands plugins each event's joined data.
+	"data-payload-frames": {Choice: "P19.frame", Alternative: "data-payload"},
+	// AuthBridge's reverse proxy re-frames the stream it relays.
+	"reframed-relay": {Choice: "P19.relay", Alternative: "reframed"},
+	// AuthBridge's Outcome has no reason field.
+	"outcome-without-reason": {Choice: "P29.outcome", Alternative: "no-reason"},
+	// Reasonix checks only the Go type of the host's payload; its DTO's
+	// Validate runs on replacements.
+	"host-type-only": {Choice: "D2.host-check", Alternative: "type-only"},
+	// Reasonix runs one sidecar runtime per plugin ID.
+	"one-extension-per-id": {Choice: "D4.plugin-id", Alternative: "one"},
+	// Reasonix's Result has the block reason, not who blocked.
+	"blocker-unnamed": {Choice: "D7.blocked-by", Alternative: "reason-only"},
+	// Reasonix's Result has the permission ruling, not who ruled.
+	"decider-unnamed": {Choice: "D9.decided-by", Alternative: "ruling-only"},
+	// Reasonix marshals the host's typed payload for its extensions.
+	"re-encoded-payloads": {Choice: "D11.codec", Alternative: "re-encoded"},
+	// Reasonix's tool: and provider: claims replace the tool or the
+	// provider itself; they have no strategy phase.
+	"specific-slots-replace-target": {Choice: "D19.specific-slots", Alternative: "replace-target"},
 	// Not a choice: a runtime whose build errors carry neither rule IDs
 	// nor kinds (AuthBridge's are plain errors naming the plugin) must be
 	// judged by the entries it refuses, and pass.

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/pipeline"
+	"github.com/abkit/abkit/internal/sse"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/runtimekit"
@@ -31,6 +33,7 @@ type probePlugin struct {
 	*runtimekit.ProbePlugin
 	name string
 	bug  Bug
+	alt  Alt
 	// lastInFrame: the plugin is the first streamer in declaration order,
 	// so the last to get each frame (for the frame-order bugs).
 	lastInFrame bool
@@ -91,6 +94,11 @@ func (p *probePlugin) finish(ctx context.Context, ex *gateway.Exchange) error {
 }
 
 func (p *probePlugin) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	if p.alt == "data-payload-frames" && len(frame) > 0 && strings.HasPrefix(strings.ToLower(ex.Response.Header.Get("Content-Type")), "text/event-stream") {
+		// Alternative (P19.frame): a plugin gets the event's data lines
+		// joined by LF, as AuthBridge's sseframe reader hands them.
+		frame = []byte(sse.Parse(frame).Data)
+	}
 	idx := runtimekit.ExchangeIndex(ex)
 	p.mu.Lock()
 	seen := p.frames[idx]
@@ -194,7 +202,7 @@ func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario
 		f.New = func(json.RawMessage) (gateway.Plugin, error) {
 			kp := runtimekit.NewProbePlugin(sc.Probes, ps)
 			kp.SetCapabilities(caps)
-			p := &probePlugin{ProbePlugin: kp, name: ps.GetName(), bug: s.opts.Bug, frames: map[uint32]int{}, lastInFrame: ps.GetName() == firstStreamer}
+			p := &probePlugin{ProbePlugin: kp, name: ps.GetName(), bug: s.opts.Bug, alt: s.opts.Alt, frames: map[uint32]int{}, lastInFrame: ps.GetName() == firstStreamer}
 			return wrap(p), nil
 		}
 		factories = append(factories, f)
@@ -298,6 +306,12 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 		RequestBody: res.RequestBody, Cancelled: errors.Is(res.Err, pipeline.ErrCanceled),
 		UpstreamCalled: upHeader != nil, UpstreamHeader: abkitv1.HeaderToProto(upHeader)}
 	client.Fill(out)
+	if s.opts.Alt == "reframed-relay" && strings.HasPrefix(strings.ToLower(client.Header().Get("Content-Type")), "text/event-stream") {
+		out.Body = reframe(out.Body) // Alternative (P19.relay): the client gets the events re-framed.
+	}
+	if s.opts.Alt == "outcome-without-reason" && out.Outcome != nil {
+		out.Outcome.Reason = "" // Alternative (P29): the outcome has no reason field.
+	}
 	if res.Err != nil {
 		out.Error = res.Err.Error()
 	}
@@ -314,4 +328,34 @@ func replay(d *[]func()) {
 	for i := len(fs) - 1; i >= 0; i-- {
 		fs[i]()
 	}
+}
+
+// reframe re-writes an event stream as AuthBridge's reverse proxy relays
+// it: each event that carries data as its event: and data: lines,
+// comments and field-only blocks dropped.
+func reframe(b []byte) []byte {
+	var out bytes.Buffer
+	var f sse.Framer
+	write := func(raw []byte) {
+		ev := sse.Parse(raw)
+		if !ev.HasData {
+			return
+		}
+		if ev.Event != "" {
+			out.WriteString("event: " + ev.Event + "\n")
+		}
+		for _, l := range strings.Split(ev.Data, "\n") {
+			out.WriteString("data: " + l + "\n")
+		}
+		out.WriteString("\n")
+	}
+	_ = f.Feed(b, func(raw []byte, isFrame bool) error {
+		write(raw)
+		return nil
+	})
+	_, _ = f.End(func(raw []byte, _ bool) error {
+		write(raw)
+		return nil
+	})
+	return out.Bytes()
 }
