@@ -60,6 +60,10 @@ type Config struct {
 	ToolPolicy hooks.Policy
 	// Recorder receives one trace event per hook call; nil records nothing.
 	Recorder *trace.Recorder
+	// KeepFailed keeps what a fail-open submit or part hook changed before
+	// it failed, as LIP's bus does: the other alternative of choice
+	// H2.rollback. By default the next hook sees the value from before it.
+	KeepFailed bool
 }
 
 type entry[H any] struct {
@@ -75,6 +79,7 @@ type Bus struct {
 	tools      []entry[hooks.ToolReactor]
 	toolPolicy hooks.Policy
 	rec        *trace.Recorder
+	keepFailed bool
 }
 
 // New validates the configuration and builds a bus. Each hook's Spec is read
@@ -82,7 +87,7 @@ type Bus struct {
 // names the hook by kind, position and ID.
 func New(cfg Config) (*Bus, error) {
 	var errs []error
-	b := &Bus{toolPolicy: cmp.Or(cfg.ToolPolicy, hooks.PolicyFailOpen), rec: cfg.Recorder}
+	b := &Bus{toolPolicy: cmp.Or(cfg.ToolPolicy, hooks.PolicyFailOpen), rec: cfg.Recorder, keepFailed: cfg.KeepFailed}
 	if err := cfg.ToolPolicy.CheckTool(); err != nil {
 		errs = append(errs, fmt.Errorf("hook bus: %w", err))
 	}

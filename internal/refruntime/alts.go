@@ -49,6 +49,8 @@ var Alts = map[Alt]AltSpec{
 	// Reasonix's tool: and provider: claims replace the tool or the
 	// provider itself; they have no strategy phase.
 	"specific-slots-replace-target": {Choice: "D19.specific-slots", Alternative: "replace-target"},
+	// LIP's bus keeps what a fail-open hook changed before failing.
+	"keep-failed-changes": {Choice: "H2.rollback", Alternative: "keep"},
 	// Not a choice: a runtime whose build errors carry neither rule IDs
 	// nor kinds (AuthBridge's are plain errors naming the plugin) must be
 	// judged by the entries it refuses, and pass.
