@@ -180,7 +180,7 @@ func ChoicePoints() []ChoicePoint {
 				alt("rollback", "the chain resumes with the value from before that hook"),
 				alt("keep", "what the hook changed before failing is kept (LIP)"),
 			}},
-		{ID: "H6.invalid", Rule: "H6", Summary: "an invalid rewrite or replace from a tool reactor",
+		{ID: "H6.invalid", Followed: true, Rule: "H6", Summary: "an invalid rewrite or replace from a tool reactor",
 			Reference: "policy", Alternatives: []Alternative{
 				alt("policy", "handled by the bus's error policy (swallow drops it)"),
 				alt("ignored", "ignored; the chain goes on with the current event (LIP)"),

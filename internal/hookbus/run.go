@@ -215,6 +215,10 @@ func (b *Bus) RunTool(ctx context.Context, ev hooks.ToolEvent) (ToolResult, erro
 			next, swallowed, err = d.Apply(res.Event)
 			if err != nil {
 				err = fmt.Errorf("%w: %w", ErrInvalidDecision, err)
+				if b.ignoreBad { // choice H6.invalid: ignored
+					b.record(hooks.KindTool, e.spec.ID, ActionError, "ignored", err, start)
+					continue
+				}
 			} else {
 				action = string(cmp.Or(d.Kind, hooks.DecisionPass))
 				b.record(hooks.KindTool, e.spec.ID, action, d.Reason, nil, start)

@@ -51,6 +51,8 @@ var Alts = map[Alt]AltSpec{
 	"specific-slots-replace-target": {Choice: "D19.specific-slots", Alternative: "replace-target"},
 	// LIP's bus keeps what a fail-open hook changed before failing.
 	"keep-failed-changes": {Choice: "H2.rollback", Alternative: "keep"},
+	// LIP's bus ignores a reactor answer it cannot apply.
+	"invalid-reactions-ignored": {Choice: "H6.invalid", Alternative: "ignored"},
 	// Not a choice: a runtime whose build errors carry neither rule IDs
 	// nor kinds (AuthBridge's are plain errors naming the plugin) must be
 	// judged by the entries it refuses, and pass.

@@ -210,7 +210,8 @@ func failure(err error) *abkitv1.HookFailure {
 // RunHooks builds a hook bus of the scenario's hooks and runs one chain.
 func (s *Server) runHooks(ctx context.Context, sc runtimekit.HookScenario) (*abkitv1.HookRun, error) {
 	cfg := hookbus.Config{ToolPolicy: hooks.Policy(sc.GetToolPolicy()),
-		KeepFailed: s.opts.Alt == "keep-failed-changes"} // Alternative (H2): no rollback.
+		KeepFailed:    s.opts.Alt == "keep-failed-changes",       // Alternative (H2): no rollback.
+		IgnoreInvalid: s.opts.Alt == "invalid-reactions-ignored"} // Alternative (H6).
 	for _, hs := range sc.GetHooks() {
 		h := runtimekit.NewProbeHook(sc.Probes, hs)
 		if s.opts.Bug == "unspecified-fail-open" && h.Hook.Policy == "" && h.Hook.Kind != hooks.KindTool {

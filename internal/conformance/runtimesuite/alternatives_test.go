@@ -21,7 +21,6 @@ var choicesWithoutAlternative = map[string]string{
 	"P17.undeclared-write": "internal/pipeline: an undeclared write kept in memory",
 	"P22.timing":           "internal/pipeline: a JSON response's frame after the walk",
 	"P25.rejecting-frame":  "internal/pipeline: frames relayed before dispatch",
-	"H6.invalid":           "internal/hookbus: an invalid reactor answer ignored",
 }
 
 // TestEveryChoiceHasAnAlternative: each choice point has a runtime taking
