@@ -29,6 +29,11 @@ var Alts = map[Alt]AltSpec{
 	// Reasonix sends events as JSON-RPC notifications: there is no reply,
 	// so an observer's failure is never seen; only drops are warned.
 	"notify-fire-and-forget": {Choice: "D20.notify", Alternative: "fire-and-forget"},
+	// AuthBridge's Start stops the plugins it started when a later Init
+	// fails.
+	"stop-started-on-failure": {Choice: "P12.start-failure", Alternative: "stop-started"},
+	// AuthBridge's NotReadyPlugin names the first plugin not ready.
+	"ready-names-first": {Choice: "P14.ready", Alternative: "first"},
 	// AuthBridge's sseframe reader hands plugins each event's joined data.
 	"data-payload-frames": {Choice: "P19.frame", Alternative: "data-payload"},
 	// AuthBridge's reverse proxy re-frames the stream it relays.

@@ -243,7 +243,36 @@ func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario
 		}
 		return run, nil
 	}
-	return sc.Run(ctx, runtimekit.Chain{Start: chain.Start, Ready: chain.Ready, Stop: chain.Stop,
+	start, ready, stop := chain.Start, chain.Ready, chain.Stop
+	switch s.opts.Alt {
+	case "stop-started-on-failure":
+		// Alternative (P12): a failed Start shuts the started plugins
+		// down itself, and Stop does not repeat it.
+		var stopped bool
+		start = func(ctx context.Context) error {
+			err := chain.Start(ctx)
+			if err != nil {
+				stopped = true
+				_ = chain.Stop(ctx)
+			}
+			return err
+		}
+		stop = func(ctx context.Context) error {
+			if stopped {
+				return nil
+			}
+			return chain.Stop(ctx)
+		}
+	case "ready-names-first":
+		// Alternative (P14): the first plugin not ready is named.
+		ready = func(ctx context.Context) error {
+			if errs := runtimekit.Errors(chain.Ready(ctx)); len(errs) > 0 {
+				return errs[0]
+			}
+			return nil
+		}
+	}
+	return sc.Run(ctx, runtimekit.Chain{Start: start, Ready: ready, Stop: stop,
 		Exchange: func(ctx context.Context, idx uint32, es *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
 			return s.exchange(ctx, chain, idx, es)
 		}}), nil

@@ -15,8 +15,6 @@ import (
 // is covered.
 var choicesWithoutAlternative = map[string]string{
 	"P1.names":             "internal/pipeline: repeated names in a chain",
-	"P12.start-failure":    "internal/pipeline: Start stopping the started plugins",
-	"P14.ready":            "internal/pipeline: Ready naming the first plugin only",
 	"P15.deny-wire":        "internal/pipeline: a JSON deny body, panics left to the server",
 	"P17.undeclared-write": "internal/pipeline: an undeclared write kept in memory",
 	"P22.timing":           "internal/pipeline: a JSON response's frame after the walk",

@@ -7,6 +7,7 @@ import "github.com/abkit/abkit/internal/conformance"
 func Suite() *conformance.Registry {
 	r := conformance.NewRegistry()
 	addPipelineCases(r)
+	addLifecycleChoiceCases(r)
 	addInterceptCases(r)
 	addHookCases(r)
 	return r
