@@ -29,6 +29,8 @@ var Alts = map[Alt]AltSpec{
 	// Reasonix sends events as JSON-RPC notifications: there is no reply,
 	// so an observer's failure is never seen; only drops are warned.
 	"notify-fire-and-forget": {Choice: "D20.notify", Alternative: "fire-and-forget"},
+	// AuthBridge allows a name more than once in a chain.
+	"repeated-names": {Choice: "P1.names", Alternative: "repeated"},
 	// AuthBridge's Start stops the plugins it started when a later Init
 	// fails.
 	"stop-started-on-failure": {Choice: "P12.start-failure", Alternative: "stop-started"},

@@ -207,7 +207,8 @@ func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario
 		}
 		factories = append(factories, f)
 	}
-	spec := pipeline.Spec{Direction: dir, Mode: pipeline.Mode(sc.GetMode())}
+	spec := pipeline.Spec{Direction: dir, Mode: pipeline.Mode(sc.GetMode()),
+		RepeatedNames: s.opts.Alt == "repeated-names"} // Alternative (P1).
 	named := map[string]bool{}
 	for _, e := range sc.GetEntries() {
 		if s.opts.Bug == "duplicate-names-accepted" && e.GetPlugin() != "" {
