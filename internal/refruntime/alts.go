@@ -40,6 +40,9 @@ var Alts = map[Alt]AltSpec{
 	"data-payload-frames": {Choice: "P19.frame", Alternative: "data-payload"},
 	// AuthBridge's reverse proxy re-frames the stream it relays.
 	"reframed-relay": {Choice: "P19.relay", Alternative: "reframed"},
+	// A listener that relays each frame before dispatching it has sent
+	// the rejecting frame already.
+	"frames-relayed-first": {Choice: "P25.rejecting-frame", Alternative: "relayed"},
 	// AuthBridge's Outcome has no reason field.
 	"outcome-without-reason": {Choice: "P29.outcome", Alternative: "no-reason"},
 	// Reasonix checks only the Go type of the host's payload; its DTO's

@@ -20,6 +20,9 @@ import (
 // Exchange-scoped values the harness keeps on each gateway exchange.
 var (
 	reqCtxKey = gateway.NewKey[context.Context]("refruntime.request-ctx")
+	// clientKey holds the exchange's client, for the frames-relayed-first
+	// alternative.
+	clientKey = gateway.NewKey[*runtimekit.Client]("refruntime.client")
 	deferKey  = gateway.NewKey[*[]func()]("refruntime.deferred")
 	// frameDeferKey holds frame calls a frame-order bug holds back.
 	frameDeferKey = gateway.NewKey[*[]func()]("refruntime.deferred-frames")
@@ -94,6 +97,19 @@ func (p *probePlugin) finish(ctx context.Context, ex *gateway.Exchange) error {
 }
 
 func (p *probePlugin) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	a := p.dispatchFrame(ctx, ex, frame, last)
+	if p.alt == "frames-relayed-first" && !a.IsContinue() && len(frame) > 0 {
+		// Alternative (P25): each frame was relayed before it was
+		// dispatched, so the client has the frame a plugin rejects; the
+		// frames before it are relayed already.
+		if c, ok := gateway.GetState(ex, clientKey); ok {
+			_, _ = c.Write(frame)
+		}
+	}
+	return a
+}
+
+func (p *probePlugin) dispatchFrame(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
 	if p.alt == "data-payload-frames" && len(frame) > 0 && strings.HasPrefix(strings.ToLower(ex.Response.Header.Get("Content-Type")), "text/event-stream") {
 		// Alternative (P19.frame): a plugin gets the event's data lines
 		// joined by LF, as AuthBridge's sseframe reader hands them.
@@ -290,6 +306,7 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 	gx := e.Gateway()
 	runtimekit.SetExchange(gx, idx)
 	gateway.SetState(gx, reqCtxKey, rctx)
+	gateway.SetState(gx, clientKey, client)
 	var deferred, deferredFrames []func()
 	gateway.SetState(gx, deferKey, &deferred)
 	gateway.SetState(gx, frameDeferKey, &deferredFrames)

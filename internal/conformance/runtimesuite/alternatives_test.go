@@ -17,7 +17,6 @@ var choicesWithoutAlternative = map[string]string{
 	"P15.deny-wire":        "internal/pipeline: a JSON deny body, panics left to the server",
 	"P17.undeclared-write": "internal/pipeline: an undeclared write kept in memory",
 	"P22.timing":           "internal/pipeline: a JSON response's frame after the walk",
-	"P25.rejecting-frame":  "internal/pipeline: frames relayed before dispatch",
 }
 
 // TestEveryChoiceHasAnAlternative: each choice point has a runtime taking
