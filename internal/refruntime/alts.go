@@ -40,6 +40,8 @@ var Alts = map[Alt]AltSpec{
 	"data-payload-frames": {Choice: "P19.frame", Alternative: "data-payload"},
 	// AuthBridge's reverse proxy re-frames the stream it relays.
 	"reframed-relay": {Choice: "P19.relay", Alternative: "reframed"},
+	// AuthBridge's listeners write a denial as a JSON error body.
+	"json-deny-body": {Choice: "P15.deny-wire", Alternative: "json"},
 	// A listener that relays each frame before dispatching it has sent
 	// the rejecting frame already.
 	"frames-relayed-first": {Choice: "P25.rejecting-frame", Alternative: "relayed"},

@@ -356,6 +356,14 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 	if s.opts.Alt == "reframed-relay" && strings.HasPrefix(strings.ToLower(client.Header().Get("Content-Type")), "text/event-stream") {
 		out.Body = reframe(out.Body) // Alternative (P19.relay): the client gets the events re-framed.
 	}
+	if s.opts.Alt == "json-deny-body" && out.Outcome.GetKind() == "deny" && !res.Streamed &&
+		res.Outcome.Reason != "" && strings.TrimSpace(string(out.Body)) == res.Outcome.Reason {
+		// Alternative (P15.deny-wire): a denial the pipeline wrote as its
+		// reason in text (not a rejection with a body of its own, not one
+		// after the stream began) is a JSON error, as AuthBridge's
+		// httpx.WriteRejection writes it.
+		out.Body, _ = json.Marshal(map[string]any{"error": map[string]any{"status": out.Status, "message": res.Outcome.Reason}})
+	}
 	if s.opts.Alt == "outcome-without-reason" && out.Outcome != nil {
 		out.Outcome.Reason = "" // Alternative (P29): the outcome has no reason field.
 	}

@@ -1,6 +1,7 @@
 package runtimesuite
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -83,4 +84,14 @@ func repeatedNames(want []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// denyBody reports whether the client body of a denial carries reason as
+// the P15.deny-wire alternative the case follows has it: the reason as
+// the whole text, or a JSON error body holding it.
+func denyBody(t *conformance.T, body []byte, reason string) bool {
+	if t.Alternative("P15.deny-wire") == "json" {
+		return json.Valid(body) && strings.Contains(string(body), reason)
+	}
+	return strings.TrimSpace(string(body)) == reason
 }

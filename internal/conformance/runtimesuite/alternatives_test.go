@@ -14,7 +14,6 @@ import (
 // a choice missing here and covered nowhere, and on one listed here that
 // is covered.
 var choicesWithoutAlternative = map[string]string{
-	"P15.deny-wire":        "internal/pipeline: a JSON deny body, panics left to the server",
 	"P17.undeclared-write": "internal/pipeline: an undeclared write kept in memory",
 	"P22.timing":           "internal/pipeline: a JSON response's frame after the walk",
 }
