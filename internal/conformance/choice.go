@@ -115,7 +115,7 @@ func ChoicePoints() []ChoicePoint {
 				alt("upstream-bytes", "every upstream byte, comment and field-only blocks included"),
 				alt("reframed", "the stream re-framed to event: and data: lines (AuthBridge)"),
 			}},
-		{ID: "P22.timing", Rule: "P22", Summary: "when a streaming plugin gets a JSON response's one frame",
+		{ID: "P22.timing", Followed: true, Rule: "P22", Summary: "when a streaming plugin gets a JSON response's one frame",
 			Reference: "in-walk", Alternatives: []Alternative{
 				alt("in-walk", "inside the reverse response walk, as that plugin's response hook"),
 				alt("after-walk", "in a frame pass after the OnResponse walk (AuthBridge)"),
