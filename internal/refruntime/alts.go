@@ -42,6 +42,9 @@ var Alts = map[Alt]AltSpec{
 	"reframed-relay": {Choice: "P19.relay", Alternative: "reframed"},
 	// AuthBridge's listeners write a denial as a JSON error body.
 	"json-deny-body": {Choice: "P15.deny-wire", Alternative: "json"},
+	// AuthBridge's RunResponseFrame gives streamers a JSON response's one
+	// frame after the OnResponse walk.
+	"frames-after-walk": {Choice: "P22.timing", Alternative: "after-walk"},
 	// A listener that relays each frame before dispatching it has sent
 	// the rejecting frame already.
 	"frames-relayed-first": {Choice: "P25.rejecting-frame", Alternative: "relayed"},

@@ -237,7 +237,8 @@ func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario
 		}
 		spec.Entries = append(spec.Entries, pipeline.Entry{Plugin: e.GetPlugin(), Config: e.GetConfigJson(), OnError: pipeline.OnError(e.GetOnError())})
 	}
-	chain, err := pipeline.Build(spec, factories, pipeline.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs())})
+	chain, err := pipeline.Build(spec, factories, pipeline.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs()),
+		FramesAfterWalk: s.opts.Alt == "frames-after-walk"}) // Alternative (P22).
 	if err != nil {
 		var be *pipeline.BuildError
 		if !errors.As(err, &be) {

@@ -15,7 +15,6 @@ import (
 // is covered.
 var choicesWithoutAlternative = map[string]string{
 	"P17.undeclared-write": "internal/pipeline: an undeclared write kept in memory",
-	"P22.timing":           "internal/pipeline: a JSON response's frame after the walk",
 }
 
 // TestEveryChoiceHasAnAlternative: each choice point has a runtime taking
