@@ -23,26 +23,28 @@ func samplePayloads(p intercept.Point) []string {
 		return []string{`{"text":"hello"}`, `{"text":"rm -rf / please"}`}
 	case intercept.AgentBeforeStart:
 		return []string{`{"model":"gpt-4o","toolCount":3,"sessionId":"s-1"}`}
-	case intercept.ContextPrepare, intercept.CompactionPrepare:
+	case intercept.ContextPrepare:
+		return []string{`{"messages":` + msgs + `}`, `{"messages":[]}`}
+	case intercept.CompactionPrepare:
 		return []string{`{"messages":` + msgs + `}`, `{"messages":[]}`, `{"messages":` + msgs + `,"guidance":"keep it short"}`}
 	case intercept.ProviderRequest:
-		return []string{`{"request":{"model":"gpt-4o","messages":[{"role":"system","content":"old prompt"},{"role":"user","content":"hi"}]}}`, `{"request":{"model":"gpt-4o","messages":[]}}`}
+		return []string{`{"request":{"messages":[{"role":"system","content":"old prompt"},{"role":"user","content":"hi"}],"tools":[{"name":"search","parameters":{"type":"object"}}],"maxTokens":256}}`, `{"request":{"messages":[],"tools":[],"maxTokens":0}}`}
 	case intercept.ProviderResponse:
-		return []string{`{"text":"hi","calls":[{"id":"c1","name":"search","arguments":{"q":"x"}}],"usage":{"input_tokens":3}}`, `{"text":"","calls":[]}`}
+		return []string{`{"text":"hi","calls":[{"id":"c1","name":"search","arguments":"{\"q\":\"x\"}"}],"usage":{"promptTokens":3,"completionTokens":1,"totalTokens":4,"cacheHitTokens":0,"cacheMissTokens":3,"reasoningTokens":0,"finishReason":"tool_calls"}}`, `{"text":"","calls":[]}`}
 	case intercept.ToolBefore:
-		return []string{`{"name":"bash","arguments":{"command":"ls"},"callId":"c1"}`, `{"name":"rm","arguments":{"path":"/"},"callId":"c2"}`, `{"name":"read_file","callId":"c3"}`}
+		return []string{`{"name":"bash","arguments":"{\"command\":\"ls\"}"}`, `{"name":"rm","arguments":"{\"path\":\"/\"}"}`, `{"name":"read_file"}`}
 	case intercept.PermissionDecision:
-		return []string{`{"name":"bash","arguments":{"command":"ls"},"readOnly":false,"hostDecision":"deny"}`, `{"name":"read_file","readOnly":true,"hostDecision":"allow"}`, `{"name":"rm","arguments":{},"readOnly":false,"hostDecision":"allow"}`}
+		return []string{`{"name":"bash","arguments":"{\"command\":\"ls\"}","readOnly":false,"hostDecision":"deny"}`, `{"name":"read_file","readOnly":true,"hostDecision":"allow"}`, `{"name":"rm","arguments":"{}","readOnly":false,"hostDecision":"allow"}`}
 	case intercept.ToolAfter:
-		return []string{`{"name":"bash","arguments":{"command":"ls"},"result":"a\nb","isError":false,"callId":"c1"}`, `{"name":"bash","result":{"error":"boom"},"isError":true,"callId":"c2"}`}
+		return []string{`{"name":"bash","arguments":"{\"command\":\"ls\"}","result":"a\nb","isError":false}`, `{"name":"bash","result":"boom","isError":true}`}
 	case intercept.CompactionComplete:
 		return []string{`{"summary":"we talked"}`}
 	case intercept.SessionStart, intercept.SessionEnd, intercept.SessionLoad, intercept.SessionSave, intercept.SessionRotate:
 		return []string{fmt.Sprintf(`{"sessionPath":"/tmp/s.json","phase":%q}`, string(p)[len("session."):])}
 	case intercept.SystemPromptBuild:
-		return []string{`{"prompt":"You are helpful."}`}
+		return []string{`{"prompt":"You are helpful.","workspaceRoot":"/work"}`}
 	case intercept.FrontendEvent:
-		return []string{`{"kind":"message","text":"hi","detail":{"n":1}}`}
+		return []string{`{"kind":"message","text":"hi","detail":"n=1"}`}
 	}
 	return nil
 }

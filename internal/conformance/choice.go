@@ -115,7 +115,7 @@ func ChoicePoints() []ChoicePoint {
 				alt("upstream-bytes", "every upstream byte, comment and field-only blocks included"),
 				alt("reframed", "the stream re-framed to event: and data: lines (AuthBridge)"),
 			}},
-		{ID: "P22.timing", Rule: "P22", Summary: "when a streaming plugin gets a JSON response's one frame",
+		{ID: "P22.timing", Followed: true, Rule: "P22", Summary: "when a streaming plugin gets a JSON response's one frame",
 			Reference: "in-walk", Alternatives: []Alternative{
 				alt("in-walk", "inside the reverse response walk, as that plugin's response hook"),
 				alt("after-walk", "in a frame pass after the OnResponse walk (AuthBridge)"),
@@ -135,10 +135,30 @@ func ChoicePoints() []ChoicePoint {
 				alt("abandon", "abandoned past the deadline and a grace, and reported; the rest finish on a copy"),
 				alt("synchronous", "finishers run one after the other under the deadline (AuthBridge)"),
 			}},
+		{ID: "D2.host-check", Followed: true, Rule: "D2", Summary: "what is checked of the host's own payload before the walk",
+			Reference: "validate", Alternatives: []Alternative{
+				alt("validate", "the point's DTO and its validity rules: an invalid host payload is a host error, no extension is asked"),
+				alt("type-only", "the payload's type only; the validity rules apply to replacements (Reasonix: checkPayloadType, Validate in decodePayload)"),
+			}},
 		{ID: "D4.plugin-id", Rule: "D4", Summary: "extensions per plugin ID",
 			Reference: "several", Alternatives: []Alternative{
 				alt("several", "several extensions of one plugin ID, told apart by registration"),
 				alt("one", "one extension per plugin ID (Reasonix: one runtime each)"),
+			}},
+		{ID: "D7.blocked-by", Followed: true, Rule: "D7", Summary: "what a blocked dispatch's result says besides the reason",
+			Reference: "named", Alternatives: []Alternative{
+				alt("named", "the extension that blocked is named (and the phase, walk or strategy)"),
+				alt("reason-only", "the reason only (Reasonix: Result.Blocked, BlockReason)"),
+			}},
+		{ID: "D9.decided-by", Followed: true, Rule: "D9", Summary: "what a permission ruling says besides allow or deny",
+			Reference: "named", Alternatives: []Alternative{
+				alt("named", "the extension that ruled is named, with its reason"),
+				alt("ruling-only", "the ruling only (Reasonix: Result.Permission)"),
+			}},
+		{ID: "D11.codec", Followed: true, Rule: "D11", Summary: "the bytes extensions get of the host's payload",
+			Reference: "exact-bytes", Alternatives: []Alternative{
+				alt("exact-bytes", "the host's own bytes, as the host passed them"),
+				alt("re-encoded", "the host's typed value re-encoded, equal in value but not in bytes (Reasonix marshals its DTOs)"),
 			}},
 		{ID: "D13.warnings", Followed: true, Rule: "D13", Summary: "where an optional extension's failure is reported",
 			Reference: "in-result", Alternatives: []Alternative{
@@ -160,7 +180,7 @@ func ChoicePoints() []ChoicePoint {
 				alt("rollback", "the chain resumes with the value from before that hook"),
 				alt("keep", "what the hook changed before failing is kept (LIP)"),
 			}},
-		{ID: "H6.invalid", Rule: "H6", Summary: "an invalid rewrite or replace from a tool reactor",
+		{ID: "H6.invalid", Followed: true, Rule: "H6", Summary: "an invalid rewrite or replace from a tool reactor",
 			Reference: "policy", Alternatives: []Alternative{
 				alt("policy", "handled by the bus's error policy (swallow drops it)"),
 				alt("ignored", "ignored; the chain goes on with the current event (LIP)"),

@@ -41,7 +41,7 @@ func TestWalkAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	p := &intercept.ToolBeforePayload{Name: "ls", Arguments: json.RawMessage(`{"dir":"/"}`), CallID: "c1"}
+	p := &intercept.ToolBeforePayload{Name: "ls", Arguments: `{"dir":"/"}`}
 	enc := testing.AllocsPerRun(200, func() { json.Marshal(p) })
 	var want int64
 	walk := testing.AllocsPerRun(200, func() {

@@ -30,7 +30,7 @@ func benchDispatcher(b *testing.B, replaceAt int) *Dispatcher {
 	for i := range 6 {
 		var ext intercept.Extension = contExt{}
 		if i == replaceAt {
-			ext = replExt{json.RawMessage(`{"name":"ls","arguments":{"dir":"/tmp"},"callId":"c1"}`)}
+			ext = replExt{json.RawMessage(`{"name":"ls","arguments":"{\"dir\":\"/tmp\"}"}`)}
 		}
 		cs = append(cs, contrib(fmt.Sprintf("ext-%d", i), ext, intercept.ToolBefore))
 	}
@@ -45,7 +45,7 @@ func benchDispatcher(b *testing.B, replaceAt int) *Dispatcher {
 // BenchmarkEncodePayload is the host payload encoding alone, the baseline
 // the walk benchmarks include.
 func BenchmarkEncodePayload(b *testing.B) {
-	p := &intercept.ToolBeforePayload{Name: "ls", Arguments: json.RawMessage(`{"dir":"/"}`), CallID: "c1"}
+	p := &intercept.ToolBeforePayload{Name: "ls", Arguments: `{"dir":"/"}`}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := json.Marshal(p); err != nil {
@@ -58,7 +58,7 @@ func BenchmarkEncodePayload(b *testing.B) {
 // with a typed payload (includes its encoding) and no trace.
 func BenchmarkWalkContinue6(b *testing.B) {
 	d := benchDispatcher(b, -1)
-	p := &intercept.ToolBeforePayload{Name: "ls", Arguments: json.RawMessage(`{"dir":"/"}`), CallID: "c1"}
+	p := &intercept.ToolBeforePayload{Name: "ls", Arguments: `{"dir":"/"}`}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -72,7 +72,7 @@ func BenchmarkWalkContinue6(b *testing.B) {
 // whose validation is the strict decode.
 func BenchmarkWalkContinue6Raw(b *testing.B) {
 	d := benchDispatcher(b, -1)
-	raw := json.RawMessage(`{"name":"ls","arguments":{"dir":"/"},"callId":"c1"}`)
+	raw := json.RawMessage(`{"name":"ls","arguments":"{\"dir\":\"/\"}"}`)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -85,7 +85,7 @@ func BenchmarkWalkContinue6Raw(b *testing.B) {
 // BenchmarkWalkReplace6 is a 6-extension walk where the third replaces.
 func BenchmarkWalkReplace6(b *testing.B) {
 	d := benchDispatcher(b, 2)
-	p := &intercept.ToolBeforePayload{Name: "ls", Arguments: json.RawMessage(`{"dir":"/"}`), CallID: "c1"}
+	p := &intercept.ToolBeforePayload{Name: "ls", Arguments: `{"dir":"/"}`}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

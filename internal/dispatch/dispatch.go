@@ -49,6 +49,12 @@ type Options struct {
 	// extension whose Notify never returns cannot hang Close. Zero means
 	// DefaultCloseTimeout.
 	CloseTimeout time.Duration
+	// HostTypeOnly checks only the type (the shape) of the host's payload,
+	// not its validity rules, which then apply to replacements alone: the
+	// other alternative of choice D2.host-check, as Reasonix's dispatcher
+	// does (checkPayloadType). By default an invalid host payload is a
+	// host error (ErrInvalidPayload) and no extension is asked.
+	HostTypeOnly bool
 }
 
 // DefaultCloseTimeout is the Close bound when Options.CloseTimeout is zero.
@@ -261,6 +267,7 @@ type Dispatcher struct {
 	done         chan struct{}
 	closeOnce    sync.Once
 	closeTimeout time.Duration
+	hostTypeOnly bool
 	// stopped is closed when the worker returns.
 	stopped chan struct{}
 	// notifyMu guards notifying, the Notify the worker is in (zero when
@@ -305,7 +312,7 @@ type eventJob struct {
 // skipped with a note (see [Dispatcher.Notes]).
 func New(contribs []Contribution, opts Options) (*Dispatcher, error) {
 	d := &Dispatcher{points: make(map[intercept.Point]*pointTable), onWarning: opts.OnWarning,
-		closeTimeout: cmp.Or(opts.CloseTimeout, DefaultCloseTimeout)}
+		closeTimeout: cmp.Or(opts.CloseTimeout, DefaultCloseTimeout), hostTypeOnly: opts.HostTypeOnly}
 	if opts.CloseTimeout < 0 {
 		return nil, fmt.Errorf("dispatch: Options.CloseTimeout is %v; use a positive bound, or 0 for %v", opts.CloseTimeout, DefaultCloseTimeout)
 	}
@@ -498,7 +505,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) 
 	if pt == nil {
 		return Result{}, fmt.Errorf("dispatch: %w %q", ErrUnknownPoint, point)
 	}
-	host, orig, err := hostPayload(point, req.Payload)
+	host, orig, err := hostPayload(point, req.Payload, d.hostTypeOnly)
 	if err != nil {
 		return Result{}, err
 	}
@@ -842,10 +849,15 @@ func (d *Dispatcher) deliver(job eventJob) {
 }
 
 // hostPayload checks the host's payload against point (D2) and returns its
-// typed form and its bytes.
-func hostPayload(point intercept.Point, v any) (intercept.Payload, json.RawMessage, error) {
+// typed form and its bytes. typeOnly skips the validity rules (choice
+// D2.host-check).
+func hostPayload(point intercept.Point, v any, typeOnly bool) (intercept.Payload, json.RawMessage, error) {
 	if raw, ok := v.(json.RawMessage); ok {
-		p, err := intercept.DecodeStrict(point, raw)
+		decode := intercept.DecodeStrict
+		if typeOnly {
+			decode = intercept.DecodeShape
+		}
+		p, err := decode(point, raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("dispatch %s: %w: %v", point, ErrInvalidPayload, err)
 		}
@@ -859,7 +871,9 @@ func hostPayload(point intercept.Point, v any) (intercept.Payload, json.RawMessa
 		if errors.Is(err, ErrWrongPayload) {
 			return nil, nil, fmt.Errorf("dispatch %s: %w", point, err)
 		}
-		return nil, nil, fmt.Errorf("dispatch %s: %w: %v", point, ErrInvalidPayload, err)
+		if !typeOnly {
+			return nil, nil, fmt.Errorf("dispatch %s: %w: %v", point, ErrInvalidPayload, err)
+		}
 	}
 	b, err := json.Marshal(p)
 	if err != nil {

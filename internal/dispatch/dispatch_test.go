@@ -30,6 +30,8 @@ func TestEventOnlyPointsD1D20(t *testing.T) {
 			x.Phase = strings.TrimPrefix(string(p), "session.")
 		case *intercept.FrontendEventPayload:
 			x.Kind = "status"
+		case *intercept.SystemPromptPayload:
+			x.WorkspaceRoot = "/w"
 		}
 		if !intercept.IsEventOnly(p) {
 			continue
@@ -224,23 +226,23 @@ func TestWalkD6D7D8(t *testing.T) {
 		contrib("1-cont", &fake{}, intercept.ToolBefore),
 		contrib("2-repl", repl, intercept.ToolBefore),
 		contrib("3-see", after, intercept.ToolBefore))
-	host := &intercept.ToolBeforePayload{Name: "ls", Arguments: json.RawMessage(`{"a":1}`), CallID: "c1"}
+	host := &intercept.ToolBeforePayload{Name: "ls", Arguments: `{"a":1}`}
 	res, err := d.Dispatch(bg, Request{Point: intercept.ToolBefore, Payload: host})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// D8: omitted fields (arguments, callId) are zero, not leaked from the old value.
+	// D8: omitted fields (arguments) are zero, not leaked from the old value.
 	if got := after.seenCalls(); len(got) != 1 || got[0] != `{"name":"cat"}` {
 		t.Errorf("next extension saw %q", got)
 	}
 	v, ok := res.Value.(*intercept.ToolBeforePayload)
-	if !ok || v.Name != "cat" || v.Arguments != nil || v.CallID != "" || !res.Changed {
+	if !ok || v.Name != "cat" || v.Arguments != "" || !res.Changed {
 		t.Errorf("final value %+v changed=%v", res.Value, res.Changed)
 	}
 	if !slices.Equal(res.Replaced, []string{"2-repl"}) {
 		t.Errorf("Replaced = %v", res.Replaced)
 	}
-	if host.Name != "ls" || host.CallID != "c1" {
+	if host.Name != "ls" || host.Arguments != `{"a":1}` {
 		t.Error("host payload was modified")
 	}
 
@@ -268,6 +270,8 @@ func TestStrictReplacementD8D14(t *testing.T) {
 		`{"name":"x"}x`,
 		`{"name":""}`,
 		`{"name":"x","arguments":[1]}`,
+		`{"name":"x","arguments":"[1]"}`,
+		`{"name":"x","arguments":{}}`,
 		`[]`,
 		`null`,
 		``,
@@ -331,7 +335,7 @@ func TestPermissionD9D10(t *testing.T) {
 
 // D11: with no effective replace the host keeps its bytes and value.
 func TestAdoptionByteForByteD11(t *testing.T) {
-	raw := json.RawMessage("{ \"name\" : \"ls\",\n \"arguments\": {\"z\":1,  \"a\":2} }")
+	raw := json.RawMessage("{ \"name\" : \"ls\",\n \"arguments\": \"{\\\"z\\\":1}\" }")
 	d, _ := build(t, contrib("a", &fake{}, intercept.ToolBefore))
 	res, err := d.Dispatch(bg, Request{Point: intercept.ToolBefore, Payload: raw})
 	if err != nil || res.Changed {
@@ -352,7 +356,7 @@ func TestAdoptionByteForByteD11(t *testing.T) {
 	}
 	// A replace of the raw payload by its equivalent keeps the raw bytes.
 	d3, _ := build(t, contrib("same", answers(intercept.Answer{Decision: intercept.DecisionReplace,
-		Replacement: json.RawMessage(`{"name":"ls","arguments":{"z":1,"a":2}}`)}), intercept.ToolBefore))
+		Replacement: json.RawMessage(`{"name":"ls","arguments":"{\"z\":1}"}`)}), intercept.ToolBefore))
 	res, _ = d3.Dispatch(bg, Request{Point: intercept.ToolBefore, Payload: raw})
 	if res.Changed || &res.Payload[0] != &raw[0] {
 		t.Errorf("equivalent replace of raw payload lost the host bytes: %q", res.Payload)

@@ -101,17 +101,16 @@ func mustJSON(t testing.TB, v any) json.RawMessage {
 // samples holds, per request point, a valid host payload and a valid,
 // different replacement.
 func samples() map[intercept.Point][2]intercept.Payload {
-	g := "be brief"
 	return map[intercept.Point][2]intercept.Payload{
 		intercept.InputReceive:       {&intercept.InputPayload{Text: "hi"}, &intercept.InputPayload{Text: "hello"}},
 		intercept.AgentBeforeStart:   {&intercept.AgentStartPayload{Model: "m", ToolCount: 2, SessionID: "s1"}, &intercept.AgentStartPayload{SessionID: "s2"}},
-		intercept.ContextPrepare:     {&intercept.ContextPayload{Messages: json.RawMessage(`[{"role":"user"}]`)}, &intercept.ContextPayload{Messages: json.RawMessage(`[]`), Guidance: &g}},
-		intercept.ProviderRequest:    {&intercept.ProviderRequestPayload{Request: json.RawMessage(`{"model":"a"}`)}, &intercept.ProviderRequestPayload{Request: json.RawMessage(`{"model":"b"}`)}},
-		intercept.ProviderResponse:   {&intercept.ProviderResponsePayload{Text: "ok"}, &intercept.ProviderResponsePayload{Text: "changed", Calls: []intercept.ToolCall{{Name: "ls"}}}},
-		intercept.ToolBefore:         {&intercept.ToolBeforePayload{Name: "ls", Arguments: json.RawMessage(`{"dir":"/"}`), CallID: "c1"}, &intercept.ToolBeforePayload{Name: "ls", Arguments: json.RawMessage(`{"dir":"/tmp"}`)}},
+		intercept.ContextPrepare:     {&intercept.ContextPayload{Messages: []intercept.Message{{Role: "user"}}}, &intercept.ContextPayload{Messages: []intercept.Message{}}},
+		intercept.ProviderRequest:    {&intercept.ProviderRequestPayload{Request: intercept.CompletionRequest{Messages: []intercept.Message{}, Tools: []intercept.ToolSchema{}, MaxTokens: 1}}, &intercept.ProviderRequestPayload{Request: intercept.CompletionRequest{Messages: []intercept.Message{{Role: "user", Content: "x"}}, Tools: []intercept.ToolSchema{}}}},
+		intercept.ProviderResponse:   {&intercept.ProviderResponsePayload{Text: "ok"}, &intercept.ProviderResponsePayload{Text: "changed", Calls: []intercept.ToolCall{{ID: "c1", Name: "ls"}}}},
+		intercept.ToolBefore:         {&intercept.ToolBeforePayload{Name: "ls", Arguments: `{"dir":"/"}`}, &intercept.ToolBeforePayload{Name: "ls", Arguments: `{"dir":"/tmp"}`}},
 		intercept.PermissionDecision: {&intercept.PermissionPayload{Name: "rm", HostDecision: intercept.DecisionDeny}, &intercept.PermissionPayload{Name: "rm", ReadOnly: true, HostDecision: intercept.DecisionDeny}},
-		intercept.ToolAfter:          {&intercept.ToolAfterPayload{Name: "ls", Result: json.RawMessage(`"a b"`), CallID: "c1"}, &intercept.ToolAfterPayload{Name: "ls", Result: json.RawMessage(`"a"`)}},
-		intercept.CompactionPrepare:  {&intercept.ContextPayload{Messages: json.RawMessage(`[1,2]`)}, &intercept.ContextPayload{Messages: json.RawMessage(`[1]`)}},
+		intercept.ToolAfter:          {&intercept.ToolAfterPayload{Name: "ls", Result: "a b"}, &intercept.ToolAfterPayload{Name: "ls", Result: "a"}},
+		intercept.CompactionPrepare:  {&intercept.CompactionPreparePayload{Messages: []intercept.Message{{Content: "1"}, {Content: "2"}}, Guidance: "be brief"}, &intercept.CompactionPreparePayload{Messages: []intercept.Message{{Content: "1"}}}},
 		intercept.CompactionComplete: {&intercept.CompactionCompletePayload{Summary: "s"}, &intercept.CompactionCompletePayload{Summary: "shorter"}},
 	}
 }

@@ -155,9 +155,9 @@ func TestSlotsBuildD17D18(t *testing.T) {
 // D19: the strategy phase.
 func TestStrategyD19(t *testing.T) {
 	p := intercept.ContextPrepare
-	host := &intercept.ContextPayload{Messages: json.RawMessage(`[1]`)}
-	replaced := `{"messages":[2]}`
-	walkRepl := answers(intercept.Answer{Decision: intercept.DecisionReplace, Replacement: json.RawMessage(`{"messages":[9]}`)})
+	host := &intercept.ContextPayload{Messages: []intercept.Message{{Content: "1"}}}
+	replaced := `{"messages":[{"content":"2"}]}`
+	walkRepl := answers(intercept.Answer{Decision: intercept.DecisionReplace, Replacement: json.RawMessage(`{"messages":[{"content":"9"}]}`)})
 
 	// The owner sees the walk's replacement and substitutes its own.
 	own := answers(intercept.Answer{Decision: intercept.DecisionReplace, Replacement: json.RawMessage(replaced)})
@@ -166,13 +166,13 @@ func TestStrategyD19(t *testing.T) {
 	if err != nil || string(res.Payload) != replaced || !slices.Equal(res.Replaced, []string{"w", "owner"}) {
 		t.Errorf("replace: res=%+v err=%v", res, err)
 	}
-	if got := own.seenCalls(); len(got) != 1 || got[0] != `{"messages":[9]}` {
+	if got := own.seenCalls(); len(got) != 1 || got[0] != `{"messages":[{"content":"9"}]}` {
 		t.Errorf("owner saw %q, want the walk's replacement", got)
 	}
 	// continue keeps.
 	d, _ = build(t, contrib("w", walkRepl, p), withSlots(contrib("owner", &fake{}), "context"))
 	res, _ = d.Dispatch(bg, Request{Point: p, Payload: host})
-	if string(res.Payload) != `{"messages":[9]}` {
+	if string(res.Payload) != `{"messages":[{"content":"9"}]}` {
 		t.Errorf("continue: %s", res.Payload)
 	}
 	// block fails the operation.
@@ -216,7 +216,7 @@ func TestStrategyD19(t *testing.T) {
 	// provider:<name>/<model> rules only when the dispatch names it.
 	prov := answers(intercept.Block("provider owner"))
 	d, _ = build(t, withSlots(contrib("pv", prov), "provider:openai/gpt-4o"))
-	pr := &intercept.ProviderRequestPayload{Request: json.RawMessage(`{}`)}
+	pr := &intercept.ProviderRequestPayload{Request: intercept.CompletionRequest{Messages: []intercept.Message{}, Tools: []intercept.ToolSchema{}}}
 	if res, _ = d.Dispatch(bg, Request{Point: intercept.ProviderRequest, Payload: pr, Provider: "anthropic/claude"}); res.Blocked {
 		t.Error("provider owner ruled on another provider")
 	}
@@ -310,7 +310,7 @@ func TestTraceD19D20(t *testing.T) {
 	rec := trace.NewRecorder()
 	d, _ := build(t, contrib("a", &fake{}, intercept.ContextPrepare), withSlots(contrib("o", &fake{}), "context"))
 	if _, err := d.Dispatch(bg, Request{Point: intercept.ContextPrepare, Trace: rec,
-		Payload: &intercept.ContextPayload{Messages: json.RawMessage(`[]`)}}); err != nil {
+		Payload: &intercept.ContextPayload{Messages: []intercept.Message{}}}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -324,7 +324,7 @@ func TestTraceD19D20(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("trace = %v, want %v", got, want)
 	}
-	if _, err := d.Dispatch(bg, Request{Point: intercept.ContextPrepare, Payload: &intercept.ContextPayload{Messages: json.RawMessage(`[]`)}}); err != nil {
+	if _, err := d.Dispatch(bg, Request{Point: intercept.ContextPrepare, Payload: &intercept.ContextPayload{Messages: []intercept.Message{}}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.Events()) != 4 {

@@ -17,7 +17,8 @@ import (
 // rules last (D19).
 func replacer() intercept.Extension {
 	return intercept.Handlers{ProviderRequest: func(_ context.Context, p *intercept.ProviderRequestPayload) (intercept.Answer, error) {
-		return intercept.Replace(intercept.ProviderRequestPayload{Request: json.RawMessage(`{"model":"m","system":"walker's prompt"}`)})
+		p.Request.Messages = []intercept.Message{{Role: "system", Content: "walker's prompt"}}
+		return intercept.Replace(p)
 	}}
 }
 
@@ -50,26 +51,38 @@ func request(t *testing.T, res dispatch.Result) map[string]any {
 	return p.Request
 }
 
+// messages is the request's messages as the host got them.
+func messages(t *testing.T, res dispatch.Result) []intercept.Message {
+	t.Helper()
+	var p intercept.ProviderRequestPayload
+	if err := json.Unmarshal(res.Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Request.Messages
+}
+
 // D19: in its strategy call the owner sets the prompt on the request as
-// the walk left it, in both request styles and every mode.
+// the walk left it, in every mode; the rest of the request is kept.
 func TestSetsPrompt_D19(t *testing.T) {
+	sys := func(c string) intercept.Message { return intercept.Message{Role: "system", Content: c} }
+	hi := intercept.Message{Role: "user", Content: "hi"}
 	for _, tc := range []struct {
 		name, mode, req string
-		want            map[string]any
+		want            []intercept.Message
 	}{
-		{"messages style replace", "", `{"model":"m","system":"old"}`, map[string]any{"model": "m", "system": "P"}},
-		{"messages style append", "append", `{"model":"m","system":"old"}`, map[string]any{"model": "m", "system": "old\n\nP"}},
-		{"messages style blocks prepend", "prepend", `{"system":[{"type":"text","text":"old"}]}`,
-			map[string]any{"system": []any{map[string]any{"type": "text", "text": "P"}, map[string]any{"type": "text", "text": "old"}}}},
-		{"chat style replaces the system message", "", `{"messages":[{"role":"system","content":"old"},{"role":"user","content":"hi"}]}`,
-			map[string]any{"messages": []any{map[string]any{"role": "system", "content": "P"}, map[string]any{"role": "user", "content": "hi"}}}},
-		{"chat style without one gets one", "prepend", `{"messages":[{"role":"user","content":"hi"}]}`,
-			map[string]any{"messages": []any{map[string]any{"role": "system", "content": "P"}, map[string]any{"role": "user", "content": "hi"}}}},
+		{"replace", "", `{"messages":[{"role":"system","content":"old"},{"role":"user","content":"hi"}],"tools":[],"maxTokens":9}`, []intercept.Message{sys("P"), hi}},
+		{"append", "append", `{"messages":[{"role":"system","content":"old"},{"role":"user","content":"hi"}],"tools":[],"maxTokens":9}`, []intercept.Message{sys("old\n\nP"), hi}},
+		{"prepend to a developer message", "prepend", `{"messages":[{"role":"developer","content":"old"}],"tools":[],"maxTokens":9}`,
+			[]intercept.Message{{Role: "developer", Content: "P\n\nold"}}},
+		{"without one gets one", "prepend", `{"messages":[{"role":"user","content":"hi"}],"tools":[],"maxTokens":9}`, []intercept.Message{sys("P"), hi}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := dispatchReq(t, promptowner.Config{Prompt: "P", Mode: tc.mode}, tc.req)
-			if got := request(t, res); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("request %v, want %v", got, tc.want)
+			if got := messages(t, res); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("messages %v, want %v", got, tc.want)
+			}
+			if got := request(t, res); got["maxTokens"] != 9.0 {
+				t.Fatalf("request %v: maxTokens lost", got)
 			}
 			if !reflect.DeepEqual(res.Replaced, []string{promptowner.Name}) {
 				t.Fatalf("replaced by %v", res.Replaced)
@@ -78,16 +91,17 @@ func TestSetsPrompt_D19(t *testing.T) {
 	}
 	// The owner rules after a chain member's replace (D19).
 	walker := dispatch.Contribution{Manifest: intercept.Manifest{PluginID: "walker", Points: []intercept.Point{intercept.ProviderRequest}}, Extension: replacer()}
-	res := dispatchReq(t, promptowner.Config{Prompt: "P", Mode: "append"}, `{"model":"m"}`, walker)
-	if got := request(t, res); got["system"] != "walker's prompt\n\nP" || !reflect.DeepEqual(res.Replaced, []string{"walker", promptowner.Name}) {
-		t.Fatalf("request %v replaced by %v", got, res.Replaced)
+	res := dispatchReq(t, promptowner.Config{Prompt: "P", Mode: "append"}, `{"messages":[],"tools":[],"maxTokens":0}`, walker)
+	if got := messages(t, res); !reflect.DeepEqual(got, []intercept.Message{sys("walker's prompt\n\nP")}) || !reflect.DeepEqual(res.Replaced, []string{"walker", promptowner.Name}) {
+		t.Fatalf("messages %v replaced by %v", got, res.Replaced)
 	}
 }
 
 // D11: a request that already carries the prompt is left byte for byte.
 func TestAlreadySet_D11(t *testing.T) {
-	res := dispatchReq(t, promptowner.Config{Prompt: "P"}, `{"system":"P", "model":"m"}`)
-	if res.Changed {
+	req := `{"messages":[{"role":"system","content":"P"}], "tools":[], "maxTokens":0}`
+	res := dispatchReq(t, promptowner.Config{Prompt: "P"}, req)
+	if res.Changed || string(res.Payload) != `{"request":`+req+`}` {
 		t.Fatalf("changed: %s", res.Payload)
 	}
 }

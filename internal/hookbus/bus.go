@@ -62,6 +62,15 @@ type Config struct {
 	ToolPolicy hooks.Policy
 	// Recorder receives one trace event per hook call; nil records nothing.
 	Recorder *trace.Recorder
+	// KeepFailed keeps what a fail-open submit or part hook changed before
+	// it failed, as LIP's bus does: the other alternative of choice
+	// H2.rollback. By default the next hook sees the value from before it.
+	KeepFailed bool
+	// IgnoreInvalid ignores a tool reactor's decision that cannot be
+	// applied (ErrInvalidDecision): the chain goes on with the current
+	// event, whatever the policy, as LIP's ApplyToolReactors does; the
+	// other alternative of choice H6.invalid. It is still traced.
+	IgnoreInvalid bool
 }
 
 type entry[H any] struct {
@@ -77,6 +86,8 @@ type Bus struct {
 	tools      []entry[hooks.ToolReactor]
 	toolPolicy hooks.Policy
 	rec        *trace.Recorder
+	keepFailed bool
+	ignoreBad  bool
 }
 
 // New validates the configuration and builds a bus. Each hook's Spec is read
@@ -84,7 +95,7 @@ type Bus struct {
 // names the hook by kind, position and ID.
 func New(cfg Config) (*Bus, error) {
 	var errs []error
-	b := &Bus{toolPolicy: cmp.Or(cfg.ToolPolicy, hooks.PolicyFailOpen), rec: cfg.Recorder}
+	b := &Bus{toolPolicy: cmp.Or(cfg.ToolPolicy, hooks.PolicyFailOpen), rec: cfg.Recorder, keepFailed: cfg.KeepFailed, ignoreBad: cfg.IgnoreInvalid}
 	if err := cfg.ToolPolicy.CheckTool(); err != nil {
 		errs = append(errs, fmt.Errorf("hook bus: %w", err))
 	}

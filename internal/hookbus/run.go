@@ -93,6 +93,9 @@ func (b *Bus) RunSubmit(ctx context.Context, s *hooks.Submit) (SubmitResult, err
 			return res, herr
 		}
 		res.Errors = append(res.Errors, herr)
+		if b.keepFailed {
+			cur, owned = target, true // choice H2.rollback: keep
+		}
 	}
 	res.Submit = cur
 	return res, nil
@@ -160,6 +163,9 @@ func (b *Bus) runPart(ctx context.Context, kind hooks.Kind, chain []entry[hooks.
 			return res, herr
 		}
 		res.Errors = append(res.Errors, herr)
+		if b.keepFailed {
+			cur, owned = out, true // choice H2.rollback: keep
+		}
 	}
 	res.Part = cur
 	return res, nil
@@ -168,7 +174,7 @@ func (b *Bus) runPart(ctx context.Context, kind hooks.Kind, chain []entry[hooks.
 func callPart(ctx context.Context, h hooks.PartHook, p hooks.Part) (out hooks.Part, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = panicError(v)
+			out, err = p, panicError(v) // a panic returns nothing: the part as the hook left it
 		}
 	}()
 	return h.OnPart(ctx, p)
@@ -209,6 +215,10 @@ func (b *Bus) RunTool(ctx context.Context, ev hooks.ToolEvent) (ToolResult, erro
 			next, swallowed, err = d.Apply(res.Event)
 			if err != nil {
 				err = fmt.Errorf("%w: %w", ErrInvalidDecision, err)
+				if b.ignoreBad { // choice H6.invalid: ignored
+					b.record(hooks.KindTool, e.spec.ID, ActionError, "ignored", err, start)
+					continue
+				}
 			} else {
 				action = string(cmp.Or(d.Kind, hooks.DecisionPass))
 				b.record(hooks.KindTool, e.spec.ID, action, d.Reason, nil, start)

@@ -29,6 +29,12 @@ type Options struct {
 	PoisonFrames bool
 	// Trace, when set, records Init and Shutdown calls.
 	Trace *trace.Recorder
+	// FramesAfterWalk gives each streaming plugin a buffered response's
+	// one frame (P22) in a pass after the OnResponse walk of the others,
+	// as AuthBridge's RunResponseFrame does: the other alternative of
+	// choice P22.timing. By default the frame is that plugin's step of the
+	// reverse response walk.
+	FramesAfterWalk bool
 }
 
 // PoisonByte is what PoisonFrames overwrites a dispatched frame with.

@@ -218,6 +218,7 @@ type Exchange struct {
 	start   time.Time
 	maxBody int
 	broken  bool
+	pass    respPass // set by each responseWalk
 
 	reqBody []byte // the host's request body
 
@@ -718,13 +719,7 @@ func (e *Exchange) respondBuffered(ctx context.Context, up Upstream) {
 	}
 	e.body = body
 	e.ctx = ctx
-	for i := e.ran - 1; i >= 0; {
-		next, stop := e.responseFrom(i)
-		if stop {
-			break
-		}
-		i = next
-	}
+	e.responseWalk()
 	if names := e.respFraming.restore(e.gx.Response.Header); names != nil {
 		e.warn("P33", "", "response header change(s) to %s ignored: framing headers are the host's", strings.Join(names, ", "))
 	}
@@ -757,13 +752,7 @@ func (e *Exchange) tooLarge(what string) error {
 // the body is read.
 func (e *Exchange) respondPassthrough(ctx context.Context, up Upstream) {
 	e.ctx = ctx
-	for i := e.ran - 1; i >= 0; {
-		next, stop := e.responseFrom(i)
-		if stop {
-			break
-		}
-		i = next
-	}
+	e.responseWalk()
 	if e.ended {
 		e.sendError()
 		return
@@ -796,6 +785,35 @@ func (e *Exchange) respondPassthrough(ctx context.Context, up Upstream) {
 	e.end(gateway.OutcomeAllow, e.status, "", "", nil)
 }
 
+// responseWalk dispatches a buffered exchange's response to every plugin
+// that ran, in reverse (P16, P22): one walk, or with FramesAfterWalk a walk
+// of OnResponse and then one of the streamers' frames.
+func (e *Exchange) responseWalk() {
+	passes := []respPass{passAll}
+	if e.c.opts.FramesAfterWalk {
+		passes = []respPass{passResponses, passFrames}
+	}
+	for _, pass := range passes {
+		e.pass = pass
+		for i := e.ran - 1; i >= 0; {
+			next, stop := e.responseFrom(i)
+			if stop {
+				return
+			}
+			i = next
+		}
+	}
+}
+
+// respPass is which plugins a response walk calls.
+type respPass uint8
+
+const (
+	passAll       respPass = iota
+	passResponses          // non-streaming plugins only
+	passFrames             // streaming plugins only
+)
+
 // responseFrom dispatches the response of a buffered exchange from plugin
 // index from down to 0: OnResponse, or for a streaming plugin one
 // OnResponseFrame with the whole body and last=true (P22, P23).
@@ -815,6 +833,9 @@ func (e *Exchange) responseFrom(from int) (next int, stop bool) {
 	ps := e.c.plugins
 	for ; i >= 0; i-- {
 		pl := &ps[i]
+		if (e.pass == passResponses && pl.stream != nil) || (e.pass == passFrames && pl.stream == nil) {
+			continue
+		}
 		// The P22 call is entered as the response phase so that a streaming
 		// response-body writer can still write the buffered body.
 		e.ctl.Enter(pl.name, gateway.PhaseResponse, pl.wReq, pl.wResp)

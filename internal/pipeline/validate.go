@@ -69,6 +69,12 @@ type Spec struct {
 	Direction gateway.Direction `json:"-"`
 	Mode      Mode              `json:"mode,omitempty"`
 	Entries   []Entry           `json:"entries"`
+	// RepeatedNames lets a name stand in a chain more than once, each entry
+	// its own instance, the first counting for requires (P7, P8); an entry
+	// naming no plugin is then an unknown plugin (P6). It is the other
+	// alternative of choice P1.names, AuthBridge's; by default names are
+	// unique and non-empty (P1).
+	RepeatedNames bool `json:"-"`
 }
 
 // Info is what Validate needs to know about a registered plugin, without an
@@ -217,11 +223,15 @@ func (v *validation) entries(spec Spec, lookup func(name string) (Info, bool), r
 	for k := range act {
 		a := &act[k]
 		name := a.entry.Plugin
+		if name == "" && spec.RepeatedNames {
+			v.add(a.idx, "", "P6", "give the entry the registered name of a plugin", "entry names no plugin: unknown plugin \"\"")
+			continue
+		}
 		if name == "" {
 			v.add(a.idx, "", "P1", "give the entry the registered name of a plugin", "entry names no plugin")
 			continue
 		}
-		if first, dup := seen[name]; dup {
+		if first, dup := seen[name]; dup && !spec.RepeatedNames {
 			v.add(a.idx, name, "P1", "remove the duplicate entry or register the second variant under another name",
 				"plugin %q appears twice in the chain (entries %d and %d); names must be unique within a chain", name, first, a.idx)
 		} else {

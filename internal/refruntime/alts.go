@@ -29,6 +29,45 @@ var Alts = map[Alt]AltSpec{
 	// Reasonix sends events as JSON-RPC notifications: there is no reply,
 	// so an observer's failure is never seen; only drops are warned.
 	"notify-fire-and-forget": {Choice: "D20.notify", Alternative: "fire-and-forget"},
+	// AuthBridge allows a name more than once in a chain.
+	"repeated-names": {Choice: "P1.names", Alternative: "repeated"},
+	// AuthBridge's Start stops the plugins it started when a later Init
+	// fails.
+	"stop-started-on-failure": {Choice: "P12.start-failure", Alternative: "stop-started"},
+	// AuthBridge's NotReadyPlugin names the first plugin not ready.
+	"ready-names-first": {Choice: "P14.ready", Alternative: "first"},
+	// AuthBridge's sseframe reader hands plugins each event's joined data.
+	"data-payload-frames": {Choice: "P19.frame", Alternative: "data-payload"},
+	// AuthBridge's reverse proxy re-frames the stream it relays.
+	"reframed-relay": {Choice: "P19.relay", Alternative: "reframed"},
+	// AuthBridge's listeners write a denial as a JSON error body.
+	"json-deny-body": {Choice: "P15.deny-wire", Alternative: "json"},
+	// AuthBridge's RunResponseFrame gives streamers a JSON response's one
+	// frame after the OnResponse walk.
+	"frames-after-walk": {Choice: "P22.timing", Alternative: "after-walk"},
+	// A listener that relays each frame before dispatching it has sent
+	// the rejecting frame already.
+	"frames-relayed-first": {Choice: "P25.rejecting-frame", Alternative: "relayed"},
+	// AuthBridge's Outcome has no reason field.
+	"outcome-without-reason": {Choice: "P29.outcome", Alternative: "no-reason"},
+	// Reasonix checks only the Go type of the host's payload; its DTO's
+	// Validate runs on replacements.
+	"host-type-only": {Choice: "D2.host-check", Alternative: "type-only"},
+	// Reasonix runs one sidecar runtime per plugin ID.
+	"one-extension-per-id": {Choice: "D4.plugin-id", Alternative: "one"},
+	// Reasonix's Result has the block reason, not who blocked.
+	"blocker-unnamed": {Choice: "D7.blocked-by", Alternative: "reason-only"},
+	// Reasonix's Result has the permission ruling, not who ruled.
+	"decider-unnamed": {Choice: "D9.decided-by", Alternative: "ruling-only"},
+	// Reasonix marshals the host's typed payload for its extensions.
+	"re-encoded-payloads": {Choice: "D11.codec", Alternative: "re-encoded"},
+	// Reasonix's tool: and provider: claims replace the tool or the
+	// provider itself; they have no strategy phase.
+	"specific-slots-replace-target": {Choice: "D19.specific-slots", Alternative: "replace-target"},
+	// LIP's bus keeps what a fail-open hook changed before failing.
+	"keep-failed-changes": {Choice: "H2.rollback", Alternative: "keep"},
+	// LIP's bus ignores a reactor answer it cannot apply.
+	"invalid-reactions-ignored": {Choice: "H6.invalid", Alternative: "ignored"},
 	// Not a choice: a runtime whose build errors carry neither rule IDs
 	// nor kinds (AuthBridge's are plain errors naming the plugin) must be
 	// judged by the entries it refuses, and pass.

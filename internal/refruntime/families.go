@@ -67,8 +67,28 @@ func (e probeExt) Call(ctx context.Context, point intercept.Point, payload json.
 func (s *Server) runIntercept(ctx context.Context, sc runtimekit.InterceptScenario) (*abkitv1.InterceptRun, error) {
 	var contribs []dispatch.Contribution
 	owned := map[string]bool{}
+	ids := map[string]bool{}
 	for _, es := range sc.GetExtensions() {
 		m := runtimekit.Manifest(es.GetManifest())
+		switch s.opts.Alt {
+		case "one-extension-per-id":
+			// Alternative (D4): one extension per plugin ID.
+			if m.PluginID != "" && ids[m.PluginID] {
+				return &abkitv1.InterceptRun{BuildError: fmt.Sprintf("plugin ID %q is registered twice; one extension per plugin ID", m.PluginID)}, nil
+			}
+			ids[m.PluginID] = true
+		case "specific-slots-replace-target":
+			// Alternative (D19): a tool: or provider: claim replaces the
+			// target itself, so it has no strategy phase here; an invalid
+			// name is still refused by the build.
+			var keep []string
+			for _, sl := range m.Slots {
+				if parsed, err := intercept.ParseSlot(sl); err != nil || (parsed.Kind != intercept.SlotTool && parsed.Kind != intercept.SlotProvider) {
+					keep = append(keep, sl)
+				}
+			}
+			m.Slots = keep
+		}
 		switch s.opts.Bug {
 		case "optional-fatal":
 			m.Required = true // Bug (D13): every failure is fatal.
@@ -103,7 +123,8 @@ func (s *Server) runIntercept(ctx context.Context, sc runtimekit.InterceptScenar
 	// Close delivers every queued event through the probes; on a busy
 	// machine that can outlast dispatch's default 5 s bound while making
 	// progress, so the bound is the caller's deadline (CloseContext below).
-	d, err := dispatch.New(contribs, dispatch.Options{OnWarning: onWarn, CloseTimeout: time.Hour})
+	d, err := dispatch.New(contribs, dispatch.Options{OnWarning: onWarn, CloseTimeout: time.Hour,
+		HostTypeOnly: s.opts.Alt == "host-type-only"}) // Alternative (D2): the type only.
 	if err != nil {
 		run.BuildError = err.Error()
 		return run, nil
@@ -114,8 +135,18 @@ func (s *Server) runIntercept(ctx context.Context, sc runtimekit.InterceptScenar
 	for i := range n {
 		wg.Go(func() {
 			dctx := context.WithValue(ctx, walkEndedKey{}, new(atomic.Bool))
-			res, err := d.Dispatch(dctx, dispatch.Request{Point: intercept.Point(sc.GetPoint()),
-				Payload: json.RawMessage(sc.GetPayloadJson()), Provider: sc.GetProvider()})
+			var payload any = json.RawMessage(sc.GetPayloadJson())
+			if s.opts.Alt == "re-encoded-payloads" {
+				// Alternative (D11): extensions get the host's typed value
+				// re-encoded; the host still keeps its own bytes.
+				if v, err := intercept.DecodeStrict(intercept.Point(sc.GetPoint()), sc.GetPayloadJson()); err == nil {
+					payload = v
+				}
+			}
+			res, err := d.Dispatch(dctx, dispatch.Request{Point: intercept.Point(sc.GetPoint()), Payload: payload, Provider: sc.GetProvider()})
+			if _, typed := payload.(intercept.Payload); typed && err == nil && !res.Changed {
+				res.Payload = sc.GetPayloadJson()
+			}
 			out := &abkitv1.InterceptResult{}
 			var ee *dispatch.ExtensionError
 			switch {
@@ -127,8 +158,13 @@ func (s *Server) runIntercept(ctx context.Context, sc runtimekit.InterceptScenar
 				out.PayloadJson, out.Changed, out.Replaced = res.Payload, res.Changed, res.Replaced
 				out.Blocked, out.BlockedBy, out.BlockPhase, out.Reason = res.Blocked, res.BlockedBy, res.BlockPhase, res.Reason
 				out.Permission, out.DecidedBy, out.Notes, out.Warnings = string(res.Permission), res.DecidedBy, res.Notes, res.Warnings
-				if s.opts.Alt == "warnings-callback-only" {
+				switch s.opts.Alt {
+				case "warnings-callback-only":
 					out.Warnings = nil // Alternative (D13): warnings go to the callback only.
+				case "blocker-unnamed":
+					out.BlockedBy, out.BlockPhase = "", "" // Alternative (D7): the reason only.
+				case "decider-unnamed":
+					out.DecidedBy = "" // Alternative (D9): the ruling only.
 				}
 			}
 			run.Results[i] = out
@@ -173,7 +209,9 @@ func failure(err error) *abkitv1.HookFailure {
 
 // RunHooks builds a hook bus of the scenario's hooks and runs one chain.
 func (s *Server) runHooks(ctx context.Context, sc runtimekit.HookScenario) (*abkitv1.HookRun, error) {
-	cfg := hookbus.Config{ToolPolicy: hooks.Policy(sc.GetToolPolicy())}
+	cfg := hookbus.Config{ToolPolicy: hooks.Policy(sc.GetToolPolicy()),
+		KeepFailed:    s.opts.Alt == "keep-failed-changes",       // Alternative (H2): no rollback.
+		IgnoreInvalid: s.opts.Alt == "invalid-reactions-ignored"} // Alternative (H6).
 	for _, hs := range sc.GetHooks() {
 		h := runtimekit.NewProbeHook(sc.Probes, hs)
 		if s.opts.Bug == "unspecified-fail-open" && h.Hook.Policy == "" && h.Hook.Kind != hooks.KindTool {

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/pipeline"
+	"github.com/abkit/abkit/internal/sse"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/runtimekit"
@@ -18,6 +20,9 @@ import (
 // Exchange-scoped values the harness keeps on each gateway exchange.
 var (
 	reqCtxKey = gateway.NewKey[context.Context]("refruntime.request-ctx")
+	// clientKey holds the exchange's client, for the frames-relayed-first
+	// alternative.
+	clientKey = gateway.NewKey[*runtimekit.Client]("refruntime.client")
 	deferKey  = gateway.NewKey[*[]func()]("refruntime.deferred")
 	// frameDeferKey holds frame calls a frame-order bug holds back.
 	frameDeferKey = gateway.NewKey[*[]func()]("refruntime.deferred-frames")
@@ -31,6 +36,7 @@ type probePlugin struct {
 	*runtimekit.ProbePlugin
 	name string
 	bug  Bug
+	alt  Alt
 	// lastInFrame: the plugin is the first streamer in declaration order,
 	// so the last to get each frame (for the frame-order bugs).
 	lastInFrame bool
@@ -91,6 +97,24 @@ func (p *probePlugin) finish(ctx context.Context, ex *gateway.Exchange) error {
 }
 
 func (p *probePlugin) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	a := p.dispatchFrame(ctx, ex, frame, last)
+	if p.alt == "frames-relayed-first" && !a.IsContinue() && len(frame) > 0 {
+		// Alternative (P25): each frame was relayed before it was
+		// dispatched, so the client has the frame a plugin rejects; the
+		// frames before it are relayed already.
+		if c, ok := gateway.GetState(ex, clientKey); ok {
+			_, _ = c.Write(frame)
+		}
+	}
+	return a
+}
+
+func (p *probePlugin) dispatchFrame(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	if p.alt == "data-payload-frames" && len(frame) > 0 && strings.HasPrefix(strings.ToLower(ex.Response.Header.Get("Content-Type")), "text/event-stream") {
+		// Alternative (P19.frame): a plugin gets the event's data lines
+		// joined by LF, as AuthBridge's sseframe reader hands them.
+		frame = []byte(sse.Parse(frame).Data)
+	}
 	idx := runtimekit.ExchangeIndex(ex)
 	p.mu.Lock()
 	seen := p.frames[idx]
@@ -194,12 +218,13 @@ func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario
 		f.New = func(json.RawMessage) (gateway.Plugin, error) {
 			kp := runtimekit.NewProbePlugin(sc.Probes, ps)
 			kp.SetCapabilities(caps)
-			p := &probePlugin{ProbePlugin: kp, name: ps.GetName(), bug: s.opts.Bug, frames: map[uint32]int{}, lastInFrame: ps.GetName() == firstStreamer}
+			p := &probePlugin{ProbePlugin: kp, name: ps.GetName(), bug: s.opts.Bug, alt: s.opts.Alt, frames: map[uint32]int{}, lastInFrame: ps.GetName() == firstStreamer}
 			return wrap(p), nil
 		}
 		factories = append(factories, f)
 	}
-	spec := pipeline.Spec{Direction: dir, Mode: pipeline.Mode(sc.GetMode())}
+	spec := pipeline.Spec{Direction: dir, Mode: pipeline.Mode(sc.GetMode()),
+		RepeatedNames: s.opts.Alt == "repeated-names"} // Alternative (P1).
 	named := map[string]bool{}
 	for _, e := range sc.GetEntries() {
 		if s.opts.Bug == "duplicate-names-accepted" && e.GetPlugin() != "" {
@@ -212,7 +237,8 @@ func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario
 		}
 		spec.Entries = append(spec.Entries, pipeline.Entry{Plugin: e.GetPlugin(), Config: e.GetConfigJson(), OnError: pipeline.OnError(e.GetOnError())})
 	}
-	chain, err := pipeline.Build(spec, factories, pipeline.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs())})
+	chain, err := pipeline.Build(spec, factories, pipeline.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs()),
+		FramesAfterWalk: s.opts.Alt == "frames-after-walk"}) // Alternative (P22).
 	if err != nil {
 		var be *pipeline.BuildError
 		if !errors.As(err, &be) {
@@ -235,7 +261,36 @@ func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario
 		}
 		return run, nil
 	}
-	return sc.Run(ctx, runtimekit.Chain{Start: chain.Start, Ready: chain.Ready, Stop: chain.Stop,
+	start, ready, stop := chain.Start, chain.Ready, chain.Stop
+	switch s.opts.Alt {
+	case "stop-started-on-failure":
+		// Alternative (P12): a failed Start shuts the started plugins
+		// down itself, and Stop does not repeat it.
+		var stopped bool
+		start = func(ctx context.Context) error {
+			err := chain.Start(ctx)
+			if err != nil {
+				stopped = true
+				_ = chain.Stop(ctx)
+			}
+			return err
+		}
+		stop = func(ctx context.Context) error {
+			if stopped {
+				return nil
+			}
+			return chain.Stop(ctx)
+		}
+	case "ready-names-first":
+		// Alternative (P14): the first plugin not ready is named.
+		ready = func(ctx context.Context) error {
+			if errs := runtimekit.Errors(chain.Ready(ctx)); len(errs) > 0 {
+				return errs[0]
+			}
+			return nil
+		}
+	}
+	return sc.Run(ctx, runtimekit.Chain{Start: start, Ready: ready, Stop: stop,
 		Exchange: func(ctx context.Context, idx uint32, es *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
 			return s.exchange(ctx, chain, idx, es)
 		}}), nil
@@ -252,6 +307,7 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 	gx := e.Gateway()
 	runtimekit.SetExchange(gx, idx)
 	gateway.SetState(gx, reqCtxKey, rctx)
+	gateway.SetState(gx, clientKey, client)
 	var deferred, deferredFrames []func()
 	gateway.SetState(gx, deferKey, &deferred)
 	gateway.SetState(gx, frameDeferKey, &deferredFrames)
@@ -298,6 +354,20 @@ func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32
 		RequestBody: res.RequestBody, Cancelled: errors.Is(res.Err, pipeline.ErrCanceled),
 		UpstreamCalled: upHeader != nil, UpstreamHeader: abkitv1.HeaderToProto(upHeader)}
 	client.Fill(out)
+	if s.opts.Alt == "reframed-relay" && strings.HasPrefix(strings.ToLower(client.Header().Get("Content-Type")), "text/event-stream") {
+		out.Body = reframe(out.Body) // Alternative (P19.relay): the client gets the events re-framed.
+	}
+	if s.opts.Alt == "json-deny-body" && out.Outcome.GetKind() == "deny" && !res.Streamed &&
+		res.Outcome.Reason != "" && strings.TrimSpace(string(out.Body)) == res.Outcome.Reason {
+		// Alternative (P15.deny-wire): a denial the pipeline wrote as its
+		// reason in text (not a rejection with a body of its own, not one
+		// after the stream began) is a JSON error, as AuthBridge's
+		// httpx.WriteRejection writes it.
+		out.Body, _ = json.Marshal(map[string]any{"error": map[string]any{"status": out.Status, "message": res.Outcome.Reason}})
+	}
+	if s.opts.Alt == "outcome-without-reason" && out.Outcome != nil {
+		out.Outcome.Reason = "" // Alternative (P29): the outcome has no reason field.
+	}
 	if res.Err != nil {
 		out.Error = res.Err.Error()
 	}
@@ -314,4 +384,34 @@ func replay(d *[]func()) {
 	for i := len(fs) - 1; i >= 0; i-- {
 		fs[i]()
 	}
+}
+
+// reframe re-writes an event stream as AuthBridge's reverse proxy relays
+// it: each event that carries data as its event: and data: lines,
+// comments and field-only blocks dropped.
+func reframe(b []byte) []byte {
+	var out bytes.Buffer
+	var f sse.Framer
+	write := func(raw []byte) {
+		ev := sse.Parse(raw)
+		if !ev.HasData {
+			return
+		}
+		if ev.Event != "" {
+			out.WriteString("event: " + ev.Event + "\n")
+		}
+		for _, l := range strings.Split(ev.Data, "\n") {
+			out.WriteString("data: " + l + "\n")
+		}
+		out.WriteString("\n")
+	}
+	_ = f.Feed(b, func(raw []byte, isFrame bool) error {
+		write(raw)
+		return nil
+	})
+	_, _ = f.End(func(raw []byte, _ bool) error {
+		write(raw)
+		return nil
+	})
+	return out.Bytes()
 }

@@ -19,7 +19,7 @@ type Handlers struct {
 	ToolBefore         func(context.Context, *ToolBeforePayload) (Answer, error)
 	PermissionDecision func(context.Context, *PermissionPayload) (Answer, error)
 	ToolAfter          func(context.Context, *ToolAfterPayload) (Answer, error)
-	CompactionPrepare  func(context.Context, *ContextPayload) (Answer, error)
+	CompactionPrepare  func(context.Context, *CompactionPreparePayload) (Answer, error)
 	CompactionComplete func(context.Context, *CompactionCompletePayload) (Answer, error)
 	// OnEvent receives every notification (D20).
 	OnEvent func(Point, json.RawMessage) error

@@ -18,12 +18,75 @@ type Payload interface {
 	Validate(point Point) error
 }
 
-// ToolCall is one tool call in a provider response.
+// The payload shapes are the source protocol's DTOs, field for field
+// (Reasonix's fork, patrickrho-patty/patty-code:
+// internal/extension/dispatch/payloads.go and the provider DTOs of
+// internal/extension/protocol/dto_provider.go), so that an extension
+// written for its payloads reads and replaces abkit's. docs/contracts.md
+// (D2) lists them. Two places differ on purpose: messages are written
+// out even when empty (the source's omitempty turns an empty list into
+// {}, which its own Validate refuses), and every validity rule is also
+// applied to the host's payload (choice D2.host-check).
+
+// Message is one message of a conversation (the source's
+// protocol.ProviderMessage). Its field names are snake_case, as in the
+// provider transcripts it copies.
+type Message struct {
+	Role               string     `json:"role,omitempty"`
+	Content            string     `json:"content,omitempty"`
+	Images             []string   `json:"images,omitempty"`
+	ReasoningContent   string     `json:"reasoning_content,omitempty"`
+	ReasoningSignature string     `json:"reasoning_signature,omitempty"`
+	ToolCalls          []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID         string     `json:"tool_call_id,omitempty"`
+	Name               string     `json:"name,omitempty"`
+}
+
+// ToolCall is one tool call the provider asked for (the source's
+// protocol.ProviderToolCall). Arguments is the JSON argument object as
+// text, exactly as the provider streamed it.
 type ToolCall struct {
-	ID   string `json:"id,omitempty"`
-	Name string `json:"name"`
-	// Arguments is empty (absent or null) or a JSON object.
-	Arguments json.RawMessage `json:"arguments,omitempty"`
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	Arguments        string `json:"arguments"`
+	ThoughtSignature string `json:"thought_signature,omitempty"`
+}
+
+// ToolSchema is one tool offered to the provider (protocol.ProviderToolSchema).
+// Parameters is a JSON Schema object.
+type ToolSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// ResponseFormat constrains the provider's output (protocol.ProviderResponseFormat).
+type ResponseFormat struct {
+	Type string `json:"type"`
+}
+
+// CompletionRequest is the completion request sent to the provider
+// (protocol.ProviderRequest). Rules: messages and tools are arrays (empty
+// ones are the canonical form, absent or null ones invalid); maxTokens is
+// not negative; a responseFormat has a non-blank type; every tool's
+// parameters are a JSON object.
+type CompletionRequest struct {
+	Messages       []Message       `json:"messages"`
+	Tools          []ToolSchema    `json:"tools"`
+	Temperature    *float64        `json:"temperature,omitempty"`
+	MaxTokens      int             `json:"maxTokens"`
+	ResponseFormat *ResponseFormat `json:"responseFormat,omitempty"`
+}
+
+// Usage is a response's token accounting (protocol.ProviderUsage).
+type Usage struct {
+	PromptTokens     int    `json:"promptTokens"`
+	CompletionTokens int    `json:"completionTokens"`
+	TotalTokens      int    `json:"totalTokens"`
+	CacheHitTokens   int    `json:"cacheHitTokens"`
+	CacheMissTokens  int    `json:"cacheMissTokens"`
+	ReasoningTokens  int    `json:"reasoningTokens"`
+	FinishReason     string `json:"finishReason,omitempty"`
 }
 
 // InputPayload is the payload of input.receive. Rule: text is non-empty.
@@ -31,67 +94,71 @@ type InputPayload struct {
 	Text string `json:"text"`
 }
 
-// AgentStartPayload is the payload of agent.before_start. Rules: sessionId
-// is non-empty, toolCount is not negative.
+// AgentStartPayload is the payload of agent.before_start. Rule: sessionId
+// is non-empty.
 type AgentStartPayload struct {
 	Model     string `json:"model"`
 	ToolCount int    `json:"toolCount"`
 	SessionID string `json:"sessionId"`
 }
 
-// ContextPayload is the payload of context.prepare and compaction.prepare.
-// Rules: messages is a JSON array (possibly empty); each element is opaque
-// to the dispatcher. Guidance is optional.
+// ContextPayload is the payload of context.prepare. Rule: messages is an
+// array (possibly empty; absent or null is invalid).
 type ContextPayload struct {
-	Messages json.RawMessage `json:"messages"`
-	Guidance *string         `json:"guidance,omitempty"`
+	Messages []Message `json:"messages"`
 }
 
-// ProviderRequestPayload is the payload of provider.request. Rule: request
-// is a JSON object (the provider request body, opaque to the dispatcher).
+// CompactionPreparePayload is the payload of compaction.prepare: the
+// messages to compact and the host's guidance for the summary. Rule: as
+// ContextPayload.
+type CompactionPreparePayload struct {
+	Messages []Message `json:"messages"`
+	Guidance string    `json:"guidance,omitempty"`
+}
+
+// ProviderRequestPayload is the payload of provider.request. Rules: those
+// of CompletionRequest.
 type ProviderRequestPayload struct {
-	Request json.RawMessage `json:"request"`
+	Request CompletionRequest `json:"request"`
 }
 
-// ProviderResponsePayload is the payload of provider.response. Rules: every
-// call has a name and arguments that are empty or a JSON object; usage is
-// empty (absent or null) or a JSON object.
+// ProviderResponsePayload is the payload of provider.response: the
+// assembled response of one provider stream. Rule: every call has an id
+// and a name.
 type ProviderResponsePayload struct {
-	Text      string          `json:"text"`
-	Reasoning string          `json:"reasoning,omitempty"`
-	Signature string          `json:"signature,omitempty"`
-	Calls     []ToolCall      `json:"calls"`
-	Usage     json.RawMessage `json:"usage,omitempty"`
+	Text      string     `json:"text,omitempty"`
+	Reasoning string     `json:"reasoning,omitempty"`
+	Signature string     `json:"signature,omitempty"`
+	Calls     []ToolCall `json:"calls,omitempty"`
+	Usage     *Usage     `json:"usage,omitempty"`
 }
 
 // ToolBeforePayload is the payload of tool.before. Rules: name is
-// non-empty; arguments is empty (absent or null) or a JSON object. callId is
-// optional.
+// non-empty; arguments, the tool's JSON argument object as text, is empty
+// or a JSON object.
 type ToolBeforePayload struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	CallID    string          `json:"callId,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments,omitempty"`
 }
 
-// ToolAfterPayload is the payload of tool.after. Rules: as tool.before;
-// result is any JSON value, or absent.
+// ToolAfterPayload is the payload of tool.after: the call and what the
+// tool returned, as text. Rules: as tool.before.
 type ToolAfterPayload struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	IsError   bool            `json:"isError"`
-	CallID    string          `json:"callId,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments,omitempty"`
+	Result    string `json:"result,omitempty"`
+	IsError   bool   `json:"isError,omitempty"`
 }
 
 // PermissionPayload is the payload of permission.decision. Rules: name is
-// non-empty; arguments is empty or a JSON object; hostDecision is allow or
-// deny. The host's verdict is read from the host's payload before the walk
-// and never from a replacement (D10).
+// non-empty; arguments as tool.before; hostDecision is allow or deny. The
+// host's verdict is read from the host's payload before the walk and never
+// from a replacement (D10).
 type PermissionPayload struct {
-	Name         string          `json:"name"`
-	Arguments    json.RawMessage `json:"arguments,omitempty"`
-	ReadOnly     bool            `json:"readOnly"`
-	HostDecision Decision        `json:"hostDecision"`
+	Name         string   `json:"name"`
+	Arguments    string   `json:"arguments,omitempty"`
+	ReadOnly     bool     `json:"readOnly,omitempty"`
+	HostDecision Decision `json:"hostDecision"`
 }
 
 // CompactionCompletePayload is the payload of compaction.complete. Rule:
@@ -108,18 +175,20 @@ type SessionPayload struct {
 	Phase       string `json:"phase"`
 }
 
-// SystemPromptPayload is the payload of system_prompt.build, which D2 leaves
-// open. Rule: none beyond being an object; prompt may be empty.
+// SystemPromptPayload is the payload of system_prompt.build. Rule:
+// workspaceRoot is non-empty; the prompt may be empty (an owner blanking
+// it is a policy question, not a shape violation).
 type SystemPromptPayload struct {
-	Prompt string `json:"prompt"`
+	Prompt        string `json:"prompt,omitempty"`
+	WorkspaceRoot string `json:"workspaceRoot"`
 }
 
-// FrontendEventPayload is the payload of frontend.event. Rules: kind is
-// non-empty; detail is any JSON value, or absent.
+// FrontendEventPayload is the payload of frontend.event. Rule: kind is
+// non-empty.
 type FrontendEventPayload struct {
-	Kind   string          `json:"kind"`
-	Text   string          `json:"text,omitempty"`
-	Detail json.RawMessage `json:"detail,omitempty"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // PayloadFor returns a fresh, zero payload of point's type, or nil for an
@@ -130,8 +199,10 @@ func PayloadFor(point Point) Payload {
 		return new(InputPayload)
 	case AgentBeforeStart:
 		return new(AgentStartPayload)
-	case ContextPrepare, CompactionPrepare:
+	case ContextPrepare:
 		return new(ContextPayload)
+	case CompactionPrepare:
+		return new(CompactionPreparePayload)
 	case ProviderRequest:
 		return new(ProviderRequestPayload)
 	case ProviderResponse:
@@ -179,18 +250,25 @@ func (p *AgentStartPayload) Validate(point Point) error {
 	if p.SessionID == "" {
 		return errors.New("sessionId: required")
 	}
-	if p.ToolCount < 0 {
-		return fmt.Errorf("toolCount: must not be negative, got %d", p.ToolCount)
-	}
 	return nil
 }
 
 func (p *ContextPayload) Validate(point Point) error {
-	if point != ContextPrepare && point != CompactionPrepare {
+	if point != ContextPrepare {
 		return wrongPoint(p, point)
 	}
-	if jsonKind(p.Messages) != '[' {
-		return errors.New("messages: must be a JSON array")
+	if p.Messages == nil {
+		return errors.New("messages: must be an array (empty is [], never absent or null)")
+	}
+	return nil
+}
+
+func (p *CompactionPreparePayload) Validate(point Point) error {
+	if point != CompactionPrepare {
+		return wrongPoint(p, point)
+	}
+	if p.Messages == nil {
+		return errors.New("messages: must be an array (empty is [], never absent or null)")
 	}
 	return nil
 }
@@ -199,8 +277,20 @@ func (p *ProviderRequestPayload) Validate(point Point) error {
 	if point != ProviderRequest {
 		return wrongPoint(p, point)
 	}
-	if jsonKind(p.Request) != '{' {
-		return errors.New("request: must be a JSON object")
+	r := p.Request
+	if r.Messages == nil || r.Tools == nil {
+		return errors.New("request.messages, request.tools: must be arrays (empty is [], never absent or null)")
+	}
+	if r.MaxTokens < 0 {
+		return fmt.Errorf("request.maxTokens: must not be negative, got %d", r.MaxTokens)
+	}
+	if r.ResponseFormat != nil && strings.TrimSpace(r.ResponseFormat.Type) == "" {
+		return errors.New("request.responseFormat.type: must be non-empty")
+	}
+	for i, t := range r.Tools {
+		if jsonKind(t.Parameters) != '{' || !json.Valid(t.Parameters) {
+			return fmt.Errorf("request.tools[%d].parameters: must be a JSON object", i)
+		}
 	}
 	return nil
 }
@@ -210,15 +300,9 @@ func (p *ProviderResponsePayload) Validate(point Point) error {
 		return wrongPoint(p, point)
 	}
 	for i, c := range p.Calls {
-		if c.Name == "" {
-			return fmt.Errorf("calls[%d].name: required", i)
+		if c.ID == "" || c.Name == "" {
+			return fmt.Errorf("calls[%d]: id and name must be non-empty", i)
 		}
-		if err := emptyOrObject(c.Arguments); err != nil {
-			return fmt.Errorf("calls[%d].arguments: %w", i, err)
-		}
-	}
-	if err := emptyOrObject(p.Usage); err != nil {
-		return fmt.Errorf("usage: %w", err)
 	}
 	return nil
 }
@@ -275,6 +359,9 @@ func (p *SystemPromptPayload) Validate(point Point) error {
 	if point != SystemPromptBuild {
 		return wrongPoint(p, point)
 	}
+	if p.WorkspaceRoot == "" {
+		return errors.New("workspaceRoot: required")
+	}
 	return nil
 }
 
@@ -288,23 +375,17 @@ func (p *FrontendEventPayload) Validate(point Point) error {
 	return nil
 }
 
-func validateTool(name string, args json.RawMessage) error {
+func validateTool(name, args string) error {
 	if name == "" {
 		return errors.New("name: required")
 	}
-	if err := emptyOrObject(args); err != nil {
-		return fmt.Errorf("arguments: %w", err)
-	}
-	return nil
-}
-
-// emptyOrObject accepts an absent value, null or a JSON object.
-func emptyOrObject(raw json.RawMessage) error {
-	switch jsonKind(raw) {
-	case 0, 'n', '{':
+	if args == "" {
 		return nil
 	}
-	return errors.New("must be empty, null or a JSON object")
+	if jsonKind([]byte(args)) != '{' || !json.Valid([]byte(args)) {
+		return errors.New("arguments: must be empty or the text of a JSON object")
+	}
+	return nil
 }
 
 // jsonKind returns the first non-space byte of raw, 0 when there is none.
@@ -326,6 +407,21 @@ func jsonKind(raw []byte) byte {
 // trailing data is rejected. The result is a fresh value, so omitted fields
 // are zero. Errors name the offending field where encoding/json does.
 func DecodeStrict(point Point, data []byte) (Payload, error) {
+	p, err := DecodeShape(point, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Validate(point); err != nil {
+		return nil, fmt.Errorf("invalid %s payload: %w", point, err)
+	}
+	return p, nil
+}
+
+// DecodeShape is DecodeStrict without the validity rules: data must be
+// the point's DTO, exactly, but may break its rules (an empty text, a
+// hostDecision that is neither allow nor deny). It is the check of a host
+// payload under choice D2.host-check=type-only.
+func DecodeShape(point Point, data []byte) (Payload, error) {
 	p := PayloadFor(point)
 	if p == nil {
 		return nil, fmt.Errorf("unknown point %q", point)
@@ -346,9 +442,6 @@ func DecodeStrict(point Point, data []byte) (Payload, error) {
 	kd := json.NewDecoder(bytes.NewReader(data))
 	if err := checkKeys(kd, reflect.TypeOf(p).Elem(), ""); err != nil {
 		return nil, fmt.Errorf("decode %s payload: %w", point, err)
-	}
-	if err := p.Validate(point); err != nil {
-		return nil, fmt.Errorf("invalid %s payload: %w", point, err)
 	}
 	return p, nil
 }

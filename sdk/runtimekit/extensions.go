@@ -76,52 +76,47 @@ func NewProbeHook(probes *Probes, ps *abkitv1.ProbeSpec) ProbeHook {
 func (h ProbeHook) Spec() hooks.Spec { return h.Hook }
 
 // call sends v and decodes the probe's value, if any, into out.
-func (h ProbeHook) call(ctx context.Context, hook string, v, out any) (bool, error) {
+func (h ProbeHook) call(ctx context.Context, hook string, v, out any, apply func()) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return false, err
+		return err
 	}
 	r := h.Probes.Call(ctx, &abkitv1.ProbeCall{Probe: h.Probe, Hook: hook, ValueJson: b})
-	r.Act(ctx)
-	if x := r.GetReject(); x != "" {
-		return false, hooks.Reject(x)
-	}
-	if err := r.Err(); err != nil {
-		return false, err
-	}
+	// The value is applied before the reply's error or panic, as a hook
+	// that changed its value in place and then failed leaves it: whether
+	// that change is kept is the bus's to decide (choice H2.rollback).
 	if vb := r.GetValueJson(); len(vb) > 0 {
 		if err := json.Unmarshal(vb, out); err != nil {
-			return false, fmt.Errorf("probe hook %s: %s value: %w", h.Hook.ID, hook, err)
+			return fmt.Errorf("probe hook %s: %s value: %w", h.Hook.ID, hook, err)
 		}
-		return true, nil
+		apply()
 	}
-	return false, nil
+	r.Act(ctx)
+	if x := r.GetReject(); x != "" {
+		return hooks.Reject(x)
+	}
+	return r.Err()
 }
 
 // OnSubmit calls the probe; its value replaces *s.
 func (h ProbeHook) OnSubmit(ctx context.Context, s *hooks.Submit) error {
 	var ns hooks.Submit
-	set, err := h.call(ctx, "submit", s, &ns)
-	if set {
-		*s = ns
-	}
-	return err
+	return h.call(ctx, "submit", s, &ns, func() { *s = ns })
 }
 
-// OnPart calls the probe; its value is the part after the hook.
+// OnPart calls the probe; its value is the part after the hook, also
+// when the hook then fails.
 func (h ProbeHook) OnPart(ctx context.Context, p hooks.Part) (hooks.Part, error) {
 	var np hooks.Part
-	set, err := h.call(ctx, "part", p, &np)
-	if err != nil || !set {
-		return p, err
-	}
-	return np, nil
+	out := p
+	err := h.call(ctx, "part", p, &np, func() { out = np })
+	return out, err
 }
 
 // OnTool calls the probe; its value is the decision.
 func (h ProbeHook) OnTool(ctx context.Context, ev hooks.ToolEvent) (hooks.ToolDecision, error) {
 	var d hooks.ToolDecision
-	if _, err := h.call(ctx, "tool", ev, &d); err != nil {
+	if err := h.call(ctx, "tool", ev, &d, func() {}); err != nil {
 		return hooks.ToolDecision{}, err
 	}
 	return d, nil

@@ -241,6 +241,52 @@ func (sc PipelineScenario) Plugin(name string) *abkitv1.ProbeSpec {
 	return nil
 }
 
+// Entry is one chain entry of a scenario, checked by
+// [PipelineScenario.Entries].
+type Entry struct {
+	*abkitv1.PipelineEntry
+	// Plugin is the entry's probe spec; an empty spec when the entry names
+	// no plugin at all, which the runtime reports itself (P1).
+	Plugin *abkitv1.ProbeSpec
+	// Observe is on_error observe: the plugin's failures are only recorded.
+	Observe bool
+}
+
+// Entries checks what the contract refuses of a chain before any plugin
+// is built, whatever the runtime (P6, P10): a mode other than proxy or
+// waypoint, an on_error other than enforce, observe or off, an entry
+// naming no plugin of the scenario, a configuration block for a plugin
+// that takes none. It returns those errors and the entries left to build
+// in order, without the ones turned off and the ones naming an unknown
+// plugin. The checks a runtime makes itself (names, requires, writers)
+// are its own to report.
+func (sc PipelineScenario) Entries() ([]Entry, []*abkitv1.BuildError) {
+	var out []Entry
+	var errs []*abkitv1.BuildError
+	if m := sc.GetMode(); m != "" && m != "proxy" && m != "waypoint" {
+		errs = append(errs, BuildError("P10", "", "unknown mode "+m+"; want proxy or waypoint"))
+	}
+	for _, e := range sc.GetEntries() {
+		ps, oe := sc.Plugin(e.GetPlugin()), e.GetOnError()
+		switch {
+		case oe == "off":
+			continue
+		case oe != "" && oe != "enforce" && oe != "observe":
+			errs = append(errs, BuildError("P6", e.GetPlugin(), "unknown on_error "+oe+"; want enforce, observe or off"))
+		case ps == nil && e.GetPlugin() != "":
+			errs = append(errs, BuildError("P6", e.GetPlugin(), "no plugin of that name"))
+			continue
+		case ps != nil && len(ps.GetConfigSchemaJson()) == 0 && HasConfig(e):
+			errs = append(errs, BuildError("P6", e.GetPlugin(), "config given to a plugin that takes none"))
+		}
+		if ps == nil {
+			ps = &abkitv1.ProbeSpec{}
+		}
+		out = append(out, Entry{PipelineEntry: e, Plugin: ps, Observe: oe == "observe"})
+	}
+	return out, errs
+}
+
 // Has reports whether the probe declares behaviour b (finish, init, ready,
 // shutdown, stream). The lifecycle behaviours come as a group: a probe
 // with any of init, shutdown and ready has all three.

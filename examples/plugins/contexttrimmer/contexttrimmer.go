@@ -68,30 +68,6 @@ func New(c Config) (*Extension, error) {
 	return &Extension{keep: c.Keep, keepSystem: !c.DropSystem}, nil
 }
 
-// message holds what trimming needs to know of an opaque message.
-type message struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-func (m message) isToolResult() bool {
-	if m.Role == "tool" {
-		return true
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-	}
-	if json.Unmarshal(m.Content, &blocks) != nil {
-		return false
-	}
-	for _, b := range blocks {
-		if b.Type == "tool_result" {
-			return true
-		}
-	}
-	return false
-}
-
 // Call trims at context.prepare and continues everywhere else.
 func (e *Extension) Call(_ context.Context, point intercept.Point, payload json.RawMessage) (intercept.Answer, error) {
 	if point != intercept.ContextPrepare {
@@ -101,32 +77,21 @@ func (e *Extension) Call(_ context.Context, point intercept.Point, payload json.
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return intercept.Answer{}, fmt.Errorf("%s: decode context payload: %w", Name, err)
 	}
-	var msgs []json.RawMessage
-	if err := json.Unmarshal(p.Messages, &msgs); err != nil {
-		return intercept.Answer{}, fmt.Errorf("%s: messages is not an array: %w", Name, err)
-	}
-	kept := e.trim(msgs)
-	if len(kept) == len(msgs) {
+	kept := e.trim(p.Messages)
+	if len(kept) == len(p.Messages) {
 		return intercept.Continue(), nil
 	}
-	out, err := json.Marshal(kept)
-	if err != nil {
-		return intercept.Answer{}, fmt.Errorf("%s: encode messages: %w", Name, err)
-	}
-	// The whole payload is replaced (D8): guidance is carried over.
-	return intercept.Replace(intercept.ContextPayload{Messages: out, Guidance: p.Guidance})
+	// The whole payload is replaced (D8); context.prepare has no other field.
+	return intercept.Replace(intercept.ContextPayload{Messages: kept})
 }
 
 // trim returns the leading system messages (unless dropped) and the last
-// keep others, minus tool results whose call was trimmed away.
-func (e *Extension) trim(msgs []json.RawMessage) []json.RawMessage {
-	parsed := make([]message, len(msgs))
-	for i, m := range msgs {
-		_ = json.Unmarshal(m, &parsed[i]) // an unreadable message is just a message
-	}
+// keep others, minus tool results (role "tool") whose call was trimmed
+// away.
+func (e *Extension) trim(msgs []intercept.Message) []intercept.Message {
 	head := 0
 	if e.keepSystem {
-		for head < len(msgs) && (parsed[head].Role == "system" || parsed[head].Role == "developer") {
+		for head < len(msgs) && (msgs[head].Role == "system" || msgs[head].Role == "developer") {
 			head++
 		}
 	}
@@ -134,10 +99,10 @@ func (e *Extension) trim(msgs []json.RawMessage) []json.RawMessage {
 		return msgs
 	}
 	start := len(msgs) - e.keep
-	for start < len(msgs) && parsed[start].isToolResult() {
+	for start < len(msgs) && msgs[start].Role == "tool" {
 		start++
 	}
-	return append(append([]json.RawMessage(nil), msgs[:head]...), msgs[start:]...)
+	return append(append([]intercept.Message{}, msgs[:head]...), msgs[start:]...)
 }
 
 // Notify ignores events.

@@ -2,9 +2,8 @@
 // owns the system_prompt slot and, because the slot's own point
 // (system_prompt.build) is event-only and gets no strategy call, also the
 // provider_request slot: in its strategy call at provider.request it sets
-// the system prompt of the outgoing request ([D19]), in either request style:
-// a top-level "system" field (messages style) or a leading system message
-// (chat-completions style).
+// the system prompt of the outgoing request ([D19]): its leading system (or
+// developer) message, which it adds when the request has none.
 //
 // Owning a slot makes the extension required-class (D12): if it fails, the
 // operation fails rather than go out with the wrong prompt.
@@ -96,88 +95,26 @@ func (e *Extension) Call(_ context.Context, point intercept.Point, payload json.
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return intercept.Answer{}, fmt.Errorf("%s: decode provider request payload: %w", Name, err)
 	}
-	var req map[string]json.RawMessage
-	if err := json.Unmarshal(p.Request, &req); err != nil {
-		return intercept.Answer{}, fmt.Errorf("%s: request is not a JSON object: %w", Name, err)
+	msgs := p.Request.Messages
+	if len(msgs) > 0 && (msgs[0].Role == "system" || msgs[0].Role == "developer") {
+		next := e.combine(msgs[0].Content)
+		if next == msgs[0].Content {
+			return intercept.Continue(), nil // D11: the host keeps its bytes
+		}
+		msgs = append([]intercept.Message{}, msgs...)
+		msgs[0].Content = next
+	} else {
+		msgs = append([]intercept.Message{{Role: "system", Content: e.prompt}}, msgs...)
 	}
-	changed, err := e.apply(req)
-	if err != nil {
-		return intercept.Answer{}, err
-	}
-	if !changed {
-		return intercept.Continue(), nil // D11: the host keeps its bytes
-	}
-	out, err := json.Marshal(req)
-	if err != nil {
-		return intercept.Answer{}, fmt.Errorf("%s: encode request: %w", Name, err)
-	}
-	return intercept.Replace(intercept.ProviderRequestPayload{Request: out})
+	// The whole payload is replaced (D8): the rest of the request is
+	// carried over as it was.
+	p.Request.Messages = msgs
+	return intercept.Replace(p)
 }
 
-// apply sets the prompt in req and reports whether it changed anything.
-func (e *Extension) apply(req map[string]json.RawMessage) (bool, error) {
-	if sys, ok := req["system"]; ok {
-		return e.setSystemField(req, sys)
-	}
-	if raw, ok := req["messages"]; ok {
-		var msgs []map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &msgs); err != nil {
-			return false, fmt.Errorf("%s: messages is not an array of objects: %w", Name, err)
-		}
-		changed := false
-		if len(msgs) > 0 && (role(msgs[0]) == "system" || role(msgs[0]) == "developer") {
-			old, isString := stringOf(msgs[0]["content"])
-			next := e.combine(old, isString)
-			if !isString || next != old {
-				msgs[0]["content"] = mustJSON(next)
-				changed = true
-			}
-		} else {
-			sys := map[string]json.RawMessage{"role": mustJSON("system"), "content": mustJSON(e.prompt)}
-			msgs = append([]map[string]json.RawMessage{sys}, msgs...)
-			changed = true
-		}
-		if changed {
-			req["messages"] = mustJSON(msgs)
-		}
-		return changed, nil
-	}
-	// Neither style recognisable: a messages-style system field is the
-	// least surprising addition.
-	req["system"] = mustJSON(e.prompt)
-	return true, nil
-}
-
-func (e *Extension) setSystemField(req map[string]json.RawMessage, sys json.RawMessage) (bool, error) {
-	if old, isString := stringOf(sys); isString || string(sys) == "null" {
-		next := e.combine(old, true)
-		if next == old && isString {
-			return false, nil
-		}
-		req["system"] = mustJSON(next)
-		return true, nil
-	}
-	// An array of content blocks: replace it, or add a text block.
-	var blocks []json.RawMessage
-	if err := json.Unmarshal(sys, &blocks); err != nil {
-		return false, fmt.Errorf("%s: system is neither a string nor an array: %w", Name, err)
-	}
-	block := mustJSON(map[string]string{"type": "text", "text": e.prompt})
-	switch e.mode {
-	case ModePrepend:
-		blocks = append([]json.RawMessage{block}, blocks...)
-	case ModeAppend:
-		blocks = append(blocks, block)
-	default:
-		blocks = []json.RawMessage{block}
-	}
-	req["system"] = mustJSON(blocks)
-	return true, nil
-}
-
-// combine applies the mode to an existing string prompt.
-func (e *Extension) combine(old string, isString bool) string {
-	if !isString || old == "" {
+// combine applies the mode to the existing prompt.
+func (e *Extension) combine(old string) string {
+	if old == "" {
 		return e.prompt
 	}
 	switch e.mode {
@@ -187,27 +124,6 @@ func (e *Extension) combine(old string, isString bool) string {
 		return old + "\n\n" + e.prompt
 	}
 	return e.prompt
-}
-
-func role(m map[string]json.RawMessage) string {
-	s, _ := stringOf(m["role"])
-	return s
-}
-
-func stringOf(raw json.RawMessage) (string, bool) {
-	var s string
-	if raw == nil || json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // only strings, maps and slices of them are encoded here
-	}
-	return b
 }
 
 // Notify ignores events, including the system_prompt.build events the

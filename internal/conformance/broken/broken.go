@@ -80,7 +80,7 @@ func Plugins(crash func()) map[string]sdk.Plugin {
 		"undeclared-write":     pipe("undeclared-write", writer{basic{caps: gateway.Capabilities{ReadsBody: true, Description: "Writes the response body without declaring it"}}}),
 		"allow-at-tool-before": ext("allow-at-tool-before", func(p intercept.Point) intercept.Answer { return intercept.Allow("looks fine") }),
 		"replace-unknown-field": ext("replace-unknown-field", func(p intercept.Point) intercept.Answer {
-			return intercept.Answer{Decision: intercept.DecisionReplace, Replacement: json.RawMessage(`{"name":"bash","arguments":{},"bogus":1}`)}
+			return intercept.Answer{Decision: intercept.DecisionReplace, Replacement: json.RawMessage(`{"name":"bash","arguments":"{}","bogus":1}`)}
 		}),
 		"slow-finish":             pipe("slow-finish", slowFinish{basic{caps: gateway.Capabilities{Description: "Finishes slowly, ignoring its deadline"}}}),
 		"chunk-dependent":         pipe("chunk-dependent", &keeper{basic: basic{caps: gateway.Capabilities{Description: "Parses frames it kept without copying"}}}),

@@ -112,9 +112,11 @@ func RuntimeTargets() []Target {
 			}},
 		// Main validates the bug name, GRPCClient is the runner's side and
 		// replay runs only under a deliberate bug; none runs in a reference
-		// runtime serving a scenario.
+		// runtime serving a scenario; failFast, plainBuildMessage and
+		// reframe run only in a variant taking another alternative.
 		{Suite: SuiteRuntime, Dir: "internal/refruntime", Build: b, Funcs: func(n string) bool {
-			return n != "Main" && n != "GRPCPlugin.GRPCClient" && n != "replay"
+			return n != "Main" && n != "GRPCPlugin.GRPCClient" && n != "replay" &&
+				n != "failFast" && n != "plainBuildMessage" && n != "reframe"
 		}},
 	}
 }

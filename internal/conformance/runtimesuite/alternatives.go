@@ -1,7 +1,9 @@
 package runtimesuite
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/sse"
@@ -64,4 +66,32 @@ func eventData(b []byte) []string {
 		return nil
 	})
 	return out
+}
+
+// repeatedNames is the build errors want owes under P1.names=repeated: no
+// error for a repeated name, and an entry naming no plugin is an unknown
+// plugin (P6).
+func repeatedNames(want []string) []string {
+	var out []string
+	for _, w := range want {
+		switch {
+		case w == "P1()":
+			out = append(out, "P6()")
+		case strings.HasPrefix(w, "P1("):
+		default:
+			out = append(out, w)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// denyBody reports whether the client body of a denial carries reason as
+// the P15.deny-wire alternative the case follows has it: the reason as
+// the whole text, or a JSON error body holding it.
+func denyBody(t *conformance.T, body []byte, reason string) bool {
+	if t.Alternative("P15.deny-wire") == "json" {
+		return json.Valid(body) && strings.Contains(string(body), reason)
+	}
+	return strings.TrimSpace(string(body)) == reason
 }

@@ -15,7 +15,7 @@ func Suite() *conformance.Registry {
 	r := conformance.NewRegistry()
 	for _, add := range []func(*conformance.Registry){
 		addPipelineClientCases, addPipelineHeaderCases, addPipelineOrderCases, addPipelineStreamCases,
-		addPipelineFinishCases, addPipelineBodyCases, addPipelineLifecycleCases, addPipelineBuildCases,
+		addPipelineFinishCases, addPipelineBodyCases, addPipelineLifecycleCases, addLifecycleChoiceCases, addPipelineBuildCases,
 		addInterceptSlotCases, addInterceptOrderCases, addInterceptWarningCases, addInterceptDecisionCases,
 		addInterceptPointCases, addInterceptEventCases,
 		addHookSubmitCases, addHookOrderCases, addHookToolCases,

@@ -9,8 +9,8 @@ import (
 // addInterceptOrderCases registers the cases of the walk's order and nameless contributions (D4, D5).
 func addInterceptOrderCases(r *conformance.Registry) {
 	for _, c := range []*conformance.Case{
-		dcase("D4/order/priority-id-registration", []string{"D4", "D5"}, "the walk runs by priority, then plugin ID, then registration; nameless entries are skipped",
-			"Registers extensions out of order and checks the call order.",
+		dcase("D4/order/priority-id-registration", []string{"D4", "D5"}, "the walk runs by priority, then plugin ID; nameless entries are skipped",
+			"Registers extensions out of order and checks the call order (registration order among extensions of one ID is D4/order/registration).",
 			d4OrderPriorityIdRegistration),
 		dcase("D5/nameless-skipped", []string{"D5"}, "a contribution without a plugin ID is skipped: never called, no build error",
 			"A nameless extension sits between two named ones at input.receive. The dispatcher must build, never call the nameless one (neither for a decision nor for the event), and walk the named ones.",
@@ -24,9 +24,11 @@ func addInterceptOrderCases(r *conformance.Registry) {
 }
 
 func d4OrderPriorityIdRegistration(t *conformance.T) {
+	// Two extensions of one ID are choice D4.plugin-id's case
+	// (D4/order/registration).
 	calls, _ := runIntercept(t, "D4", "input.receive", `{"text":"x"}`, 1,
-		ext{id: "z", priority: 5}, ext{id: "b", priority: -3}, ext{id: "a", priority: 5}, ext{id: "", priority: -100}, ext{id: "a", priority: 5})
-	t.Diff("D4", "call order", []string{"b.intercept", "a.intercept", "a.intercept", "z.intercept"}, seq(calls, "intercept"))
+		ext{id: "z", priority: 5}, ext{id: "b", priority: -3}, ext{id: "a", priority: 5}, ext{id: "", priority: -100}, ext{id: "y", priority: 5})
+	t.Diff("D4", "call order", []string{"b.intercept", "a.intercept", "y.intercept", "z.intercept"}, seq(calls, "intercept"))
 }
 
 func d5NamelessSkipped(t *conformance.T) {

@@ -61,20 +61,37 @@ func d1PointsAllAcceptedUnknownRejected(t *conformance.T) {
 }
 
 func d2PayloadWrongTypeIsHostError(t *conformance.T) {
-	for _, b := range []struct{ point, payload string }{
-		{"input.receive", `{"text":""}`},
-		{"input.receive", `{"name":"t","arguments":{},"callId":"c"}`},
-		{"input.receive", `[1]`},
-		{"tool.before", `{"text":"hi"}`},
-		{"permission.decision", `{"name":"t","hostDecision":"maybe"}`},
+	// rulesOnly payloads have the point's shape but break its
+	// rules: a host error only where the host payload is
+	// validated (choice D2.host-check).
+	for _, b := range []struct {
+		point, payload string
+		rulesOnly      bool
+	}{
+		{"input.receive", `{"text":""}`, true},
+		{"input.receive", `{"name":"t","arguments":"{}"}`, false},
+		{"input.receive", `[1]`, false},
+		{"tool.before", `{"text":"hi"}`, false},
+		{"tool.before", `{"name":"t","arguments":{}}`, false},
+		{"permission.decision", `{"name":"t","hostDecision":"maybe"}`, true},
 	} {
+		if b.rulesOnly && t.Alternative("D2.host-check") != "validate" {
+			continue
+		}
+		report := func(format string, args ...any) {
+			if b.rulesOnly {
+				t.ChoiceErrorf("D2.host-check", "D2", format, args...)
+			} else {
+				t.Errorf("D2", format, args...)
+			}
+		}
 		calls, run := runIntercept(t, "D2", b.point, b.payload, 1, ext{id: "x", required: true})
 		rs := run.GetResults()
 		if run.GetBuildError() != "" || len(rs) != 1 || rs[0].GetError() == "" || rs[0].GetFailure() != nil {
-			t.Errorf("D2", "%s %s: build error %q, results %v; want a host error, never an extension failure", b.point, b.payload, run.GetBuildError(), rs)
+			report("%s %s: build error %q, results %v; want a host error, never an extension failure", b.point, b.payload, run.GetBuildError(), rs)
 		}
 		if n := seq(calls, "intercept"); len(n) != 0 {
-			t.Errorf("D2", "%s %s: the extension was asked about an invalid payload: %v", b.point, b.payload, n)
+			report("%s %s: the extension was asked about an invalid payload: %v", b.point, b.payload, n)
 		}
 		for _, w := range run.GetWarnings() {
 			if w.GetExtension() == "x" {
@@ -118,13 +135,13 @@ func d3BudgetsPerPointAndManifest(t *conformance.T) {
 var payloads = []struct{ point, payload, replacement string }{
 	{"input.receive", `{ "text": "hi" }`, `{"text":"bye"}`},
 	{"agent.before_start", `{ "model": "m", "toolCount": 1, "sessionId": "s" }`, `{"model":"n","toolCount":0,"sessionId":"s"}`},
-	{"context.prepare", `{ "messages": [] }`, `{"messages":[{"x":1}]}`},
-	{"provider.request", `{ "request": {} }`, `{"request":{"a":1}}`},
-	{"provider.response", `{ "text": "t", "calls": [] }`, `{"text":"u","calls":[]}`},
-	{"tool.before", `{ "name": "t", "arguments": {}, "callId": "c" }`, `{"name":"u"}`},
-	{"permission.decision", `{ "name": "t", "readOnly": false, "hostDecision": "deny" }`, `{"name":"u","hostDecision":"deny"}`},
-	{"tool.after", `{ "name": "t", "result": 1, "isError": false }`, `{"name":"u"}`},
-	{"compaction.prepare", `{ "messages": [] }`, `{"messages":[1]}`},
+	{"context.prepare", `{ "messages": [] }`, `{"messages":[{"role":"user","content":"x"}]}`},
+	{"provider.request", `{ "request": { "messages": [], "tools": [], "maxTokens": 0 } }`, `{"request":{"messages":[{"role":"user","content":"a"}],"tools":[],"maxTokens":1}}`},
+	{"provider.response", `{ "text": "t", "calls": [ { "id": "c", "name": "t", "arguments": "{}" } ] }`, `{"text":"u"}`},
+	{"tool.before", `{ "name": "t", "arguments": "{}" }`, `{"name":"u"}`},
+	{"permission.decision", `{ "name": "t", "readOnly": true, "hostDecision": "deny" }`, `{"name":"u","hostDecision":"deny"}`},
+	{"tool.after", `{ "name": "t", "result": "1", "isError": true }`, `{"name":"u"}`},
+	{"compaction.prepare", `{ "messages": [], "guidance": "g" }`, `{"messages":[{"content":"1"}]}`},
 	{"compaction.complete", `{ "summary": "s" }`, `{"summary":"t"}`},
 }
 
@@ -132,6 +149,6 @@ var payloads = []struct{ point, payload, replacement string }{
 var events = []struct{ point, payload string }{
 	{"session.start", `{"sessionPath":"/s","phase":"start"}`}, {"session.end", `{"sessionPath":"/s","phase":"end"}`},
 	{"session.load", `{"sessionPath":"/s","phase":"load"}`}, {"session.save", `{"sessionPath":"/s","phase":"save"}`},
-	{"session.rotate", `{"sessionPath":"/s","phase":"rotate"}`}, {"system_prompt.build", `{"prompt":"p"}`},
-	{"frontend.event", `{"kind":"k","text":"t"}`},
+	{"session.rotate", `{"sessionPath":"/s","phase":"rotate"}`}, {"system_prompt.build", `{"prompt":"p","workspaceRoot":"/w"}`},
+	{"frontend.event", `{"kind":"k","text":"t","detail":"d"}`},
 }

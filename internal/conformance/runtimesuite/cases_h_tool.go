@@ -37,18 +37,24 @@ func h5ToolDecisions(t *conformance.T) {
 
 func h6ToolPolicy(pol string) func(t *conformance.T) {
 	return func(t *conformance.T) {
-		for _, sc := range []Script{fail("x"), value(`{"kind":"rewrite","fields":{"nope":1}}`)} {
+		for i, sc := range []Script{fail("x"), value(`{"kind":"rewrite","fields":{"nope":1}}`)} {
 			calls, run := runHooks(t, "H6", "tool", pol, ev, hspec("bad", 0, "", "tool"), hspec("next", 1, "", "tool"))(sc)
+			invalid := i == 1
 			var ok bool
-			switch pol {
-			case "fail-open":
+			switch {
+			case invalid && t.Alternative("H6.invalid") == "ignored":
 				ok = len(calls) == 2 && run.GetFailure() == nil && !run.GetSwallowed()
-			case "fail-closed":
+			case pol == "fail-open":
+				ok = len(calls) == 2 && run.GetFailure() == nil && !run.GetSwallowed()
+			case pol == "fail-closed":
 				ok = len(calls) == 1 && run.GetFailure() != nil
-			case "swallow":
+			case pol == "swallow":
 				ok = len(calls) == 1 && run.GetSwallowed()
 			}
-			if !ok {
+			switch {
+			case !ok && invalid && pol != "fail-open":
+				t.ChoiceErrorf("H6.invalid", "H6", "policy %s, an invalid rewrite (%s): calls %v, result %v", pol, t.Alternative("H6.invalid"), seq(calls), run)
+			case !ok:
 				t.Errorf("H6", "policy %s: calls %v, result %v", pol, seq(calls), run)
 			}
 		}

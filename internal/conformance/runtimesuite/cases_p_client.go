@@ -96,8 +96,8 @@ func p15ClientResponses(t *conformance.T) {
 	if e[0].GetStatus() != 451 {
 		t.Errorf("P15", "deny: client got status %d; want 451", e[0].GetStatus())
 	}
-	if strings.TrimSpace(string(e[0].GetBody())) != "blocked for a reason" {
-		t.ChoiceErrorf("P15.deny-wire", "P15", "deny: client body %q; want the reason %q as text", e[0].GetBody(), "blocked for a reason")
+	if !denyBody(t, e[0].GetBody(), "blocked for a reason") {
+		t.ChoiceErrorf("P15.deny-wire", "P15", "deny: client body %q; want the reason %q (%s)", e[0].GetBody(), "blocked for a reason", t.Alternative("P15.deny-wire"))
 	}
 	if o := e[0].GetOutcome(); o.GetDeniedBy() != "p0" {
 		t.Errorf("P29", "deny outcome %v; want denied by p0", o)
@@ -111,7 +111,7 @@ func p15ClientResponses(t *conformance.T) {
 	if strings.Contains(string(e[1].GetBody()), "10.0.0.9") {
 		t.Errorf("P16", "upstream error: the client body %q carries the internal detail; want the status text only", e[1].GetBody())
 	}
-	if e[2].GetStatus() != 500 || e[2].GetOutcome().GetKind() != "error" {
+	if t.Alternative("P15.deny-wire") == "text" && (e[2].GetStatus() != 500 || e[2].GetOutcome().GetKind() != "error") {
 		t.ChoiceErrorf("P15.deny-wire", "P15", "panic in OnRequest: client status %d, outcome %v; want 500 and an error outcome", e[2].GetStatus(), e[2].GetOutcome())
 	}
 	if o := e[3].GetOutcome(); e[3].GetStatus() != 499 || o.GetStatus() != 499 || !e[3].GetCancelled() {
@@ -133,8 +133,8 @@ func p16ResponseDenyBuffered(t *conformance.T) {
 	if e[0].GetStatus() != 451 || strings.Contains(string(e[0].GetBody()), "upstream") {
 		t.Errorf("P16", "client got %d %q; want 451 and none of the upstream's body", e[0].GetStatus(), e[0].GetBody())
 	}
-	if strings.TrimSpace(string(e[0].GetBody())) != "not this answer" {
-		t.ChoiceErrorf("P15.deny-wire", "P16", "client body %q; want the reason as text", e[0].GetBody())
+	if !denyBody(t, e[0].GetBody(), "not this answer") {
+		t.ChoiceErrorf("P15.deny-wire", "P16", "client body %q; want the reason (%s)", e[0].GetBody(), t.Alternative("P15.deny-wire"))
 	}
 	if o := e[0].GetOutcome(); o.GetKind() != "deny" || o.GetDeniedBy() != "p0" || o.GetStatus() != 451 {
 		t.Errorf("P16", "outcome %v; want deny 451 by p0", o)

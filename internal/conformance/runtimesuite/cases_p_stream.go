@@ -208,7 +208,16 @@ func p19Shape(sh sseShape) func(t *conformance.T) {
 func p22JsonOneLastFrame(t *conformance.T) {
 	pl := []plug{{name: "plain"}, {name: "streamer", behaviours: []string{"stream"}}}
 	calls, _ := pipe{plugs: pl, exchanges: []*abkitv1.ExchangeSpec{exchange(jsonUpstream(`{"ok":true}`))}}.run(t, "P22")
-	t.Diff("P22", "calls", []string{"plain.request", "streamer.request", "streamer.last", "plain.response"}, seq(calls))
+	// When the one frame comes (in the reverse walk or after it)
+	// is choice P22.timing; that it comes, once, is the rule.
+	want := []string{"plain.request", "streamer.request", "streamer.last", "plain.response"}
+	if t.Alternative("P22.timing") == "after-walk" {
+		want = []string{"plain.request", "streamer.request", "plain.response", "streamer.last"}
+	}
+	got := seq(calls)
+	if t.Diff("P22", "calls, in any order", slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(got))) {
+		t.ChoiceDiff("P22.timing", "P22", "calls", want, got)
+	}
 	for _, c := range calls {
 		if c.Hook == "frame" && c.Frame != `{"ok":true}` {
 			t.Errorf("P22", "the single frame carried %q; want the whole body", c.Frame)

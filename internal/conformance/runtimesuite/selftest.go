@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -196,6 +197,11 @@ func judge(ctx context.Context, im Impl, opts conformance.Options) Row {
 	// strict. Broken runtimes are judged as a user's run would be, so
 	// their bug must be caught by a case that counts.
 	opts.Strict = opts.Strict || im.Reference() || (im.Kind == "plugin" && im.Cases != nil)
+	if im.Choice != "" && len(opts.Run) == 0 {
+		// An alternative changes one family's behaviour: only that
+		// family's cases run (case IDs start with their rule), twice.
+		opts.Run = []*regexp.Regexp{regexp.MustCompile("^" + im.Choice[:1])}
+	}
 	if im.Kind == "runtime" {
 		// Scenarios are independent sessions, so one runtime process
 		// serves all cases; it is relaunched if a case kills it.

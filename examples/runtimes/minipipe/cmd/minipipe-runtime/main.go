@@ -29,28 +29,10 @@ var rules = map[string]string{"no-name": "P1", "twice": "P1", "requires": "P7", 
 	"refused-write": "P17", "observed": "P6", "unterminated": "P19", "finish-failed": "P30", "request-header": "P32", "response-header": "P33", "rejection": "P34"}
 
 func run(ctx context.Context, sc runtimekit.PipelineScenario) (*runtimekit.PipelineRun, error) {
+	entries, errs := sc.Entries()
 	var stages []*minipipe.Stage
-	var errs []*runtimekit.BuildErrorMsg
-	if m := sc.GetMode(); m != "" && m != "proxy" && m != "waypoint" {
-		errs = append(errs, runtimekit.BuildError("P10", "", "unknown mode "+m))
-	}
-	for _, e := range sc.GetEntries() {
-		ps := sc.Plugin(e.GetPlugin())
-		switch {
-		case e.GetOnError() == "off":
-			continue
-		case e.GetOnError() != "" && e.GetOnError() != "enforce" && e.GetOnError() != "observe":
-			errs = append(errs, runtimekit.BuildError("P6", e.GetPlugin(), "unknown on_error "+e.GetOnError()))
-		case ps == nil && e.GetPlugin() != "":
-			errs = append(errs, runtimekit.BuildError("P6", e.GetPlugin(), "no plugin of that name"))
-			continue
-		case ps != nil && len(ps.GetConfigSchemaJson()) == 0 && runtimekit.HasConfig(e):
-			errs = append(errs, runtimekit.BuildError("P6", e.GetPlugin(), "config given to a plugin that takes none"))
-		}
-		if ps == nil {
-			ps = &runtimekit.ProbeSpec{} // an entry naming no plugin: minipipe reports it
-		}
-		stages = append(stages, stage(sc.Probes, ps, e.GetOnError() == "observe"))
+	for _, e := range entries {
+		stages = append(stages, stage(sc.Probes, e.Plugin, e.Observe))
 	}
 	pipe, err := minipipe.New(stages, minipipe.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs()), Waypoint: sc.GetMode() == "waypoint"})
 	for _, e := range runtimekit.Errors(err) {

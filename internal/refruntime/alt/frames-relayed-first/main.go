@@ -1,0 +1,8 @@
+// Command frames-relayed-first is the reference runtime taking another allowed behaviour
+// at one choice point (frames-relayed-first, see refruntime.Alts) and declaring it, for the
+// conformance self-test: it must pass, and fail only under --strict.
+package main
+
+import "github.com/abkit/abkit/internal/refruntime"
+
+func main() { refruntime.Main(refruntime.Options{Alt: "frames-relayed-first", Declare: true}) }

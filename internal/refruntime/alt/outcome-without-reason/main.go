@@ -1,0 +1,8 @@
+// Command outcome-without-reason is the reference runtime taking another allowed behaviour
+// at one choice point (outcome-without-reason, see refruntime.Alts) and declaring it, for the
+// conformance self-test: it must pass, and fail only under --strict.
+package main
+
+import "github.com/abkit/abkit/internal/refruntime"
+
+func main() { refruntime.Main(refruntime.Options{Alt: "outcome-without-reason", Declare: true}) }

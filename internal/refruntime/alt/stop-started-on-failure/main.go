@@ -1,0 +1,8 @@
+// Command stop-started-on-failure is the reference runtime taking another allowed behaviour
+// at one choice point (stop-started-on-failure, see refruntime.Alts) and declaring it, for the
+// conformance self-test: it must pass, and fail only under --strict.
+package main
+
+import "github.com/abkit/abkit/internal/refruntime"
+
+func main() { refruntime.Main(refruntime.Options{Alt: "stop-started-on-failure", Declare: true}) }
