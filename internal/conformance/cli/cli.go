@@ -324,6 +324,7 @@ type runOpts struct {
 	strict                 bool
 	examples               string
 	updateExamples         bool
+	x                      exploreOpts
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -335,9 +336,18 @@ func newRunCmd(app *App) *cobra.Command {
   conformance run --plugin ./bin/guardrail --run '^P2[0-9]/' -p 1 --trace
   conformance run --plugin ./bin/guardrail --known-failing baseline.txt --junit report.xml
   ABKIT_PLUGIN_DEBUG=1 ./bin/guardrail > reattach.json &   # or under dlv
-  conformance run --reattach reattach.json`,
+  conformance run --reattach reattach.json
+  conformance run --runtime ./bin/my-runtime --explore 200 --seed 7
+  conformance run --runtime ./bin/my-runtime --scenario /tmp/conformance-explore-7-12.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("explore") || o.x.scenario != "" {
+				o.x.seedSet = cmd.Flags().Changed("seed")
+				return runExplore(cmd.Context(), app, o)
+			}
+			if cmd.Flags().Changed("seed") || o.x.reference != "" {
+				return usage(errors.New("--seed and --reference go with --explore N or --scenario FILE"))
+			}
 			return o.exec(cmd.Context(), app, cmd.Flags().Changed("isolation") && o.isolation == string(conformance.IsolationCase))
 		},
 	}
@@ -361,6 +371,10 @@ func newRunCmd(app *App) *cobra.Command {
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list passing cases too, and keep go-plugin's debug log lines in the plugin stderr of failures and JUnit")
 	f.StringVar(&o.examples, "examples", "", "also run the plugin's behaviour examples in FILE (YAML), each as case examples/NAME, against FILE's golden file")
 	f.BoolVar(&o.updateExamples, "update-examples", false, "with --examples: record what the plugin answered as the golden file instead of comparing")
+	f.IntVar(&o.x.n, "explore", 0, "with --runtime: run N generated scenarios on the runtime and on abkit's reference instead of the suite, and report each difference shrunk")
+	f.Uint64Var(&o.x.seed, "seed", 0, "with --explore: the generator's seed (default: from the clock; printed, so a run can be repeated)")
+	f.StringVar(&o.x.scenario, "scenario", "", "with --runtime: replay one scenario file (written by --explore) on the runtime and on abkit's reference")
+	f.StringVar(&o.x.reference, "reference", "", "with --explore or --scenario: abkit's reference runtime binary (default: abkit-runtime next to conformance, or in PATH)")
 	ids := func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return caseCompletions(), cobra.ShellCompDirectiveNoFileComp
 	}
