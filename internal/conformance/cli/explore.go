@@ -122,14 +122,14 @@ func runExplore(ctx context.Context, app *App, o *runOpts) error {
 		if err := runtimesuite.WriteScenario(path, f.Scenario); err != nil {
 			return err
 		}
-		b, _ := json.MarshalIndent(f.Scenario, "  ", "  ")
+		b, _ := json.Marshal(f.Scenario)
 		fmt.Fprintf(w, "\ndifference %d of %d: rule %s, scenario #%d of seed %d\n  %s\n", i+1, len(found), f.Diff.Rule, f.Index, seed, strings.ReplaceAll(f.Diff.String(), "\n", "\n  "))
-		fmt.Fprintf(w, "  shrunk from %d to %d parts in %d runs:\n  %s\n", f.From, f.To, f.Trials, b)
+		fmt.Fprintf(w, "  shrunk from %d to %d parts in %d runs, written to %s:\n  %s\n", f.From, f.To, f.Trials, path, b)
 		if f.NeedsHistory {
 			fmt.Fprintf(w, "  the shrunk scenario differs only after the earlier scenarios of the run (on a fresh runtime process it does not): the runtime keeps state across runs; rerun with --seed\n")
 		}
 		fmt.Fprintf(w, "  rerun: conformance run --runtime %s --scenario %s\n", o.runtime, path)
-		fmt.Fprintf(w, "         conformance run --runtime %s --explore %d --seed %d   (scenario #%d)\n", o.runtime, f.Index+1, seed, f.Index)
+		fmt.Fprintf(w, "    (or all of them: conformance run --runtime %s --explore %d --seed %d)\n", o.runtime, x.n, seed)
 	}
 	if len(found) > 0 {
 		return &ExitError{Code: ExitFail}

@@ -621,6 +621,25 @@ func candidates(x *XScenario) []*XScenario {
 				q.Cancelled, q.FinishTwice, q.EarlyEnd, q.Body, q.Header, q.Status, q.Method = false, false, false, nil, nil, 0, "GET"
 				return ch
 			})
+			if ex.Upstream == "sse" {
+				try(func(y *XScenario) bool {
+					q := &y.Pipeline.Exchanges[i]
+					q.Upstream, q.Chunks, q.EarlyEnd, q.JSON = "json", nil, false, "{}"
+					return true
+				})
+				// Fewer events: the stream without its first or its last
+				// block.
+				if body := strings.Join(ex.Chunks, ""); strings.Count(body, "\n\n") > 1 {
+					k := strings.Index(body, "\n\n") + 2
+					l := strings.LastIndex(strings.TrimSuffix(body, "\n\n"), "\n\n") + 2
+					for _, cut := range []string{body[k:], body[:l]} {
+						try(func(y *XScenario) bool {
+							y.Pipeline.Exchanges[i].Chunks = []string{cut}
+							return cut != body
+						})
+					}
+				}
+			}
 			if len(ex.Chunks) > 1 {
 				try(func(y *XScenario) bool {
 					q := &y.Pipeline.Exchanges[i]

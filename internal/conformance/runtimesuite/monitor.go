@@ -2,6 +2,8 @@ package runtimesuite
 
 import (
 	"fmt"
+	"regexp"
+	"sort"
 	"slices"
 	"strings"
 
@@ -24,12 +26,44 @@ type Finding struct {
 	Rule, Message string
 }
 
-// report hands the findings to the case.
+// report hands the findings to the case: one line per kind of finding
+// (the same message but for exchange and frame numbers), counting the
+// others, so that a fault seen in every exchange of a case reads once.
 func report(t *conformance.T, fs []Finding) {
+	var order []string
+	first := map[string]Finding{}
+	more := map[string]int{}
 	for _, f := range fs {
+		k := f.Rule + " " + numbers.ReplaceAllString(f.Message, "$1 #")
+		if _, ok := first[k]; !ok {
+			order = append(order, k)
+			first[k] = f
+			continue
+		}
+		more[k]++
+	}
+	for _, k := range order {
+		f := first[k]
+		if n := more[k]; n > 0 {
+			t.ErrorAt(f.Rule, "monitor", "%s (and %d more like it)", f.Message, n)
+			continue
+		}
 		t.ErrorAt(f.Rule, "monitor", "%s", f.Message)
 	}
 }
+
+// sortFindings orders findings by rule and message: the monitors collect
+// counts in maps, and a report must read the same from run to run.
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].Rule != fs[j].Rule {
+			return fs[i].Rule < fs[j].Rule
+		}
+		return fs[i].Message < fs[j].Message
+	})
+}
+
+var numbers = regexp.MustCompile(`(exchange|frame|p) [0-9]+`)
 
 // entriesOf counts the active (not off) entries naming each plugin.
 func entriesOf(sc *abkitv1.PipelineScenario) map[string]int {
@@ -186,6 +220,7 @@ func MonitorPipeline(sc *abkitv1.PipelineScenario, calls []Call, res *abkitv1.Pi
 			add("P13", "%s got Shutdown %d times after %d Init calls: Shutdown runs once, on the started plugins", p, n, init[p])
 		}
 	}
+	sortFindings(out)
 	return out
 }
 
@@ -240,6 +275,7 @@ func MonitorIntercept(sc *abkitv1.InterceptScenario, calls []Call) []Finding {
 			add("D20", "%s got %d events for %d dispatches with %d registrations: each event goes out at most once", p, n, rep, reg[p])
 		}
 	}
+	sortFindings(out)
 	return out
 }
 
@@ -260,6 +296,7 @@ func MonitorHooks(sc *abkitv1.HookScenario, calls []Call) []Finding {
 			out = append(out, Finding{"H1", fmt.Sprintf("hook %s ran %d times in one chain with %d registrations: each runs once", p, k, reg[p])})
 		}
 	}
+	sortFindings(out)
 	return out
 }
 
