@@ -3,8 +3,8 @@ package runtimesuite
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/abkit/abkit/internal/conformance"
