@@ -23,10 +23,17 @@ func Generate(seed uint64, index int, families []string) *XScenario {
 	r := rand.New(rand.NewPCG(seed, uint64(index)))
 	g := gen{r: r}
 	x := &XScenario{Seed: seed, Index: index}
-	fam := families[r.IntN(len(families))]
-	// Family P is the richest: it gets half the scenarios when hosted.
-	if len(families) > 1 && r.IntN(2) == 0 && has(families, "P") {
-		fam = "P"
+	// Family P is the richest: it gets half the scenarios when hosted,
+	// the other families share the rest.
+	var others []string
+	for _, f := range families {
+		if f != "P" {
+			others = append(others, f)
+		}
+	}
+	fam := "P"
+	if len(others) > 0 && (!has(families, "P") || r.IntN(2) == 0) {
+		fam = others[r.IntN(len(others))]
 	}
 	switch fam {
 	case "P":
