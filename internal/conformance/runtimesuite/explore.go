@@ -518,9 +518,25 @@ func (e *Explorer) Check(ctx context.Context, x *XScenario) (*Difference, Observ
 	if got.Err != nil {
 		if err := e.Test.Exited(); err != nil {
 			got.Err = fmt.Errorf("%w\n%s", got.Err, err)
+			e.relaunch(ctx)
 		}
 	}
 	return compare(ref, got, decl), ref, got
+}
+
+// relaunch replaces a runtime under test that exited with a fresh copy
+// (Fresh), so that the scenarios after a crash, and the shrinking of the
+// one that crashed it, run on a live runtime.
+func (e *Explorer) relaunch(ctx context.Context) {
+	if e.Fresh == nil {
+		return
+	}
+	r, err := e.Fresh(ctx)
+	if err != nil {
+		return
+	}
+	e.Test.Close()
+	e.Test = r
 }
 
 // Counts reports whether d fails the exploration.
