@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,6 +87,12 @@ func TestExploreFindsBrokenRuntimes(t *testing.T) {
 			t.Logf("%s: scenario #%d, %s; shrunk from %d to %d parts in %d runs (needs history: %v):\n%s", bug, f.Index, f.Diff, f.From, f.To, f.Trials, f.NeedsHistory, b)
 			if f.To > f.From {
 				t.Errorf("%s: shrinking grew the scenario from %d to %d parts", bug, f.From, f.To)
+			}
+			if f.NeedsHistory || strings.HasPrefix(f.Diff.Got, "the runtime failed") {
+				// A crash may come from an earlier scenario's late
+				// call (a finisher left running): the report says it
+				// needs the run's history, and only the seed replays it.
+				continue
 			}
 			path := filepath.Join(t.TempDir(), "s.json")
 			if err := WriteScenario(path, f.Scenario); err != nil {
