@@ -76,6 +76,9 @@ func runExplore(ctx context.Context, app *App, o *runOpts) error {
 		Fresh: func(ctx context.Context) (*runtimesuite.Runtime, error) {
 			return runtimesuite.Launcher{Path: o.runtime, Groups: app.Groups}.LaunchRuntime(ctx)
 		}}
+	// A crash makes the explorer start the runtime again: close the copy
+	// it ends with, not only the first.
+	defer func() { e.Test.Close() }()
 	w := app.Out
 	if x.scenario != "" {
 		sc, err := runtimesuite.LoadScenario(x.scenario)

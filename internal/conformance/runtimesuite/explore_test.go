@@ -76,6 +76,7 @@ func TestExploreFindsBrokenRuntimes(t *testing.T) {
 		e := &Explorer{Test: launchRT(t, bug), Ref: ref, Fresh: func(ctx context.Context) (*Runtime, error) {
 			return Launcher{Path: bin, StartTimeout: time.Minute}.LaunchRuntime(ctx)
 		}}
+		t.Cleanup(func() { e.Test.Close() }) // a crash replaces the runtime
 		found, _ := e.Explore(context.Background(), exploreSeed, exploreN, nil)
 		if len(found) == 0 {
 			t.Logf("%s: no difference in %d scenarios of seed %d", bug, exploreN, exploreSeed)
