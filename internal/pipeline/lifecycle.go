@@ -162,9 +162,20 @@ func (c *Chain) Ready(ctx context.Context) error {
 		if pl.ready == nil {
 			continue
 		}
-		if err := pl.ready.Ready(ctx); err != nil {
+		if err := callReady(ctx, pl); err != nil {
 			errs = append(errs, fmt.Errorf("plugin %q not ready: %w", pl.name, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// callReady asks one plugin whether it is ready; a panic is a not-ready
+// answer, as an Init panic is an Init error, not a crash of the host.
+func callReady(ctx context.Context, pl *plug) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic in Ready: %v", r)
+		}
+	}()
+	return pl.ready.Ready(ctx)
 }

@@ -147,3 +147,15 @@ func TestReadyP14(t *testing.T) {
 		t.Errorf("chain without readiness plugins: %v", err)
 	}
 }
+
+// A plugin panicking in Ready is not ready, named; the host goes on (the
+// runtime explorer found the panic taking the whole runtime down).
+func TestReadyPanicP14(t *testing.T) {
+	log := &recLog{}
+	a := &fake{name: "a", log: log, life: true, ready: func(context.Context) error { panic("boom") }}
+	c := buildFakes(t, Options{}, a)
+	err := c.Ready(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `"a"`) || !strings.Contains(err.Error(), "panic") {
+		t.Fatalf("Ready = %v; want a not-ready error naming a and the panic", err)
+	}
+}

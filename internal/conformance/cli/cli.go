@@ -309,8 +309,7 @@ type runOpts struct {
 	strict                 bool
 	examples               string
 	updateExamples         bool
-	explore                int
-	seed                   uint64
+	x                      exploreOpts
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -322,9 +321,18 @@ func newRunCmd(app *App) *cobra.Command {
   conformance run --plugin ./bin/guardrail --run '^P2[0-9]/' -p 1 --trace
   conformance run --plugin ./bin/guardrail --known-failing baseline.txt --junit report.xml
   ABKIT_PLUGIN_DEBUG=1 ./bin/guardrail > reattach.json &   # or under dlv
-  conformance run --reattach reattach.json`,
+  conformance run --reattach reattach.json
+  conformance run --runtime ./bin/my-runtime --explore 200 --seed 7
+  conformance run --runtime ./bin/my-runtime --scenario /tmp/conformance-explore-7-12.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.runtime != "" && cmd.Flags().Changed("explore") || o.x.scenario != "" {
+				o.x.seedSet = cmd.Flags().Changed("seed")
+				return runExplore(cmd.Context(), app, o)
+			}
+			if cmd.Flags().Changed("seed") && !cmd.Flags().Changed("explore") || o.x.reference != "" {
+				return usage(errors.New("--seed goes with --explore N, --reference with --runtime and --explore N or --scenario FILE"))
+			}
 			return o.exec(cmd.Context(), app, cmd.Flags().Changed("isolation") && o.isolation == string(conformance.IsolationCase))
 		},
 	}
@@ -347,9 +355,11 @@ func newRunCmd(app *App) *cobra.Command {
 	f.BoolVar(&o.strict, "strict", false, "judge every choice as abkit's reference takes it, whatever the implementation declares: its differences then fail the run")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list passing cases too, and keep go-plugin's debug log lines in the plugin stderr of failures and JUnit")
 	f.StringVar(&o.examples, "examples", "", "also run the plugin's behaviour examples in FILE (YAML), each as case examples/NAME, against FILE's golden file")
-	f.IntVar(&o.explore, "explore", 0, "with --plugin: instead of the cases, drive N generated exchanges through the axes and monitors, and print the shrunk sequence of a finding")
-	f.Uint64Var(&o.seed, "seed", 0, "with --explore: the generator's seed (0: one from the clock, printed); the same seed reruns the same exchanges")
 	f.BoolVar(&o.updateExamples, "update-examples", false, "with --examples: record what the plugin answered as the golden file instead of comparing")
+	f.IntVar(&o.x.n, "explore", 0, "instead of the cases: with --runtime, run N generated scenarios on the runtime and on abkit's reference and report each difference shrunk; with --plugin, drive N generated exchanges through the axes and monitors and print the shrunk sequence of a finding")
+	f.Uint64Var(&o.x.seed, "seed", 0, "with --explore: the generator's seed (default: from the clock; printed, so a run can be repeated with the same scenarios or exchanges)")
+	f.StringVar(&o.x.scenario, "scenario", "", "with --runtime: replay one scenario file (written by --explore) on the runtime and on abkit's reference")
+	f.StringVar(&o.x.reference, "reference", "", "with --explore or --scenario: abkit's reference runtime binary (default: abkit-runtime next to conformance, or in PATH)")
 	ids := func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return caseCompletions(), cobra.ShellCompDirectiveNoFileComp
 	}
@@ -454,17 +464,17 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 		}
 		reg.Add(cs...)
 	}
-	if o.explore < 0 {
+	if o.x.n < 0 {
 		return usage(errors.New("--explore takes a number of exchanges, at least 1"))
 	}
-	if o.explore > 0 && o.runtime == "" {
+	if o.x.n > 0 && o.runtime == "" {
 		if o.examples != "" {
 			return usage(errors.New("--explore runs generated exchanges instead of the cases; drop --examples"))
 		}
-		if o.seed == 0 {
-			o.seed = uint64(time.Now().UnixNano())
+		if o.x.seed == 0 {
+			o.x.seed = uint64(time.Now().UnixNano())
 		}
-		reg = conformance.ExploreSuite(o.explore, o.seed)
+		reg = conformance.ExploreSuite(o.x.n, o.x.seed)
 	}
 	switch {
 	case o.runtime != "":

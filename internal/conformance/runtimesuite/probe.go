@@ -43,6 +43,9 @@ type Call struct {
 	ReqHeader  http.Header
 	RespHeader http.Header
 	Identity   string
+	// Reply is what the probe answered (set once the script has run;
+	// monitors read it: which state and identity the exchange set).
+	Reply *abkitv1.ProbeReply
 }
 
 // Script answers one call; nil means the neutral answer (continue, pass).
@@ -167,6 +170,9 @@ func (ps probeServer) Call(_ context.Context, pc *abkitv1.ProbeCall) (*abkitv1.P
 	if c.Hook == "intercept" && r.Decision == "" {
 		r.Decision = "continue" // the neutral answer; an empty decision is a D9 violation
 	}
+	s.mu.Lock()
+	s.calls[c.Seq].Reply = r
+	s.mu.Unlock()
 	return r, nil
 }
 

@@ -99,6 +99,7 @@ func (p pipe) run(t *conformance.T, rule string) ([]Call, *abkitv1.PipelineRun) 
 	for _, c := range calls {
 		t.Logf("#%d %s.%s ex=%d frame=%d last=%v %q", c.Seq, c.Probe, c.Hook, c.Exchange, c.FrameIndex, c.Last, c.Frame)
 	}
+	report(t, MonitorPipeline(sc, calls, res, declared(t)))
 	return calls, res
 }
 

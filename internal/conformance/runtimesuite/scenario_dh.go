@@ -47,6 +47,7 @@ func runInterceptFor(t *conformance.T, rule, point, payload, provider string, re
 	for _, c := range calls {
 		t.Logf("#%d %s.%s %s %s", c.Seq, c.Probe, c.Hook, c.Point, c.Payload)
 	}
+	report(t, MonitorIntercept(sc, calls))
 	return calls, res
 }
 
@@ -97,6 +98,7 @@ func deadlineRun(t *conformance.T, point, payload string, manifest time.Duration
 		t.Fatalf("D3", "build error %q", res.GetBuildError())
 	}
 	var out []Call
+	report(t, MonitorIntercept(sc, s.Calls()))
 	for _, c := range s.Calls() {
 		if c.Hook == "intercept" {
 			out = append(out, c)
@@ -122,6 +124,7 @@ func runInterceptTO(t *conformance.T, point, payload string, timeout int64, exts
 	if err != nil {
 		t.Fatalf("D13", "the runtime failed to run the intercept scenario: %v", err)
 	}
+	report(t, MonitorIntercept(sc, s.Calls()))
 	return s.Calls(), res
 }
 
@@ -141,6 +144,7 @@ func runHooks(t *conformance.T, rule, kind, policy, input string, hs ...*abkitv1
 		if err != nil {
 			t.Fatalf(rule, "the runtime failed to run the hook scenario: %v", err)
 		}
+		report(t, MonitorHooks(sc, s.Calls()))
 		return s.Calls(), res
 	}
 }
