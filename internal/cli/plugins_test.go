@@ -50,6 +50,9 @@ func TestMain(m *testing.M) {
 	case hangPlugin:
 		sdk.Serve(hangBundle())
 		return
+	case sessionForker:
+		serveSessionForker()
+		return
 	}
 	if os.Getenv(abctlEnv) == "1" {
 		// As cmd/abctl runs, with a call timeout far beyond any test, so
@@ -69,7 +72,7 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	err = testbin.Build(context.Background(), dir, "./examples/plugins/...")
-	for _, name := range []string{slowPlugin, forkerPlugin, hangPlugin} {
+	for _, name := range []string{slowPlugin, forkerPlugin, hangPlugin, sessionForker} {
 		if err == nil {
 			err = copyExec(os.Args[0], filepath.Join(dir, name))
 		}

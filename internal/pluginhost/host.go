@@ -255,14 +255,19 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		if cmd.Process != nil {
 			le.Pid = cmd.Process.Pid
 			opts.Groups.Remove(le.Pid)
+			Stopped(le.Pid) // and what it forked out of its group
 		}
 		return nil, le
 	}
+	started := Starting() // so that the orphan sweep never takes it for one
 	cp, err := client.Client()
 	// Client started the process on this goroutine, so cmd.Process is
 	// safe to read now.
 	if cmd.Process != nil {
+		started(cmd.Process.Pid)
 		opts.Groups.Add(cmd.Process.Pid)
+	} else {
+		started(0)
 	}
 	if err != nil {
 		if isStartTimeout(err) {
@@ -405,6 +410,8 @@ func (p *Plugin) Close() error {
 		KillProcessGroup(p.cmd)
 		<-done // go-plugin reaps the process once it and its children are dead
 		p.opts.Groups.Remove(p.Pid())
+		// What it forked into a session or group of its own (orphans.go).
+		Stopped(p.Pid())
 	})
 	return nil
 }

@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	err = testbin.Build(context.Background(), dir, "./cmd/abkit-runtime", "./internal/refruntime/broken/fifo-finish", "./internal/conformance/testdata/broken")
 	if err == nil {
 		// The broken plugins pick their behaviour by name.
-		for _, name := range []string{"hang", "forks-child"} {
+		for _, name := range []string{"hang", "forks-child", "forks-session"} {
 			if err == nil {
 				err = os.Link(filepath.Join(dir, "broken"), filepath.Join(dir, name))
 			}

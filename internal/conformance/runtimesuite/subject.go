@@ -92,6 +92,7 @@ func (r *Runtime) Close() error {
 		<-done
 		if r.cmd.Process != nil {
 			r.groups.Remove(r.cmd.Process.Pid)
+			pluginhost.Stopped(r.cmd.Process.Pid) // what it forked out of its group
 		}
 		r.mu.Lock()
 		srv := r.srv
@@ -165,12 +166,17 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		client.Kill()
 		if cmd.Process != nil {
 			l.Groups.Remove(cmd.Process.Pid)
+			pluginhost.Stopped(cmd.Process.Pid)
 		}
 		return nil, &startError{err: err, stderr: st.String()}
 	}
+	started := pluginhost.Starting() // so that the orphan sweep never takes it for one
 	cp, err := client.Client()
 	if cmd.Process != nil { // started on this goroutine: safe to read
+		started(cmd.Process.Pid)
 		l.Groups.Add(cmd.Process.Pid)
+	} else {
+		started(0)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("%s is not a working abkit runtime: the runtime handshake (%s, protocol %d) failed: %w",
