@@ -31,6 +31,19 @@ func TestCatalogTextEscapedOnTerminal(t *testing.T) {
 			}
 		}
 	}
+	// -o yaml and -o json too (the YAML library wrote them raw), with the
+	// data unchanged: the escapes decode to the same bytes.
+	for _, format := range []string{"yaml", "json"} {
+		r := run(t, true, nil, "catalog", "list", "--source", "file:"+p, "-o", format)
+		for _, raw := range []string{"\x1b", "\u009b", "\a"} {
+			if strings.Contains(r.out, raw) {
+				t.Errorf("-o %s holds the raw byte %q:\n%q", format, raw, r.out)
+			}
+		}
+		if !strings.Contains(r.out, `\u001b]0;PWNED\u0007\u001b[8mhidden\u009b31m`) {
+			t.Errorf("-o %s: description not escaped as YAML/JSON: %q", format, r.out)
+		}
+	}
 	// An error quoting a hostile name is escaped too.
 	r := run(t, true, nil, "catalog", "show", "--source", "file:"+p, "nope\x1b]0;X\a")
 	if strings.Contains(r.err, "\x1b]0;X") || strings.Contains(r.err, "evil\x1b[2J") {
