@@ -161,11 +161,17 @@ func (e *Error) Error() string {
 	if e.Detail != "" {
 		msg = fmt.Sprintf("%s: %s (%s; docs/limits.md)", e.File, e.Detail, e.Limit)
 	} else {
-		got := "over"
+		got, max := "over", e.format(e.Max)
 		if e.Got >= 0 {
-			got = e.format(e.Got) + ", over"
+			g := e.format(e.Got)
+			if e.Unit == "bytes" && e.Got >= 1<<20 && e.Max >= 1<<20 && e.Got != e.Max && fmt.Sprintf("%.1f", float64(e.Got)/(1<<20)) == fmt.Sprintf("%.1f", float64(e.Max)/(1<<20)) {
+				// Rounding hides the difference ("32.0 MiB, over the
+				// limit of 32.0 MiB"): the exact bytes say it.
+				g, max = fmt.Sprintf("%s (%d %s)", g, e.Got, e.Unit), fmt.Sprintf("%s (%d %s)", max, e.Max, e.Unit)
+			}
+			got = g + ", over"
 		}
-		msg = fmt.Sprintf("%s: %s %s the limit of %s (docs/limits.md)", e.File, e.Limit, gotPhrase(got), e.format(e.Max))
+		msg = fmt.Sprintf("%s: %s %s the limit of %s (docs/limits.md)", e.File, e.Limit, gotPhrase(got), max)
 	}
 	if e.Fix != "" {
 		msg += "; " + e.Fix

@@ -186,3 +186,16 @@ func TestDocsListEveryVariable(t *testing.T) {
 		}
 	}
 }
+
+// A size just over a bound that rounds to the same figure is given in
+// exact bytes ("32.0 MiB, over the limit of 32.0 MiB" said nothing).
+func TestErrorExactWhenRoundingHides(t *testing.T) {
+	e := Body.Error("f", "body size", 32<<20+1000, "")
+	if s := e.Error(); !strings.Contains(s, "33555432 bytes") || !strings.Contains(s, "33554432 bytes") {
+		t.Errorf("%s", s)
+	}
+	e = Body.Error("f", "body size", 33<<20, "")
+	if s := e.Error(); strings.Contains(s, "bytes)") || !strings.Contains(s, "is 33 MiB, over the limit of 32 MiB") {
+		t.Errorf("%s", s)
+	}
+}
