@@ -65,6 +65,12 @@ var (
 	// YAMLTokens bounds the tokens a YAML document may hold, estimated
 	// from its bytes before the parser allocates one object per token.
 	YAMLTokens = Bound{Env: "ABKIT_MAX_YAML_TOKENS", Default: 400_000, Unit: "tokens"}
+	// PluginMessage is the largest gRPC message a plugin or runtime may
+	// send the host (an answer carrying a body, a description). Over it
+	// the call fails with a limit error at once, before the message is
+	// read into memory: a 100 MiB answer once took conformance to 7 GiB.
+	// It must exceed Body, whose bodies plugins answer with.
+	PluginMessage = Bound{Env: "ABKIT_MAX_PLUGIN_MESSAGE", Default: 64 << 20, Unit: "bytes"}
 	// JSONDepth is the deepest nesting of objects and arrays in a JSON
 	// document abkit parses from input (HAR exports, baselines).
 	JSONDepth = Bound{Env: "ABKIT_MAX_JSON_DEPTH", Default: 200, Unit: "levels"}
@@ -72,7 +78,7 @@ var (
 
 // All lists every bound, for CheckEnv and the docs test.
 func All() []Bound {
-	return []Bound{ChainFile, CatalogFile, HARFile, URLBody, Baseline, Body, YAMLDepth, YAMLNodes, YAMLExpanded, YAMLTokens, JSONDepth}
+	return []Bound{ChainFile, CatalogFile, HARFile, URLBody, Baseline, Body, PluginMessage, YAMLDepth, YAMLNodes, YAMLExpanded, YAMLTokens, JSONDepth}
 }
 
 // Max returns the bound in force: the value of b.Env when it is set and

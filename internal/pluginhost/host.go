@@ -20,7 +20,9 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +34,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/plugintls"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk"
@@ -235,6 +238,8 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		// there (other than a runtime crash, which goes to fd 2) is lost.
 		SyncStderr: log,
 		Logger:     hclog.New(&hclog.LoggerOptions{Name: base, Output: io.Discard, Level: hclog.Off}),
+		// limits.PluginMessage: refused from the length prefix, not read.
+		GRPCDialOptions: MessageLimit(),
 	}
 	mtls := !opts.DisableAutoMTLS
 	if mtls {
@@ -290,6 +295,36 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		return fail(err)
 	}
 	return p, nil
+}
+
+// MessageLimit is the gRPC dial options that bound what a plugin or
+// runtime may send in one message (limits.PluginMessage) and what the host
+// sends it. go-plugin sets both to 2 GiB; gRPC refuses a larger message
+// from its length prefix, before reading it.
+func MessageLimit() []grpc.DialOption {
+	n := limits.PluginMessage.Int()
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(n), grpc.MaxCallSendMsgSize(n))}
+}
+
+var tooLarge = regexp.MustCompile(`larger than max \((\d+) vs\. (\d+)\)`)
+
+// MessageError turns gRPC's "received message larger than max (N vs. M)"
+// into the limit error naming what was refused (what), the size and the
+// variable that raises the bound; nil for any other error. The host is not
+// slow and the plugin did not hang: it sent too much.
+func MessageError(what string, err error) *limits.Error {
+	m := tooLarge.FindStringSubmatch(status.Convert(err).Message())
+	if m == nil {
+		return nil
+	}
+	got, _ := strconv.ParseInt(m[1], 10, 64)
+	le := limits.PluginMessage.Error(what, "plugin message size", got,
+		"a plugin's answers carry bodies (ABKIT_MAX_BODY) and headers, its description a few KiB; check what the plugin sends")
+	if max, err := strconv.ParseInt(m[2], 10, 64); err == nil {
+		le.Max = max
+	}
+	le.Detail = fmt.Sprintf("the plugin sent a %s message, over the limit of %s", limits.Bytes(got), limits.Bytes(le.Max))
+	return le
 }
 
 // processTLS is the host certificate of this process, made on first use:
@@ -478,6 +513,10 @@ func (p *Plugin) callErrWithin(call string, err error, bound time.Duration) erro
 		}
 	case codes.Canceled:
 		ce.Err = fmt.Errorf("call cancelled: %w", context.Canceled)
+	case codes.ResourceExhausted:
+		if le := MessageError("answer", err); le != nil {
+			ce.Err = le
+		}
 	}
 	if code == codes.Unavailable || code == codes.Canceled || code == codes.Internal || code == codes.Unknown {
 		// A dying process first shows up as a broken connection; give the

@@ -154,6 +154,7 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		StartTimeout:     start,
 		Stderr:           st,
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
+		GRPCDialOptions:  pluginhost.MessageLimit(), // limits.PluginMessage
 	}
 	// go-plugin's AutoMTLS exchange with P-256 certificates (the host's
 	// made once per process), as for plugins: internal/plugintls.
