@@ -27,6 +27,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -280,7 +281,9 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 			// The catalog must not remember it as "not a plugin".
 			return fail(fmt.Errorf("%w: no handshake within %s: %w", ErrStartTimeout, start.Round(time.Millisecond), context.DeadlineExceeded))
 		}
-		return fail(fmt.Errorf("%w: %v", ErrNotPlugin, err))
+		// go-plugin quotes the plugin's first stdout line whole: a
+		// 64 KiB line once filled the error.
+		return fail(fmt.Errorf("%w: %s", ErrNotPlugin, clip(err.Error(), maxQuote)))
 	}
 	if mtls && !plugintls.Pinned(cfg) {
 		return fail(fmt.Errorf("%w: %w", ErrNotPlugin, plugintls.ErrNoCertificate))
@@ -575,6 +578,22 @@ type stderrLog struct {
 
 const stderrKeep = 400
 
+// maxQuote bounds one line of a plugin's output (stdout before the
+// handshake, a stderr line) that an error quotes or the host keeps.
+const maxQuote = 4 << 10
+
+// clip cuts s to n bytes, on a character boundary, saying how much more
+// there was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", s[:n], len(s)-n)
+}
+
 func newStderrLog(name string, out io.Writer) *stderrLog {
 	return &stderrLog{name: name, out: out, panicAt: -1}
 }
@@ -596,7 +615,7 @@ func (l *stderrLog) Write(b []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		line := string(l.partial[:i])
+		line := clip(string(l.partial[:i]), maxQuote)
 		l.partial = l.partial[i+1:]
 		if l.out != nil {
 			fmt.Fprintf(l.out, "[%s] %s\n", l.name, line)

@@ -137,6 +137,9 @@ func runHelper(mode string) {
 	case "garbage":
 		fmt.Println("hello, I am not a plugin")
 		time.Sleep(time.Minute)
+	case "long-garbage":
+		fmt.Println(strings.Repeat("g", 60<<10)) // under go-plugin's 64 KiB line bound, so it is quoted
+		time.Sleep(time.Minute)
 	case "wrong-cookie":
 		hs := sdk.Handshake()
 		hs.MagicCookieKey, hs.MagicCookieValue = "SOME_OTHER_PLUGIN", "other"

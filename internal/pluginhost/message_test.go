@@ -81,3 +81,23 @@ func TestPluginMessageOverLimit(t *testing.T) {
 		check(t, ce)
 	})
 }
+
+// A 60 KiB line on stdout before the handshake is quoted cut, saying how
+// much more there was, not whole.
+func TestLongStdoutLineCut(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := helperOpts("long-garbage")
+	opts.StartTimeout = time.Minute // a hang guard: the line ends the start at once
+	p, err := pluginhost.Load(context.Background(), self, opts)
+	if err == nil {
+		p.Close()
+		t.Fatal("loaded")
+	}
+	msg := err.Error()
+	if !errors.Is(err, pluginhost.ErrNotPlugin) || len(msg) > 8<<10 || !strings.Contains(msg, "bytes more)") || !strings.Contains(msg, "gggg") {
+		t.Fatalf("%d-byte error: %q", len(msg), msg)
+	}
+}
