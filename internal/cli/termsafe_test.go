@@ -50,3 +50,22 @@ func TestCatalogTextEscapedOnTerminal(t *testing.T) {
 		t.Errorf("error not escaped: %q", r.err)
 	}
 }
+
+// A catalog name with a NUL byte is refused (exit 3) naming the source
+// and the byte; invalid UTF-8 never reaches the output raw (the decoders
+// read it as U+FFFD).
+func TestCatalogNameNULOrInvalidUTF8(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(p, []byte("plugins:\n  - name: \"a\\0b\"\n    description: d\n"), 0o644)
+	r := run(t, false, nil, "catalog", "list", "--source", "file:"+p)
+	if r.code != ExitRead || !strings.Contains(r.err, `plugin name "a\x00b" holds a NUL byte`) || !strings.Contains(r.err, "file:"+p) {
+		t.Errorf("NUL: exit %d, stderr %q", r.code, r.err)
+	}
+	os.WriteFile(p, []byte("plugins:\n  - name: a\xffb\n    description: d\n"), 0o644)
+	for _, format := range []string{"table", "json", "yaml"} {
+		r = run(t, false, nil, "catalog", "list", "--source", "file:"+p, "-o", format)
+		if strings.Contains(r.out+r.err, "\xff") {
+			t.Errorf("-o %s: a raw invalid byte reached the output: %q", format, r.out+r.err)
+		}
+	}
+}
