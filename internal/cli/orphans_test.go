@@ -85,9 +85,7 @@ func forkSession(role string, ready *os.File) error {
 // were left after each): abctl is the child subreaper of its plugins and
 // kills what they leave reparented to it.
 func TestSessionForkerNotLeaked(t *testing.T) {
-	if left := pluginProcs(t, binDir); len(left) > 0 {
-		t.Fatalf("processes left by an earlier test: %v", left)
-	}
+	dir := sessionDir(t, false)
 	chain := chainOf(t, sessionForker)
 	// sleepers waits until both sleepers of the plugin's one start have
 	// written their pid (a hang guard bounds it).
@@ -105,20 +103,20 @@ func TestSessionForkerNotLeaked(t *testing.T) {
 	}
 	t.Run("dryrun", func(t *testing.T) {
 		pids := filepath.Join(t.TempDir(), "pids")
-		cmd := exec.Command(os.Args[0], "dryrun", "--chain", chain, "../../fixtures/inference/chat-stream.fixture", "--plugin-dir", binDir)
+		cmd := exec.Command(os.Args[0], "dryrun", "--chain", chain, "../../fixtures/inference/chat-stream.fixture", "--plugin-dir", dir)
 		cmd.Env = append(os.Environ(), abctlEnv+"=1", sessionPids+"="+pids)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("dryrun: %v\n%s", err, out)
 		}
 		sleepers(t, pids)
-		if left := waitGone(t); len(left) > 0 {
+		if left := waitGoneFrom(t, dir); len(left) > 0 {
 			killAll(left)
 			t.Fatalf("left running after dryrun: %v", left)
 		}
 	})
 	t.Run("serve", func(t *testing.T) {
 		pids := filepath.Join(t.TempDir(), "pids")
-		cmd := exec.Command(os.Args[0], "serve", "--chain", chain, "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0", "--plugin-dir", binDir)
+		cmd := exec.Command(os.Args[0], "serve", "--chain", chain, "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0", "--plugin-dir", dir)
 		cmd.Env = append(os.Environ(), abctlEnv+"=1", sessionPids+"="+pids)
 		stderr := &lockedBuffer{}
 		cmd.Stderr = stderr
@@ -136,11 +134,52 @@ func TestSessionForkerNotLeaked(t *testing.T) {
 		sleepers(t, pids)
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
-		if left := waitGone(t); len(left) > 0 {
+		if left := waitGoneFrom(t, dir); len(left) > 0 {
 			killAll(left)
 			t.Fatalf("left running after serve: %v\n%s", left, stderr.String())
 		}
 	})
+}
+
+// sessionDir returns a directory holding session-forker (a copy of this
+// test binary) and, with all, links to every binary of binDir. It is
+// never binDir: the in-process tests there have no subreaper, and
+// session-forker's sleepers would outlive them.
+func sessionDir(t *testing.T, all bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := copyExec(os.Args[0], filepath.Join(dir, sessionForker)); err != nil {
+		t.Fatal(err)
+	}
+	if all {
+		ents, err := os.ReadDir(binDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			from, to := filepath.Join(binDir, e.Name()), filepath.Join(dir, e.Name())
+			if os.Link(from, to) != nil {
+				if err := copyExec(from, to); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	t.Cleanup(func() { killAll(pluginProcs(t, dir)) })
+	return dir
+}
+
+// waitGoneFrom is waitGone for the binaries of dir.
+func waitGoneFrom(t *testing.T, dir string) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second) // hang guard: the wait ends when the last process is gone
+	for {
+		left := pluginProcs(t, dir)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // killAll ends what a failed test left running, so that later tests start
@@ -159,8 +198,9 @@ func killAll(procs []string) {
 // nothing, and leaves nothing running. (A sweep that killed any child it
 // had not registered yet killed plugins mid-describe.)
 func TestCatalogDirSweepSparesStarts(t *testing.T) {
+	dir := sessionDir(t, true)
 	list := func(sub bool) map[string]bool {
-		args := []string{"catalog", "list", "--no-cache", "--source", "dir:" + binDir, "-o", "json"}
+		args := []string{"catalog", "list", "--no-cache", "--source", "dir:" + dir, "-o", "json"}
 		var out []byte
 		var err error
 		if sub {
@@ -201,8 +241,8 @@ func TestCatalogDirSweepSparesStarts(t *testing.T) {
 	}
 	// The in-process host is no subreaper: session-forker's sleepers
 	// (running before its handshake) are left; end them.
-	killAll(pluginProcs(t, binDir))
-	waitGone(t)
+	killAll(pluginProcs(t, dir))
+	waitGoneFrom(t, dir)
 	for range 3 {
 		got := list(true)
 		for n := range want {
@@ -210,7 +250,7 @@ func TestCatalogDirSweepSparesStarts(t *testing.T) {
 				t.Errorf("%s not listed by abctl (lost mid-describe?): %v", n, got)
 			}
 		}
-		if left := waitGone(t); len(left) > 0 {
+		if left := waitGoneFrom(t, dir); len(left) > 0 {
 			killAll(left)
 			t.Fatalf("left running after catalog list: %v", left)
 		}

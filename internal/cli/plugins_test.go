@@ -72,7 +72,7 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	err = testbin.Build(context.Background(), dir, "./examples/plugins/...")
-	for _, name := range []string{slowPlugin, forkerPlugin, hangPlugin, sessionForker} {
+	for _, name := range []string{slowPlugin, forkerPlugin, hangPlugin} {
 		if err == nil {
 			err = copyExec(os.Args[0], filepath.Join(dir, name))
 		}
