@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Catalog is a set of plugin descriptors from one or more sources, sorted by
@@ -185,6 +186,20 @@ func Load(ctx context.Context, specs []string, opts Options) (*Catalog, error) {
 	return LoadSources(ctx, srcs...)
 }
 
+// checkName refuses a plugin name no chain entry can name: one with a
+// NUL byte or invalid UTF-8 (a url: or file: source could serve one).
+// Other control characters are shown escaped (termsafe), as in
+// descriptions.
+func checkName(name string) error {
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("plugin name %q is not valid UTF-8; a name is text a chain entry repeats", name)
+	}
+	if i := strings.IndexByte(name, 0); i >= 0 {
+		return fmt.Errorf("plugin name %q holds a NUL byte at byte %d; a name is text a chain entry repeats", name, i)
+	}
+	return nil
+}
+
 // LoadSources combines already built sources into one catalog.
 func LoadSources(ctx context.Context, srcs ...Source) (*Catalog, error) {
 	c := &Catalog{}
@@ -198,6 +213,9 @@ func LoadSources(ctx context.Context, srcs ...Source) (*Catalog, error) {
 			return nil, err
 		}
 		for i := range ds {
+			if err := checkName(ds[i].Name); err != nil {
+				return nil, &ReadError{Source: src.Spec(), Err: err}
+			}
 			d := ds[i].clone()
 			if d.Origin.Source == "" {
 				d.Origin.Source = src.Spec()

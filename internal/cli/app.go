@@ -161,6 +161,10 @@ func MainWithSignals(app *App, args []string) int {
 		d.Options.Groups = groups
 		app.Catalog.Describer = d
 	}
+	// What a plugin forks into a session of its own is reparented here
+	// and killed when the plugin stops and at exit (pluginhost.AdoptOrphans).
+	_ = pluginhost.AdoptOrphans()
+	defer pluginhost.KillOrphans()
 	ctx, stop := interrupt.Notify(context.Background(), groups.KillAll)
 	defer stop()
 	return Main(ctx, app, args)

@@ -372,6 +372,11 @@ func (y *yamlReportWriter) item(v any, first, indent string) error {
 	if err != nil {
 		return fmt.Errorf("convert to YAML: %w", err)
 	}
+	if !termsafe.Safe(string(doc)) {
+		// Control characters from traffic or a plugin, which the YAML
+		// library writes raw: this item as JSON (flow YAML), escaped.
+		doc = append(termsafe.JSON(j), '\n')
+	}
 	y.buf.Reset()
 	for i, line := range bytes.SplitAfter(bytes.TrimSuffix(doc, []byte("\n")), []byte("\n")) {
 		if i == 0 {

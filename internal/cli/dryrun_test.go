@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/goccy/go-yaml"
 	"io"
 	"os"
 	"path/filepath"
@@ -264,5 +265,30 @@ func TestCatalogShowsExtensions(t *testing.T) {
 	}
 	if !strings.Contains(out, `"key": "inference"`) || !strings.Contains(out, `"schema": {`) {
 		t.Errorf("catalog list -o json lacks the inference declaration with its schema")
+	}
+}
+
+// The streamed -o yaml writes no raw control byte from traffic or a
+// plugin (the YAML library wrote ESC raw in plain scalars): such an item is
+// written as JSON, which is YAML, and decodes to the same text.
+func TestYAMLReportWriterEscapesControlBytes(t *testing.T) {
+	reason := "\x1b]0;owned\x07\x1b[2J\u009b31m"
+	var got bytes.Buffer
+	y := &yamlReportWriter{w: &got}
+	if err := y.event(&trace.Event{Seq: 1, Hook: "on_request", Plugin: "p", Action: "reject", Reason: reason}); err != nil {
+		t.Fatal(err)
+	}
+	if err := y.finish(replay.Outcome{Kind: "deny", Reason: reason}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(got.String(), "\x1b\x07\u009b") {
+		t.Fatalf("raw control bytes:\n%q", got.String())
+	}
+	var back replay.Report
+	if err := yaml.Unmarshal(got.Bytes(), &back); err != nil {
+		t.Fatalf("%v in\n%s", err, got.String())
+	}
+	if len(back.Events) != 1 || back.Events[0].Reason != reason || back.Outcome.Reason != reason {
+		t.Errorf("decoded %+v", back)
 	}
 }

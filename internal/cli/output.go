@@ -233,10 +233,17 @@ func fitWidths(natural, least []int, width, gap int) (widths []int, ok bool) {
 // writeJSON prints v as indented JSON. Field order follows the Go structs,
 // so the output is stable.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	// Names and descriptions from url:, file: and dir: sources: no C1
+	// control or bidi override reaches a terminal raw.
+	_, err := w.Write(termsafe.JSON(b.Bytes()))
+	return err
 }
 
 // writeYAML prints v as YAML with the same field names and order as its
@@ -249,6 +256,18 @@ func writeYAML(w io.Writer, v any) error {
 	y, err := yaml.JSONToYAML(j)
 	if err != nil {
 		return fmt.Errorf("convert to YAML: %w", err)
+	}
+	if !termsafe.Safe(string(y)) {
+		// The YAML library writes control characters (ESC, from a url:
+		// or file: catalog) raw in plain scalars, where they would act
+		// on the terminal. JSON is YAML too, with every one of them
+		// escaped and the data unchanged.
+		var b bytes.Buffer
+		if err := json.Indent(&b, j, "", "  "); err != nil {
+			return err
+		}
+		b.WriteByte('\n')
+		y = append([]byte("# as JSON (also YAML): the data holds control characters, escaped here\n"), termsafe.JSON(b.Bytes())...)
 	}
 	_, err = w.Write(y)
 	return err

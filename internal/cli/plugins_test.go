@@ -51,6 +51,9 @@ func TestMain(m *testing.M) {
 	case hangPlugin:
 		sdk.Serve(hangBundle())
 		return
+	case sessionForker:
+		serveSessionForker()
+		return
 	}
 	if os.Getenv(abctlEnv) == "1" {
 		// As cmd/abctl runs, with a call timeout far beyond any test, so

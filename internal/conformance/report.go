@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"encoding/xml"
@@ -301,9 +302,16 @@ func WriteJSON(w io.Writer, rep *Report, withTrace bool) error {
 			out.Results[i] = r
 		}
 	}
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	// What plugins wrote (stderr, panics, names): no C1 control or bidi
+	// override reaches a terminal raw.
+	_, err := w.Write(termsafe.JSON(b.Bytes()))
+	return err
 }
 
 // JUnit XML, in the form CI systems read: one testsuite per family.

@@ -65,6 +65,16 @@ var (
 	// YAMLTokens bounds the tokens a YAML document may hold, estimated
 	// from its bytes before the parser allocates one object per token.
 	YAMLTokens = Bound{Env: "ABKIT_MAX_YAML_TOKENS", Default: 400_000, Unit: "tokens"}
+	// PluginMessage is the largest gRPC message a plugin or runtime may
+	// send the host (an answer carrying a body, a description). Over it
+	// the call fails with a limit error at once, before the message is
+	// read into memory: a 100 MiB answer once took conformance to 7 GiB.
+	// It must exceed Body, whose bodies plugins answer with.
+	PluginMessage = Bound{Env: "ABKIT_MAX_PLUGIN_MESSAGE", Default: 64 << 20, Unit: "bytes"}
+	// YAMLKeys bounds the keys of one block mapping in a YAML document,
+	// counted on the lexer's tokens: go-yaml's parser takes time
+	// quadratic in them (60,000 keys in 900 KB took dryrun 85 s).
+	YAMLKeys = Bound{Env: "ABKIT_MAX_YAML_KEYS", Default: 5_000, Unit: "keys"}
 	// JSONDepth is the deepest nesting of objects and arrays in a JSON
 	// document abkit parses from input (HAR exports, baselines).
 	JSONDepth = Bound{Env: "ABKIT_MAX_JSON_DEPTH", Default: 200, Unit: "levels"}
@@ -72,7 +82,7 @@ var (
 
 // All lists every bound, for CheckEnv and the docs test.
 func All() []Bound {
-	return []Bound{ChainFile, CatalogFile, HARFile, URLBody, Baseline, Body, YAMLDepth, YAMLNodes, YAMLExpanded, YAMLTokens, JSONDepth}
+	return []Bound{ChainFile, CatalogFile, HARFile, URLBody, Baseline, Body, PluginMessage, YAMLDepth, YAMLNodes, YAMLExpanded, YAMLTokens, YAMLKeys, JSONDepth}
 }
 
 // Max returns the bound in force: the value of b.Env when it is set and
@@ -161,11 +171,17 @@ func (e *Error) Error() string {
 	if e.Detail != "" {
 		msg = fmt.Sprintf("%s: %s (%s; docs/limits.md)", e.File, e.Detail, e.Limit)
 	} else {
-		got := "over"
+		got, max := "over", e.format(e.Max)
 		if e.Got >= 0 {
-			got = e.format(e.Got) + ", over"
+			g := e.format(e.Got)
+			if e.Unit == "bytes" && e.Got >= 1<<20 && e.Max >= 1<<20 && e.Got != e.Max && fmt.Sprintf("%.1f", float64(e.Got)/(1<<20)) == fmt.Sprintf("%.1f", float64(e.Max)/(1<<20)) {
+				// Rounding hides the difference ("32.0 MiB, over the
+				// limit of 32.0 MiB"): the exact bytes say it.
+				g, max = fmt.Sprintf("%s (%d %s)", g, e.Got, e.Unit), fmt.Sprintf("%s (%d %s)", max, e.Max, e.Unit)
+			}
+			got = g + ", over"
 		}
-		msg = fmt.Sprintf("%s: %s %s the limit of %s (docs/limits.md)", e.File, e.Limit, gotPhrase(got), e.format(e.Max))
+		msg = fmt.Sprintf("%s: %s %s the limit of %s (docs/limits.md)", e.File, e.Limit, gotPhrase(got), max)
 	}
 	if e.Fix != "" {
 		msg += "; " + e.Fix

@@ -2,6 +2,7 @@ package limits
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,5 +185,49 @@ func TestDocsListEveryVariable(t *testing.T) {
 		if !strings.Contains(string(doc), "`"+b.Env+"`") {
 			t.Errorf("docs/limits.md does not list %s", b.Env)
 		}
+	}
+}
+
+// A size just over a bound that rounds to the same figure is given in
+// exact bytes ("32.0 MiB, over the limit of 32.0 MiB" said nothing).
+func TestErrorExactWhenRoundingHides(t *testing.T) {
+	e := Body.Error("f", "body size", 32<<20+1000, "")
+	if s := e.Error(); !strings.Contains(s, "33555432 bytes") || !strings.Contains(s, "33554432 bytes") {
+		t.Errorf("%s", s)
+	}
+	e = Body.Error("f", "body size", 33<<20, "")
+	if s := e.Error(); strings.Contains(s, "bytes)") || !strings.Contains(s, "is 33 MiB, over the limit of 32 MiB") {
+		t.Errorf("%s", s)
+	}
+}
+
+// A block mapping with more keys than YAMLKeys is refused from the lexer's
+// tokens, naming the line where the count passed the bound, before the
+// parser (quadratic in a mapping's keys: 60,000 took dryrun 85 s) runs.
+// Keys of different mappings, nested or side by side, are counted apart.
+func TestCheckYAMLKeysPerMapping(t *testing.T) {
+	keys := func(n int, indent string) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%sk%x: %d\n", indent, i, i%10)
+		}
+		return b.String()
+	}
+	big := "outbound:\n  - name: p\n    config:\n" + keys(60_000, "      ")
+	err := CheckYAML("big.yaml", []byte(big))
+	var le *Error
+	if !errors.As(err, &le) || le.Limit != "keys in one YAML mapping" || !strings.Contains(err.Error(), "big.yaml:5004:") ||
+		!strings.Contains(err.Error(), "ABKIT_MAX_YAML_KEYS=") {
+		t.Fatalf("err %v", err)
+	}
+	// 4,000 keys in each of two sibling mappings, and in a nested one:
+	// each mapping is under the bound.
+	ok := "a:\n" + keys(4000, "  ") + "b:\n" + keys(4000, "  ") + "c:\n  d:\n" + keys(4000, "    ") + "  e: 1\n"
+	if err := CheckYAML("ok.yaml", []byte(ok)); err != nil {
+		t.Errorf("sibling mappings: %v", err)
+	}
+	seq := "l:\n" + strings.Repeat("  - a: 1\n    b: 2\n", 10_000)
+	if err := CheckYAML("seq.yaml", []byte(seq)); err != nil {
+		t.Errorf("10,000 small mappings in a sequence: %v", err)
 	}
 }

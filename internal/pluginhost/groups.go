@@ -45,14 +45,17 @@ func (g *Groups) Len() int {
 	return len(g.pids)
 }
 
-// KillAll sends SIGKILL to every tracked process group.
+// KillAll sends SIGKILL to every tracked process group, then kills the
+// orphans reparented to this process (KillOrphans): what the plugins
+// forked into sessions of their own.
 func (g *Groups) KillAll() {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	for pid := range g.pids {
 		killGroup(pid)
 	}
+	g.mu.Unlock()
+	KillOrphans()
 }

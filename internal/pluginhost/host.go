@@ -20,11 +20,14 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -33,6 +36,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/plugintls"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk"
@@ -239,6 +243,8 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		// there (other than a runtime crash, which goes to fd 2) is lost.
 		SyncStderr: log,
 		Logger:     hclog.New(&hclog.LoggerOptions{Name: base, Output: io.Discard, Level: hclog.Off}),
+		// limits.PluginMessage: refused from the length prefix, not read.
+		GRPCDialOptions: MessageLimit(),
 	}
 	mtls := !opts.DisableAutoMTLS
 	if mtls {
@@ -259,14 +265,19 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		if cmd.Process != nil {
 			le.Pid = cmd.Process.Pid
 			opts.Groups.Remove(le.Pid)
+			Stopped(le.Pid) // and what it forked out of its group
 		}
 		return nil, le
 	}
+	started := Starting() // so that the orphan sweep never takes it for one
 	cp, err := client.Client()
 	// Client started the process on this goroutine, so cmd.Process is
 	// safe to read now.
 	if cmd.Process != nil {
+		started(cmd.Process.Pid)
 		opts.Groups.Add(cmd.Process.Pid)
+	} else {
+		started(0)
 	}
 	if err != nil {
 		if isStartTimeout(err) {
@@ -274,7 +285,9 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 			// The catalog must not remember it as "not a plugin".
 			return fail(fmt.Errorf("%w: no handshake within %s: %w", ErrStartTimeout, start.Round(time.Millisecond), context.DeadlineExceeded))
 		}
-		return fail(fmt.Errorf("%w: %v", ErrNotPlugin, err))
+		// go-plugin quotes the plugin's first stdout line whole: a
+		// 64 KiB line once filled the error.
+		return fail(fmt.Errorf("%w: %s", ErrNotPlugin, clip(err.Error(), maxQuote)))
 	}
 	if mtls && !plugintls.Pinned(cfg) {
 		return fail(fmt.Errorf("%w: %w", ErrNotPlugin, plugintls.ErrNoCertificate))
@@ -289,6 +302,36 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		return fail(err)
 	}
 	return p, nil
+}
+
+// MessageLimit is the gRPC dial options that bound what a plugin or
+// runtime may send in one message (limits.PluginMessage) and what the host
+// sends it. go-plugin sets both to 2 GiB; gRPC refuses a larger message
+// from its length prefix, before reading it.
+func MessageLimit() []grpc.DialOption {
+	n := limits.PluginMessage.Int()
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(n), grpc.MaxCallSendMsgSize(n))}
+}
+
+var tooLarge = regexp.MustCompile(`larger than max \((\d+) vs\. (\d+)\)`)
+
+// MessageError turns gRPC's "received message larger than max (N vs. M)"
+// into the limit error naming what was refused (what), the size and the
+// variable that raises the bound; nil for any other error. The host is not
+// slow and the plugin did not hang: it sent too much.
+func MessageError(what string, err error) *limits.Error {
+	m := tooLarge.FindStringSubmatch(status.Convert(err).Message())
+	if m == nil {
+		return nil
+	}
+	got, _ := strconv.ParseInt(m[1], 10, 64)
+	le := limits.PluginMessage.Error(what, "plugin message size", got,
+		"a plugin's answers carry bodies (ABKIT_MAX_BODY) and headers, its description a few KiB; check what the plugin sends")
+	if max, err := strconv.ParseInt(m[2], 10, 64); err == nil {
+		le.Max = max
+	}
+	le.Detail = fmt.Sprintf("the plugin sent a %s message, over the limit of %s", limits.Bytes(got), limits.Bytes(le.Max))
+	return le
 }
 
 // processTLS is the host certificate of this process, made on first use:
@@ -409,6 +452,8 @@ func (p *Plugin) Close() error {
 		KillProcessGroup(p.cmd)
 		<-done // go-plugin reaps the process once it and its children are dead
 		p.opts.Groups.Remove(p.Pid())
+		// What it forked into a session or group of its own (orphans.go).
+		Stopped(p.Pid())
 	})
 	return nil
 }
@@ -475,6 +520,10 @@ func (p *Plugin) callErrWithin(call string, err error, bound time.Duration) erro
 		}
 	case codes.Canceled:
 		ce.Err = fmt.Errorf("call cancelled: %w", context.Canceled)
+	case codes.ResourceExhausted:
+		if le := MessageError("answer", err); le != nil {
+			ce.Err = le
+		}
 	}
 	if code == codes.Unavailable || code == codes.Canceled || code == codes.Internal || code == codes.Unknown {
 		// A dying process first shows up as a broken connection; give the
@@ -533,6 +582,22 @@ type stderrLog struct {
 
 const stderrKeep = 400
 
+// maxQuote bounds one line of a plugin's output (stdout before the
+// handshake, a stderr line) that an error quotes or the host keeps.
+const maxQuote = 4 << 10
+
+// clip cuts s to n bytes, on a character boundary, saying how much more
+// there was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", s[:n], len(s)-n)
+}
+
 func newStderrLog(name string, out io.Writer) *stderrLog {
 	return &stderrLog{name: name, out: out, panicAt: -1}
 }
@@ -554,7 +619,7 @@ func (l *stderrLog) Write(b []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		line := string(l.partial[:i])
+		line := clip(string(l.partial[:i]), maxQuote)
 		l.partial = l.partial[i+1:]
 		if l.out != nil {
 			fmt.Fprintf(l.out, "[%s] %s\n", l.name, line)

@@ -74,6 +74,8 @@ func (h helperPlugin) OnRequest(context.Context, *gateway.Exchange) gateway.Acti
 		select {}
 	case "exit-in-request":
 		os.Exit(3)
+	case "huge-reason":
+		return gateway.Reject(403, strings.Repeat("r", 100<<20))
 	case "kill-in-request":
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
@@ -97,9 +99,13 @@ func (h helperPlugin) OnResponseFrame(_ context.Context, _ *gateway.Exchange, fr
 }
 
 func helperBundle(mode string) sdk.Plugin {
+	desc := "Misbehaves on purpose for the host's failure tests"
+	if mode == "huge-description" {
+		desc = strings.Repeat("x", 100<<20)
+	}
 	return sdk.Plugin{
 		Name:        "misbehaving",
-		Description: "Misbehaves on purpose for the host's failure tests",
+		Description: desc,
 		Pipeline: &gateway.Factory{Name: "misbehaving", New: func(json.RawMessage) (gateway.Plugin, error) {
 			return helperPlugin{mode: mode}, nil
 		}},
@@ -130,6 +136,9 @@ func runHelper(mode string) {
 		time.Sleep(time.Minute)
 	case "garbage":
 		fmt.Println("hello, I am not a plugin")
+		time.Sleep(time.Minute)
+	case "long-garbage":
+		fmt.Println(strings.Repeat("g", 60<<10)) // under go-plugin's 64 KiB line bound, so it is quoted
 		time.Sleep(time.Minute)
 	case "wrong-cookie":
 		hs := sdk.Handshake()

@@ -131,3 +131,30 @@ func walk(v reflect.Value, depth int) {
 		}
 	}
 }
+
+// JSON rewrites, in JSON text such as encoding/json writes, the runes it
+// leaves raw that a terminal acts on: C1 controls (U+009B is CSI) and
+// bidirectional overrides and isolates, as \uXXXX escapes. In JSON they
+// can only stand inside strings, where the escape means the same rune, so
+// the data is unchanged. (encoding/json already escapes C0 controls and
+// replaces invalid UTF-8.)
+func JSON(b []byte) []byte {
+	if !needs(string(b)) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if bad(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}
+
+// Safe reports whether s prints on a terminal as it is: String would not
+// change it.
+func Safe(s string) bool { return !needs(s) }

@@ -1,6 +1,9 @@
 package termsafe
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestString(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -47,5 +50,26 @@ func TestFields(t *testing.T) {
 	}
 	if v.priv != "\x1b" {
 		t.Error("unexported field changed")
+	}
+}
+
+// JSON escapes what encoding/json leaves raw and a terminal acts on (C1
+// controls, bidi overrides), and the JSON still decodes to the same text.
+func TestJSONEscapesC1AndBidi(t *testing.T) {
+	in := "x\u009b31m\u202eevil\u2066é"
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := JSON(b)
+	if string(out) != `"x\u009b31m\u202eevil\u2066é"` {
+		t.Fatalf("JSON(%s) = %s", b, out)
+	}
+	var back string
+	if err := json.Unmarshal(out, &back); err != nil || back != in {
+		t.Fatalf("decodes to %q, %v", back, err)
+	}
+	if plain := []byte(`{"a":"b"}`); &JSON(plain)[0] != &plain[0] {
+		t.Error("safe JSON was copied")
 	}
 }

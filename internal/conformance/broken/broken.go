@@ -94,6 +94,13 @@ func Plugins(crash func()) map[string]sdk.Plugin {
 		"describe-writes": describeWrites(),
 		"describe-stream": describeStream(),
 		"forks-child":     pipe("forks-child", basic{caps: gateway.Capabilities{Description: "Starts a helper process as a binary"}}),
+		// forks-session honours every rule; as a binary it forks a
+		// sleeper into a session of its own and a daemon (a new session
+		// whose leader exits at once), which killing its process group
+		// misses. Not in Expect: only a host that is the child subreaper
+		// of its plugins (conformance, abctl) kills those, so the suites
+		// of this package would leak them; its test runs conformance.
+		"forks-session": pipe("forks-session", basic{caps: gateway.Capabilities{Description: "Forks into sessions of its own as a binary"}}),
 		// slow-request is not in Expect: whether it fails P15 for its
 		// time or for a deadline depends on the host's call timeout, which
 		// its own test sets (TestDeadlineOverrunWording).

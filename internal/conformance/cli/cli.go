@@ -88,6 +88,11 @@ func MainWithSignals(app *App, args []string) int {
 	if app.Groups == nil {
 		app.Groups = pluginhost.NewGroups()
 	}
+	// What a plugin or runtime forks into a session of its own is
+	// reparented here and killed when it stops and at exit
+	// (pluginhost.AdoptOrphans).
+	_ = pluginhost.AdoptOrphans()
+	defer pluginhost.KillOrphans()
 	ctx, stop := interrupt.Notify(context.Background(), app.Groups.KillAll)
 	defer stop()
 	return Main(ctx, app, args)

@@ -92,6 +92,7 @@ func (r *Runtime) Close() error {
 		<-done
 		if r.cmd.Process != nil {
 			r.groups.Remove(r.cmd.Process.Pid)
+			pluginhost.Stopped(r.cmd.Process.Pid) // what it forked out of its group
 		}
 		r.mu.Lock()
 		srv := r.srv
@@ -153,6 +154,7 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		StartTimeout:     start,
 		Stderr:           st,
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
+		GRPCDialOptions:  pluginhost.MessageLimit(), // limits.PluginMessage
 	}
 	// go-plugin's AutoMTLS exchange with P-256 certificates (the host's
 	// made once per process), as for plugins: internal/plugintls.
@@ -165,12 +167,17 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		client.Kill()
 		if cmd.Process != nil {
 			l.Groups.Remove(cmd.Process.Pid)
+			pluginhost.Stopped(cmd.Process.Pid)
 		}
 		return nil, &startError{err: err, stderr: st.String()}
 	}
+	started := pluginhost.Starting() // so that the orphan sweep never takes it for one
 	cp, err := client.Client()
 	if cmd.Process != nil { // started on this goroutine: safe to read
+		started(cmd.Process.Pid)
 		l.Groups.Add(cmd.Process.Pid)
+	} else {
+		started(0)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("%s is not a working abkit runtime: the runtime handshake (%s, protocol %d) failed: %w",
