@@ -130,21 +130,16 @@ func copyFile(from, to string) error {
 }
 
 // CorpusEnv names the folder of external captures (traffic and spec
-// examples written by others, with a manifest.json) when it is not in its
-// usual place beside the checkout.
+// examples written by others, with a manifest.json).
 const CorpusEnv = "ABKIT_EXTERNAL_CORPUS"
 
-// ExternalCorpus returns the folder of external captures, or "" when this
-// machine has none: tests that read it skip then, so a plain clone passes.
-// The captures are never copied into the repository.
-func ExternalCorpus(ctx context.Context) string {
+// ExternalCorpus returns the folder of external captures that CorpusEnv
+// names, or "" when it names none: tests that read it skip then, so a
+// plain clone passes. The captures are never copied into the repository.
+func ExternalCorpus(context.Context) string {
 	dir := os.Getenv(CorpusEnv)
 	if dir == "" {
-		root, err := Root(ctx)
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(root, "..", "shared", "corpus", "external")
+		return ""
 	}
 	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
 		return ""
