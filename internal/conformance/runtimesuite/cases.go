@@ -16,9 +16,9 @@ func Suite() *conformance.Registry {
 	for _, add := range []func(*conformance.Registry){
 		addPipelineClientCases, addPipelineHeaderCases, addPipelineOrderCases, addPipelineStreamCases,
 		addPipelineFinishCases, addPipelineBodyCases, addPipelineLifecycleCases, addLifecycleChoiceCases, addPipelineBuildCases,
-		addInterceptSlotCases, addInterceptOrderCases, addInterceptWarningCases, addInterceptDecisionCases,
-		addInterceptPointCases, addInterceptEventCases,
-		addHookSubmitCases, addHookOrderCases, addHookToolCases,
+		addDispatchSlotCases, addDispatchOrderCases, addDispatchWarningCases, addDispatchDecisionCases,
+		addDispatchPointCases, addDispatchEventCases,
+		addHooksSubmitCases, addHooksOrderCases, addHooksToolCases,
 	} {
 		add(r)
 	}

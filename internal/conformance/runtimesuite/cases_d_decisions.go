@@ -9,8 +9,8 @@ import (
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 )
 
-// addInterceptDecisionCases registers the cases of every decision at every request point, and the host verdict (D6-D14).
-func addInterceptDecisionCases(r *conformance.Registry) {
+// addDispatchDecisionCases registers the cases of every decision at every request point, and the host verdict (D6-D14).
+func addDispatchDecisionCases(r *conformance.Registry) {
 	for _, c := range []*conformance.Case{
 		dcase("D10/host-verdict", []string{"D10"}, "allow overrides a host deny with an audit note; deny overrides allow; all-continue keeps the host verdict",
 			"Three dispatches at permission.decision check the host verdict rules.",

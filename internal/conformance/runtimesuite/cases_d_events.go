@@ -9,8 +9,8 @@ import (
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 )
 
-// addInterceptEventCases registers the cases of events after the walk (D20).
-func addInterceptEventCases(r *conformance.Registry) {
+// addDispatchEventCases registers the cases of events after the walk (D20).
+func addDispatchEventCases(r *conformance.Registry) {
 	for _, c := range []*conformance.Case{
 		dcase("D20/events/slot-owners", []string{"D20", "D19"}, "slot owners get the events of the points their slot observes, once each",
 			"The owner of the context slot (no chain points) and a chain member at context.prepare each get the final payload once; the owner of session_policy gets session.start, an event-only point its slot observes, once; an extension at no point and owning no slot gets nothing.",

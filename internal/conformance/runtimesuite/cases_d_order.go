@@ -6,8 +6,8 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 )
 
-// addInterceptOrderCases registers the cases of the walk's order and nameless contributions (D4, D5).
-func addInterceptOrderCases(r *conformance.Registry) {
+// addDispatchOrderCases registers the cases of the walk's order and nameless contributions (D4, D5).
+func addDispatchOrderCases(r *conformance.Registry) {
 	for _, c := range []*conformance.Case{
 		dcase("D4/order/priority-id-registration", []string{"D4", "D5"}, "the walk runs by priority, then plugin ID; nameless entries are skipped",
 			"Registers extensions out of order and checks the call order (registration order among extensions of one ID is D4/order/registration).",

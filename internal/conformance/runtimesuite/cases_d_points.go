@@ -6,8 +6,8 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 )
 
-// addInterceptPointCases registers the cases of points, payloads and budgets (D1-D3).
-func addInterceptPointCases(r *conformance.Registry) {
+// addDispatchPointCases registers the cases of points, payloads and budgets (D1-D3).
+func addDispatchPointCases(r *conformance.Registry) {
 	for _, c := range []*conformance.Case{
 		dcase("D1/points/all-accepted-unknown-rejected", []string{"D1"}, "every point of D1 is accepted; an unknown point is rejected at build and at dispatch",
 			"An extension whose manifest lists all seventeen points must build. A dispatch at each of the ten request points must ask it for a decision; a dispatch at each of the seven event-only points must only notify it (no decision call). A manifest naming a point outside D1 must fail the build, and a dispatch at an unknown point must be a host error that never reaches the extension.",

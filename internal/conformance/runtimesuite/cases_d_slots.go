@@ -6,8 +6,8 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 )
 
-// addInterceptSlotCases registers the cases of slots and their owners' strategy (D17-D19).
-func addInterceptSlotCases(r *conformance.Registry) {
+// addDispatchSlotCases registers the cases of slots and their owners' strategy (D17-D19).
+func addDispatchSlotCases(r *conformance.Registry) {
 	for _, c := range []*conformance.Case{
 		dcase("D18/single-owner", []string{"D18", "D17"}, "a second owner of a slot, or an invalid slot name, fails the build naming the claimants",
 			"Two extensions claim the permission slot; then one claims a slot that does not exist. Both builds must fail.",

@@ -7,8 +7,8 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 )
 
-// addInterceptWarningCases registers the cases of warnings: once per extension, in the result, redacted (D13, D15, D16).
-func addInterceptWarningCases(r *conformance.Registry) {
+// addDispatchWarningCases registers the cases of warnings: once per extension, in the result, redacted (D13, D15, D16).
+func addDispatchWarningCases(r *conformance.Registry) {
 	for _, c := range []*conformance.Case{
 		dcase("D15/warn-once/concurrent", []string{"D15"}, "an optional extension failing in 20 concurrent dispatches is warned about once",
 			"Runs 20 dispatches at once through an optional extension that errors; the dispatcher must emit exactly one warning for it.",

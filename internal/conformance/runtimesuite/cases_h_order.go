@@ -7,8 +7,8 @@ import (
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 )
 
-// addHookOrderCases registers the cases of the order of submit, part and tool chains (H1).
-func addHookOrderCases(r *conformance.Registry) {
+// addHooksOrderCases registers the cases of the order of submit, part and tool chains (H1).
+func addHooksOrderCases(r *conformance.Registry) {
 	for _, c := range []*conformance.Case{
 		hcase("H1/order", []string{"H1"}, "hooks run by order, then ID, then registration",
 			"Registers submit hooks out of order and checks the call order.",

@@ -7,8 +7,8 @@ import (
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 )
 
-// addHookSubmitCases registers the cases of submit hooks: fail-open, fail-closed, rejections (H2-H4).
-func addHookSubmitCases(r *conformance.Registry) {
+// addHooksSubmitCases registers the cases of submit hooks: fail-open, fail-closed, rejections (H2-H4).
+func addHooksSubmitCases(r *conformance.Registry) {
 	for _, c := range []*conformance.Case{
 		hcase("H2/fail-open", []string{"H2"}, "a fail-open hook's error is recorded; the next hook sees the value from before it",
 			"The first hook changes the model and fails under fail-open; the second must see the original model.",

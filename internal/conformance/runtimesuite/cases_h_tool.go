@@ -6,8 +6,8 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 )
 
-// addHookToolCases registers the cases of tool reactors: decisions and bus policies (H5, H6).
-func addHookToolCases(r *conformance.Registry) {
+// addHooksToolCases registers the cases of tool reactors: decisions and bus policies (H5, H6).
+func addHooksToolCases(r *conformance.Registry) {
 	for _, c := range []*conformance.Case{
 		hcase("H5/tool-decisions", []string{"H5"}, "pass, rewrite and replace continue with the right event; swallow stops later reactors",
 			"Three tool reactors: rewrite the name, replace the event, then pass; then a chain where the first swallows.",
