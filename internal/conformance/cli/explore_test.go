@@ -38,7 +38,7 @@ func TestRunExplore(t *testing.T) {
 // it.
 func TestRunExploreUsage(t *testing.T) {
 	for _, args := range [][]string{
-		{"run", "--plugin", "x", "--explore", "3"},
+		{"run", "--plugin", "x", "--scenario", "s.json"},
 		{"run", "--runtime", "x", "--seed", "3"},
 		{"run", "--runtime", "x", "--explore", "-1", "--reference", "y"},
 	} {
