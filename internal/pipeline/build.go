@@ -35,6 +35,13 @@ type Options struct {
 	// choice P22.timing. By default the frame is that plugin's step of the
 	// reverse response walk.
 	FramesAfterWalk bool
+	// KeepUndeclaredWrites keeps a body write by a plugin that does not
+	// declare it in memory, as AuthBridge's Context.SetBody does: the
+	// other alternative of choice P17.undeclared-write. The later plugins
+	// (in process or out) see the written body, no P17 warning is given,
+	// and the wire still gets only the host's body or the declared
+	// writer's. By default such a write is refused and reported.
+	KeepUndeclaredWrites bool
 }
 
 // PoisonByte is what PoisonFrames overwrites a dispatched frame with.

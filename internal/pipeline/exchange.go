@@ -221,6 +221,10 @@ type Exchange struct {
 	pass    respPass // set by each responseWalk
 
 	reqBody []byte // the host's request body
+	// wireReq and wireResp are the bodies for the wire under
+	// KeepUndeclaredWrites: the host's, or the declared writer's last
+	// write; the plugin-facing exchange may hold a kept one instead.
+	wireReq, wireResp []byte
 
 	stage      stage
 	ran        int // plugins whose OnRequest was dispatched (P26)
@@ -296,6 +300,10 @@ func (e *Exchange) init(req Request, opts ExchangeOptions) {
 			b = []byte{}
 		}
 		e.ctl.SetRequestBody(b)
+		e.wireReq = b
+	}
+	if e.c.opts.KeepUndeclaredWrites {
+		e.ctl.KeepUndeclaredWrites(true)
 	}
 }
 
@@ -338,6 +346,9 @@ func (e *Exchange) Gateway() *gateway.Exchange { return e.gx }
 // RequestBody returns the request body to send upstream: the host's body,
 // or the declared writer's replacement (P17).
 func (e *Exchange) RequestBody() []byte {
+	if e.c.readsBody && e.c.opts.KeepUndeclaredWrites {
+		return e.wireReq // not a kept write (P17)
+	}
 	if e.c.readsBody {
 		return e.gx.RequestBody()
 	}
@@ -505,7 +516,16 @@ func (e *Exchange) noteWrites(ws []gateway.Write) {
 		rule = "P30"
 	}
 	for _, w := range ws {
-		if w.Applied {
+		if w.Applied && e.c.opts.KeepUndeclaredWrites {
+			// The declared writer's body is the wire's; a write kept
+			// before or after it is not (P17).
+			if w.Response {
+				e.wireResp = e.gx.ResponseBody()
+			} else {
+				e.wireReq = e.gx.RequestBody()
+			}
+		}
+		if w.Applied || w.Kept {
 			continue
 		}
 		what := "request"
@@ -716,6 +736,7 @@ func (e *Exchange) respondBuffered(ctx context.Context, up Upstream) {
 			body = []byte{}
 		}
 		e.ctl.SetResponseBody(body)
+		e.wireResp = body
 	}
 	e.body = body
 	e.ctx = ctx
@@ -731,6 +752,9 @@ func (e *Exchange) respondBuffered(ctx context.Context, up Upstream) {
 	h := e.gx.Response.Header
 	if e.respMut {
 		out = e.gx.ResponseBody()
+		if e.c.opts.KeepUndeclaredWrites {
+			out = e.wireResp // not a kept write (P17)
+		}
 		h.Del("Content-Length")
 	}
 	e.sendHeader(e.gx.Response.Status, h)

@@ -301,15 +301,22 @@ func (hx *hostEx) response(ex *gateway.Exchange) *abkitv1.HTTPResponse {
 }
 
 // applyWrites repeats the plugin's body writes on the host exchange, which
-// applies or refuses each (P17).
+// applies or refuses each (P17). A write refused plugin-side carries the
+// body it tried when the plugin did not declare it: the host exchange
+// keeps that one if the runtime keeps undeclared writes (choice
+// P17.undeclared-write), and refuses it otherwise, as it refuses a write
+// without a body (the current body stands in for it).
 func (hx *hostEx) applyWrites(ex *gateway.Exchange, ws []*abkitv1.BodyWrite) {
 	for _, w := range ws {
 		var b []byte
-		if w.GetApplied() {
+		switch {
+		case w.GetApplied():
 			b = nonNil(w.GetBody())
-		} else if w.GetResponse() {
+		case w.GetBody() != nil:
+			b = w.GetBody()
+		case w.GetResponse():
 			b = ex.ResponseBody()
-		} else {
+		default:
 			b = ex.RequestBody()
 		}
 		if w.GetResponse() {

@@ -538,12 +538,15 @@ func (st *exState) collect() ([]*abkitv1.BodyWrite, []*abkitv1.ExtensionValue) {
 	var writes []*abkitv1.BodyWrite
 	for _, w := range st.ctl.TakeWrites() {
 		bw := &abkitv1.BodyWrite{Response: w.Response, Applied: w.Applied}
-		if w.Applied {
-			if w.Response {
-				bw.Body = st.ex.ResponseBody()
-			} else {
-				bw.Body = st.ex.RequestBody()
-			}
+		switch {
+		case w.Applied && w.Response:
+			bw.Body = st.ex.ResponseBody()
+		case w.Applied:
+			bw.Body = st.ex.RequestBody()
+		case w.Undeclared:
+			// Refused here, but the runtime may keep it for the later
+			// plugins (choice P17.undeclared-write): it decides.
+			bw.Body = w.Body
 		}
 		writes = append(writes, bw)
 	}

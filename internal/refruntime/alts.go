@@ -36,6 +36,9 @@ var Alts = map[Alt]AltSpec{
 	"stop-started-on-failure": {Choice: "P12.start-failure", Alternative: "stop-started"},
 	// AuthBridge's NotReadyPlugin names the first plugin not ready.
 	"ready-names-first": {Choice: "P14.ready", Alternative: "first"},
+	// AuthBridge's Context.SetBody keeps an undeclared writer's body in
+	// memory for the later plugins; the wire never gets it.
+	"keep-undeclared-writes": {Choice: "P17.undeclared-write", Alternative: "kept"},
 	// AuthBridge's sseframe reader hands plugins each event's joined data.
 	"data-payload-frames": {Choice: "P19.frame", Alternative: "data-payload"},
 	// AuthBridge's reverse proxy re-frames the stream it relays.

@@ -238,7 +238,8 @@ func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario
 		spec.Entries = append(spec.Entries, pipeline.Entry{Plugin: e.GetPlugin(), Config: e.GetConfigJson(), OnError: pipeline.OnError(e.GetOnError())})
 	}
 	chain, err := pipeline.Build(spec, factories, pipeline.Options{FinishTimeout: time.Duration(sc.GetFinishTimeoutNs()),
-		FramesAfterWalk: s.opts.Alt == "frames-after-walk"}) // Alternative (P22).
+		FramesAfterWalk:      s.opts.Alt == "frames-after-walk",       // Alternative (P22).
+		KeepUndeclaredWrites: s.opts.Alt == "keep-undeclared-writes"}) // Alternative (P17).
 	if err != nil {
 		var be *pipeline.BuildError
 		if !errors.As(err, &be) {

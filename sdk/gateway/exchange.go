@@ -148,7 +148,17 @@ type Write struct {
 	Plugin   string
 	Response bool // false: request body
 	Applied  bool
-	// Why is set when the write was refused.
+	// Undeclared says the plugin does not declare the write capability
+	// (P17); Body is then the body it tried to write, so that a host
+	// carrying the write across a process boundary can hand it to the
+	// runtime, which decides (choice P17.undeclared-write).
+	Undeclared bool
+	Body       []byte
+	// Kept says an undeclared write was kept in memory for the later
+	// plugins, though not applied: it never reaches the wire (see
+	// [Control.KeepUndeclaredWrites]).
+	Kept bool
+	// Why is set when the write was refused or kept.
 	Why string
 }
 
@@ -186,6 +196,9 @@ type Exchange struct {
 	mutated   uint8 // bit 0 request, bit 1 response; since the last TakeMutated
 	writes    []Write
 	bodiesOff bool
+	// keepUndeclared: an undeclared write is kept in memory rather than
+	// refused (Control.KeepUndeclaredWrites).
+	keepUndeclared bool
 }
 
 // RequestBody returns the request body, or nil when no plugin in the chain
@@ -198,8 +211,10 @@ func (ex *Exchange) RequestBody() []byte { return ex.reqBody }
 func (ex *Exchange) ResponseBody() []byte { return ex.respBody }
 
 // SetRequestBody replaces the request body. Only the chain's declared
-// request-body writer may do this (P17); anyone else's write is refused,
-// recorded, and never reaches the wire. It reports whether it applied.
+// request-body writer may do this (P17); anyone else's write never
+// reaches the wire: it is refused and recorded or, in a runtime that
+// keeps such writes (choice P17.undeclared-write), seen by the later
+// plugins only. It reports whether it applied.
 func (ex *Exchange) SetRequestBody(b []byte) bool { return ex.write(false, b) }
 
 // SetResponseBody replaces the response body, under the same rule as
@@ -226,17 +241,35 @@ func (ex *Exchange) write(resp bool, b []byte) bool {
 	default:
 		w.Applied = true
 	}
-	if w.Applied {
-		if resp {
-			ex.respBody = b
-			ex.mutated |= 2
-		} else {
-			ex.reqBody = b
-			ex.mutated |= 1
-		}
+	if !allowed && ex.phase != PhaseFinish {
+		w.Undeclared, w.Body = true, b
+		w.Kept = ex.keepUndeclared && ex.keepable(resp)
+	}
+	switch {
+	case w.Applied && resp:
+		ex.respBody = b
+		ex.mutated |= 2
+	case w.Applied:
+		ex.reqBody = b
+		ex.mutated |= 1
+	case w.Kept && resp:
+		ex.respBody = b // for the later plugins only: not a mutation
+	case w.Kept:
+		ex.reqBody = b
 	}
 	ex.writes = append(ex.writes, w)
 	return w.Applied
+}
+
+// keepable reports whether an undeclared write of the request (or
+// response) body may be kept: in the phase where the declared writer's
+// would apply, and only while the body is held, since plugins see no
+// body when no plugin reads bodies (P11).
+func (ex *Exchange) keepable(resp bool) bool {
+	if resp {
+		return ex.phase == PhaseResponse && ex.respBody != nil
+	}
+	return ex.phase == PhaseRequest && ex.reqBody != nil
 }
 
 // SetExtension stores a parser's result under key for later plugins, such as
@@ -374,6 +407,16 @@ func (c *Control) Enter(plugin string, phase Phase, writesReq, writesResp bool) 
 	ex := c.ex
 	ex.cur, ex.phase, ex.curWReq, ex.curWResp = plugin, phase, writesReq, writesResp
 }
+
+// KeepUndeclaredWrites makes the exchange keep a body write by a plugin
+// that does not declare it (choice P17.undeclared-write, alternative
+// kept, as AuthBridge's Context.SetBody does): where the declared
+// writer's write would apply and while the body is held, the later
+// plugins see the written body; the write is still not applied
+// (SetRequestBody reports false, the Write is marked Kept, nothing is
+// marked mutated), so the host must send the declared writer's body, or
+// the one it read, and never this one. Off by default, and after Reset.
+func (c *Control) KeepUndeclaredWrites(keep bool) { c.ex.keepUndeclared = keep }
 
 // SetRequestBody sets the request body as the host read it (nil: not
 // buffered, P11).

@@ -14,8 +14,8 @@ func addPipelineBodyCases(r *conformance.Registry) {
 		pcase("P4/normalise/write-implies-read", []string{"P4", "P11"}, "a writer that does not declare reads_body still gets the bodies it may write",
 			"A plugin declaring writes_request_body (then one declaring writes_response_body) without reads_body is the only plugin of the chain. By P4 the runtime must treat it as a body reader before anything reads the capabilities, so its OnRequest sees the request body and the response writer's OnResponse sees the response body. A runtime that reads the raw flags sees no reader and hands out no bodies.",
 			p4NormaliseWriteImpliesRead),
-		pcase("P17/body-write/declared-only", []string{"P17"}, "only the declared request writer's change reaches upstream",
-			"An undeclared plugin writes the request body (refused, warned); then the declared writer writes it (reaches upstream).",
+		pcase("P17/body-write/declared-only", []string{"P17"}, "only the declared writer's change reaches the wire",
+			"An undeclared plugin writes the request body, alone, then after the declared writer's write, and then the response body: upstream and the client must get the host's body or the declared writer's, never the undeclared one. What the later plugins see is choice P17.undeclared-write: refused (the body as it was, and a P17 warning naming the plugin) or kept (the undeclared body, unreported). Then the declared writer writes alone (reaches upstream).",
 			p17BodyWriteDeclaredOnly),
 	} {
 		r.Add(c)
@@ -68,14 +68,78 @@ func p4NormaliseWriteImpliesRead(t *conformance.T) {
 
 func p17BodyWriteDeclaredOnly(t *conformance.T) {
 	ex := &abkitv1.ExchangeSpec{Request: &abkitv1.HTTPRequest{Method: "POST", Url: "http://u/", HasBody: true, Body: []byte("orig")}, Upstream: jsonUpstream(`{}`)}
-	pl := []plug{{name: "rogue", caps: &abkitv1.Capabilities{ReadsBody: true}, script: on("request", -1, &abkitv1.ProbeReply{WriteRequestBody: true, Body: []byte("rogue")})}}
-	_, res := pipe{plugs: pl, exchanges: []*abkitv1.ExchangeSpec{ex}}.run(t, "P17")
-	if e := res.GetExchanges(); len(e) == 1 && (string(e[0].GetRequestBody()) != "orig" || len(e[0].GetWarnings()) == 0) {
-		t.Errorf("P17", "undeclared write: upstream body %q (want \"orig\"), %d warnings (want ≥1)", e[0].GetRequestBody(), len(e[0].GetWarnings()))
+	reads := &abkitv1.Capabilities{ReadsBody: true}
+	// What the later plugins see of an undeclared write, and whether it is
+	// reported, is choice P17.undeclared-write; that it never reaches the
+	// wire is the rule, for either alternative.
+	kept := t.Alternative("P17.undeclared-write") == "kept"
+	rogueWrite := on("request", -1, &abkitv1.ProbeReply{WriteRequestBody: true, Body: []byte("rogue")})
+	calls, res := pipe{plugs: []plug{{name: "rogue", caps: reads, script: rogueWrite}, {name: "reader", caps: reads}}, exchanges: []*abkitv1.ExchangeSpec{ex}}.run(t, "P17")
+	if e := res.GetExchanges(); len(e) == 1 {
+		if string(e[0].GetRequestBody()) != "orig" {
+			t.Errorf("P17", "undeclared write: upstream body %q; want \"orig\": an undeclared write never reaches the wire", e[0].GetRequestBody())
+		}
+		p17UndeclaredSeen(t, calls, e[0], "reader", "request", false, "orig", kept)
 	}
-	pl = []plug{{name: "w", caps: &abkitv1.Capabilities{ReadsBody: true, WritesRequestBody: true}, script: on("request", -1, &abkitv1.ProbeReply{WriteRequestBody: true, Body: []byte("new")})}}
+	pl := []plug{{name: "w", caps: &abkitv1.Capabilities{ReadsBody: true, WritesRequestBody: true}, script: on("request", -1, &abkitv1.ProbeReply{WriteRequestBody: true, Body: []byte("new")})}}
 	_, res = pipe{plugs: pl, exchanges: []*abkitv1.ExchangeSpec{ex}}.run(t, "P17")
 	if e := res.GetExchanges(); len(e) == 1 && string(e[0].GetRequestBody()) != "new" {
 		t.Errorf("P17", "the declared writer's body did not reach upstream: %q", e[0].GetRequestBody())
+	}
+	// After the declared writer's write, an undeclared one (by the response
+	// writer, which reads bodies by P4 and may stand there by P9) leaves
+	// the declared body on the wire; the declared writer's OnResponse is a
+	// later call that sees the request body.
+	pl = append(pl, plug{name: "rogue", caps: &abkitv1.Capabilities{WritesResponseBody: true}, script: rogueWrite})
+	calls, res = pipe{plugs: pl, exchanges: []*abkitv1.ExchangeSpec{ex}}.run(t, "P17")
+	if e := res.GetExchanges(); len(e) == 1 {
+		if string(e[0].GetRequestBody()) != "new" {
+			t.Errorf("P17", "an undeclared write after the declared writer's: upstream body %q; want the declared writer's \"new\"", e[0].GetRequestBody())
+		}
+		p17UndeclaredSeen(t, calls, e[0], "w", "response", false, "new", kept)
+	}
+	// The response side: an undeclared response write before a reader
+	// of the reverse walk, and never to the client.
+	rogueResp := on("response", -1, &abkitv1.ProbeReply{WriteResponseBody: true, Body: []byte("rogue")})
+	calls, res = pipe{plugs: []plug{{name: "reader", caps: reads}, {name: "rogue", caps: reads, script: rogueResp}}, exchanges: []*abkitv1.ExchangeSpec{ex}}.run(t, "P17")
+	if e := res.GetExchanges(); len(e) == 1 {
+		if string(e[0].GetBody()) != `{}` {
+			t.Errorf("P17", "undeclared response write: the client got %q; want the upstream's {}", e[0].GetBody())
+		}
+		p17UndeclaredSeen(t, calls, e[0], "reader", "response", true, `{}`, kept)
+	}
+}
+
+// p17UndeclaredSeen checks the choice part of rogue's undeclared write
+// of "rogue" to the request (or response) body: refused, the later call
+// (probe's hook) sees the body as it was (want) and the runtime warns
+// naming rogue; kept, that call sees "rogue" and nothing is reported.
+func p17UndeclaredSeen(t *conformance.T, calls []Call, x *abkitv1.ExchangeRun, probe, hook string, resp bool, want string, kept bool) {
+	if kept {
+		want = "rogue"
+	}
+	seen := false
+	for _, c := range calls {
+		if c.Probe != probe || c.Hook != hook {
+			continue
+		}
+		seen = true
+		b := c.ReqBody
+		if resp {
+			b = c.RespBody
+		}
+		if b == nil || *b != want {
+			t.ChoiceErrorf("P17.undeclared-write", "P17", "%s's %s saw body %v after rogue's undeclared write; want %q (%s)", probe, hook, b, want, t.Alternative("P17.undeclared-write"))
+		}
+	}
+	if !seen {
+		t.Errorf("P17", "%s's %s was not called: calls %v", probe, hook, seq(calls))
+	}
+	warned := false
+	for _, w := range x.GetWarnings() {
+		warned = warned || (w.GetRule() == "P17" && w.GetPlugin() == "rogue")
+	}
+	if warned == kept {
+		t.ChoiceErrorf("P17.undeclared-write", "P17", "P17 warning naming rogue given: %v; want %v (%s): %v", warned, !kept, t.Alternative("P17.undeclared-write"), x.GetWarnings())
 	}
 }

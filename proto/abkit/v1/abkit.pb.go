@@ -1471,7 +1471,10 @@ func (x *Rejection) GetContentType() string {
 
 // BodyWrite is one body write the plugin attempted during the call. The host
 // repeats it through its own exchange, which applies or refuses it (P17);
-// body is the plugin's body after the call when the write applied plugin-side.
+// body is the plugin's body after the call when the write applied plugin-side,
+// and the body the plugin tried to write when it was refused for want of the
+// declared capability: a runtime that keeps such writes for the later plugins
+// (choice P17.undeclared-write, kept) needs it, one that refuses them ignores it.
 type BodyWrite struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Response bool                   `protobuf:"varint,1,opt,name=response,proto3" json:"response,omitempty"`
