@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -191,6 +192,100 @@ func TestBodyWritesP17(t *testing.T) {
 	}
 	if strings.Join(mut, " ") != "req-writer:request_body resp-writer:response_body" {
 		t.Errorf("trace mutations %v", mut)
+	}
+}
+
+// TestBodyWritesKeptP17: with KeepUndeclaredWrites (choice
+// P17.undeclared-write, kept) an undeclared write is seen by the later
+// plugins and not reported, but the wire still gets the host's body or
+// the declared writer's, also when the kept write comes after it. A write
+// that could not apply even declared (the request body during
+// OnResponse) is still refused and reported.
+func TestBodyWritesKeptP17(t *testing.T) {
+	log := &recLog{}
+	first := &fake{name: "first", log: log, caps: gateway.Capabilities{ReadsBody: true}}
+	intruder := &fake{name: "intruder", log: log, caps: gateway.Capabilities{ReadsBody: true},
+		req: func(_ context.Context, ex *gateway.Exchange) gateway.Action {
+			if ex.SetRequestBody([]byte("hacked")) {
+				t.Error("SetRequestBody reported a kept write as applied")
+			}
+			return gateway.Continue()
+		},
+		resp: func(_ context.Context, ex *gateway.Exchange) gateway.Action {
+			ex.SetResponseBody([]byte("hacked-resp"))
+			ex.SetRequestBody([]byte("too-late"))
+			return gateway.Continue()
+		}}
+	reqW := &fake{name: "req-writer", log: log, caps: gateway.Capabilities{WritesRequestBody: true},
+		req: func(_ context.Context, ex *gateway.Exchange) gateway.Action {
+			ex.SetRequestBody([]byte("redacted-req"))
+			return gateway.Continue()
+		}}
+	respW := &fake{name: "resp-writer", log: log, caps: gateway.Capabilities{WritesResponseBody: true},
+		req: func(_ context.Context, ex *gateway.Exchange) gateway.Action {
+			ex.SetRequestBody([]byte("late")) // undeclared, after the declared writer's
+			return gateway.Continue()
+		},
+		resp: func(_ context.Context, ex *gateway.Exchange) gateway.Action {
+			ex.SetResponseBody([]byte("redacted-resp"))
+			return gateway.Continue()
+		}}
+	c := buildFakes(t, Options{KeepUndeclaredWrites: true}, first, intruder, reqW, respW)
+	rec := trace.NewRecorder()
+	cl := &BufferClient{}
+	res := c.Run(context.Background(), req(), jsonUp("original"), ExchangeOptions{Trace: rec, Client: cl})
+	if string(res.RequestBody) != "redacted-req" {
+		t.Errorf("upstream request body %q; want the declared writer's", res.RequestBody)
+	}
+	if cl.Body.String() != "redacted-resp" || string(res.Body) != "redacted-resp" {
+		t.Errorf("client got %q; want the declared writer's", cl.Body.String())
+	}
+	var seen []string
+	for _, cl := range log.all() {
+		seen = append(seen, cl.plugin+"."+cl.hook+"="+string(cl.reqBody)+"|"+string(cl.respBody))
+	}
+	want := []string{`first.on_request={"q":1}|`, `intruder.on_request={"q":1}|`, "req-writer.on_request=hacked|", "resp-writer.on_request=redacted-req|",
+		"resp-writer.on_response=late|original", "req-writer.on_response=late|redacted-resp", "intruder.on_response=late|redacted-resp",
+		"first.on_response=late|hacked-resp"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("the plugins saw\n%q\nwant\n%q", seen, want)
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0].Rule != "P17" || res.Warnings[0].Plugin != "intruder" || !strings.Contains(res.Warnings[0].Msg, "request body") {
+		t.Errorf("warnings %v; want only intruder's request write during OnResponse refused", res.Warnings)
+	}
+	var mut []string
+	for _, e := range rec.Events() {
+		if e.Mutated != "" {
+			mut = append(mut, e.Plugin+":"+e.Mutated)
+		}
+	}
+	if strings.Join(mut, " ") != "req-writer:request_body resp-writer:response_body" {
+		t.Errorf("trace mutations %v; a kept write is not one", mut)
+	}
+}
+
+// TestBodyWritesKeptNeedsHeldBodyP17: where no plugin reads bodies, the
+// plugins see none (P11), so there is nothing to keep an undeclared
+// write in: it is refused and reported even with KeepUndeclaredWrites.
+func TestBodyWritesKeptNeedsHeldBodyP17(t *testing.T) {
+	log := &recLog{}
+	w := &fake{name: "intruder", log: log, req: func(_ context.Context, ex *gateway.Exchange) gateway.Action {
+		ex.SetRequestBody([]byte("hacked"))
+		return gateway.Continue()
+	}}
+	after := &fake{name: "after", log: log}
+	c := buildFakes(t, Options{KeepUndeclaredWrites: true}, w, after)
+	res := c.Run(context.Background(), req(), jsonUp("original"), ExchangeOptions{})
+	if string(res.RequestBody) != `{"q":1}` {
+		t.Errorf("upstream request body %q", res.RequestBody)
+	}
+	for _, cl := range log.all() {
+		if !cl.reqBodyNil {
+			t.Errorf("%s.%s saw request body %q; want none (P11)", cl.plugin, cl.hook, cl.reqBody)
+		}
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0].Rule != "P17" {
+		t.Errorf("warnings %v; want the refused write", res.Warnings)
 	}
 }
 
