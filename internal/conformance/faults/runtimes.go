@@ -38,10 +38,12 @@ type RuntimeFault struct {
 	// before the runtime reads it. Both see the scenario's state.
 	call  func(st *callState, pc *abkitv1.ProbeCall) (skip bool)
 	reply func(st *callState, pc *abkitv1.ProbeCall, r *abkitv1.ProbeReply)
-	// Out changes what the runtime reports.
-	pipeOut func(sc *abkitv1.PipelineScenario, run *abkitv1.PipelineRun)
-	dOut    func(sc *abkitv1.InterceptScenario, st *callState, run *abkitv1.InterceptRun)
-	hOut    func(sc *abkitv1.HookScenario, run *abkitv1.HookRun)
+	// Out changes what the runtime reports; pipeOutSt sees the
+	// scenario's state too.
+	pipeOut   func(sc *abkitv1.PipelineScenario, run *abkitv1.PipelineRun)
+	pipeOutSt func(st *callState, run *abkitv1.PipelineRun)
+	dOut      func(sc *abkitv1.InterceptScenario, st *callState, run *abkitv1.InterceptRun)
+	hOut      func(sc *abkitv1.HookScenario, run *abkitv1.HookRun)
 }
 
 // callState is what a fault remembers across one scenario's calls.
@@ -52,6 +54,7 @@ type callState struct {
 	panicked  map[uint32]bool   // exchanges whose finisher panicked
 	cancelled map[uint32]bool   // exchanges the client cancelled
 	reasons   []string          // raw reasons of replies
+	leaked    map[uint32][]byte // last undeclared request write, by exchange
 }
 
 // Runtimes lists the faulty runtimes, sorted by name.
@@ -168,6 +171,24 @@ func runtimeFaults() []RuntimeFault {
 		f.pipeOut = func(_ *abkitv1.PipelineScenario, run *abkitv1.PipelineRun) {
 			for _, x := range run.GetExchanges() {
 				x.Warnings = slices.DeleteFunc(x.Warnings, func(w *abkitv1.RuntimeWarning) bool { return w.GetRule() == "P17" })
+			}
+		}
+	})
+	add(rf("r-undeclared-write-upstream", "P17", "the listener sends upstream whatever request body the plugins left, an undeclared writer's too"), func(f *RuntimeFault) {
+		f.reply = func(st *callState, pc *abkitv1.ProbeCall, r *abkitv1.ProbeReply) {
+			if pc.GetHook() == "request" && r.GetWriteRequestBody() && !specOf(st.pipe, pc.GetProbe()).GetCapabilities().GetWritesRequestBody() {
+				st.mu.Lock()
+				st.leaked[pc.GetExchange()] = r.GetBody()
+				st.mu.Unlock()
+			}
+		}
+		f.pipeOutSt = func(st *callState, run *abkitv1.PipelineRun) {
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			for i, x := range run.GetExchanges() {
+				if b, ok := st.leaked[uint32(i)]; ok {
+					x.RequestBody = b
+				}
 			}
 		}
 	})
@@ -614,6 +635,9 @@ func (f RuntimeFault) Serve() {
 		if err == nil && run != nil && f.pipeOut != nil {
 			f.pipeOut(sc.PipelineScenario, run)
 		}
+		if err == nil && run != nil && f.pipeOutSt != nil {
+			f.pipeOutSt(st, run)
+		}
 		return run, err
 	}
 	rt.Intercept = func(ctx context.Context, sc runtimekit.InterceptScenario) (*abkitv1.InterceptRun, error) {
@@ -643,7 +667,7 @@ func (f RuntimeFault) Serve() {
 }
 
 func newState(sc *abkitv1.PipelineScenario) *callState {
-	return &callState{pipe: sc, state: map[uint32]string{}, panicked: map[uint32]bool{}, cancelled: map[uint32]bool{}}
+	return &callState{pipe: sc, state: map[uint32]string{}, panicked: map[uint32]bool{}, cancelled: map[uint32]bool{}, leaked: map[uint32][]byte{}}
 }
 
 // wrap puts the fault's call and reply changes around the probes.
