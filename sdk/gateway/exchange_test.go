@@ -83,6 +83,73 @@ func TestBodyWrites_P17_P30(t *testing.T) {
 	}
 }
 
+// TestBodyWritesKept_P17: with KeepUndeclaredWrites an undeclared write is
+// kept in the exchange (the later readers see it) but not applied: it
+// reports false, is recorded as kept with the body tried, and is no
+// mutation. Only where a declared write would apply, while the body is
+// held; a write refused for another reason stays refused. Reset turns it
+// off.
+func TestBodyWritesKept_P17(t *testing.T) {
+	tests := []struct {
+		name       string
+		phase      gateway.Phase
+		resp, held bool
+		kept       bool
+	}{
+		{name: "request in OnRequest", phase: gateway.PhaseRequest, held: true, kept: true},
+		{name: "response in OnResponse", phase: gateway.PhaseResponse, resp: true, held: true, kept: true},
+		{name: "request in OnResponse", phase: gateway.PhaseResponse, held: true},
+		{name: "response in a frame", phase: gateway.PhaseFrame, resp: true, held: true},
+		{name: "request in OnFinish", phase: gateway.PhaseFinish, held: true},
+		{name: "request not held (P11)", phase: gateway.PhaseRequest},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ex, ctl := gateway.NewExchange(gateway.Outbound, gateway.Request{})
+			if tc.held {
+				ctl.SetRequestBody([]byte("req"))
+				ctl.SetResponseBody([]byte("resp"))
+			}
+			ctl.KeepUndeclaredWrites(true)
+			ctl.Enter("p", tc.phase, false, false)
+			set, body := ex.SetRequestBody, ex.RequestBody
+			if tc.resp {
+				set, body = ex.SetResponseBody, ex.ResponseBody
+			}
+			old := slices.Clone(body())
+			if set([]byte("new")) {
+				t.Fatal("an undeclared write reported applied")
+			}
+			want := old
+			if tc.kept {
+				want = []byte("new")
+			}
+			if !bytes.Equal(body(), want) {
+				t.Errorf("body after the write = %q, want %q", body(), want)
+			}
+			ws := ctl.TakeWrites()
+			if len(ws) != 1 || ws[0].Applied || ws[0].Kept != tc.kept {
+				t.Fatalf("write record %+v: want one, not applied, kept %v", ws, tc.kept)
+			}
+			if finish := tc.phase == gateway.PhaseFinish; ws[0].Undeclared == finish || (!finish && string(ws[0].Body) != "new") {
+				t.Errorf("write record %+v: want undeclared with the body tried (not in OnFinish, P30)", ws[0])
+			}
+			if r1, r2 := ctl.TakeMutated(); r1 || r2 {
+				t.Errorf("mutated = (%v, %v): a kept write is no mutation", r1, r2)
+			}
+		})
+	}
+	ex, ctl := gateway.NewExchange(gateway.Outbound, gateway.Request{})
+	ctl.KeepUndeclaredWrites(true)
+	ctl.Reset(gateway.Outbound, gateway.Request{})
+	ctl.SetRequestBody([]byte("req"))
+	ctl.Enter("p", gateway.PhaseRequest, false, false)
+	ex.SetRequestBody([]byte("new"))
+	if string(ex.RequestBody()) != "req" {
+		t.Errorf("after Reset an undeclared write was kept: %q", ex.RequestBody())
+	}
+}
+
 // TestStateKeys_P31: state is typed, per key (two keys with one name are
 // distinct) and per exchange (P31); a clone's state is its own.
 func TestStateKeys_P31(t *testing.T) {
