@@ -63,22 +63,7 @@ the plugin splits frames on "\n" only, expects "data: " with its space,
 indexes the first data line, or chokes on an empty data value. Fix: parse
 with sdk/sse (sse.Parse), which handles every framing.`,
 		Applies: all(pipelineReady, behaviour(gateway.BehaviourStream)),
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			cks := chunkers()
-			var scs []scenario
-			for _, sc := range streamScenarios()[:3] {
-				scs = append(scs, alongFramings(sc)...)
-			}
-			for _, sc := range numbered(scs) {
-				for _, ck := range []*chunker{&cks[0], &cks[1]} {
-					if ck.name == "per-byte" && len(sc.body()) > 8<<10 {
-						continue // the long frame per byte costs seconds and proves nothing more
-					}
-					rg.checkHooks("P19", rg.run(sc, ck, true), "on_response_frame", "on_response")
-				}
-			}
-		},
+		Run:     p19FramingEveryShape,
 	})
 	r.Add(&Case{
 		ID: "P31/instances/second-instance", Rules: []string{"P31", "P2"},
@@ -92,24 +77,7 @@ A failure means a package-level variable (a cache, a last-seen value, a
 global parser) holds per-exchange or per-instance data. Fix: keep it in
 the instance, or per exchange in gateway.SetState.`,
 		Applies: pipelineReady,
-		Run: func(t *T) {
-			scs := numbered(append(jsonScenarios(), streamScenarios()...))
-			alone := newRig(t, pipeline.Options{})
-			want := map[int]map[string]string{}
-			for i, sc := range scs {
-				want[i] = alone.run(sc, nil, false).extensions
-			}
-			a, b := newRig(t, pipeline.Options{}), newRig(t, pipeline.Options{})
-			for i, sc := range scs {
-				first, second := a, b
-				if i%2 == 1 {
-					first, second = b, a
-				}
-				got := first.run(sc, nil, false)
-				second.run(scs[(i+1)%len(scs)], nil, false)
-				t.DiffAt("P31", got.at+", on one of two instances", "extensions differ from those of the same exchange on an instance alone (-alone +two instances)", want[i], got.extensions)
-			}
-		},
+		Run:     p31InstancesSecondInstance,
 	})
 	r.Add(&Case{
 		ID: "P31/concurrent/matches-sequential", Rules: []string{"P31", "P15", "P16"},
@@ -124,31 +92,7 @@ by OnRequest and read by OnResponse), which concurrent exchanges
 overwrite, or a data race. Fix: keep per-exchange values in
 gateway.SetState, guard shared state with a mutex.`,
 		Applies: pipelineReady,
-		Run: func(t *T) {
-			base := append(jsonScenarios(), streamScenarios()...)
-			scs := numbered(append(append([]scenario(nil), base...), base...))
-			seq := newRig(t, pipeline.Options{})
-			want := make([]map[string]string, len(scs))
-			for i, sc := range scs {
-				want[i] = seq.run(sc, nil, false).extensions
-			}
-			con := newRig(t, pipeline.Options{})
-			got := make([]outcome, len(scs))
-			var wg sync.WaitGroup
-			for i, sc := range scs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					got[i] = con.run(sc, nil, false)
-				}()
-			}
-			wg.Wait()
-			for i, o := range got {
-				con.checkHooks("P15", o, "on_request")
-				con.checkHooks("P16", o, "on_response")
-				t.DiffAt("P31", o.at+", concurrently", "extensions differ from the same exchange run in order (-in order +concurrently)", want[i], o.extensions)
-			}
-		},
+		Run:     p31ConcurrentMatchesSequential,
 	})
 	r.Add(&Case{
 		ID: "P20/long-run/hundreds", Rules: []string{"P15", "P16", "P20", "P31"},
@@ -162,34 +106,7 @@ never trimmed, a map of exchanges never cleaned in OnFinish, a counter
 that overflows a fixed array, a slowdown. Fix: release per-exchange state
 at the end of the exchange; bound every cache.`,
 		Applies: pipelineReady,
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			pool := exchangeAxis()
-			first := map[string]map[string]string{}
-			start := time.Now()
-			for i := range LongRun {
-				if time.Since(start) > LongRunBudget {
-					// A slow plugin (a slow finisher waits out its finish
-					// deadline on every exchange) is other cases' business.
-					t.Logf("long run cut after %d exchanges: its %v budget is spent", i, LongRunBudget)
-					return
-				}
-				sc := pool[i%len(pool)]
-				sc.pos, sc.of = i+1, LongRun
-				o := rg.run(sc, nil, false)
-				rg.checkHooks("P15", o, "on_request")
-				rg.checkHooks("P16", o, "on_response")
-				rg.checkHooks("P20", o, "on_response_frame")
-				if i < len(pool) {
-					first[sc.name] = o.extensions
-				} else if i >= LongRun-len(pool) {
-					t.DiffAt("P31", o.at, "extensions differ from the same exchange early in the run (-first round +last round)", first[sc.name], o.extensions)
-				}
-				if t.Failed() {
-					return // one place is enough; the rest would repeat it
-				}
-			}
-		},
+		Run:     p20LongRunHundreds,
 	})
 	r.Add(&Case{
 		ID: "P13/lifecycle/orders", Rules: []string{"P12", "P13", "P14"},
@@ -209,71 +126,164 @@ Init is done.`,
 			}
 			return ""
 		}),
-		Run: func(t *T) {
-			f := t.Factory()
-			cfg, err := WorkingConfig(f)
-			if err != nil {
-				t.Fatalf("P6", "no instance could be made: %v", err)
-			}
-			call := func(rule, what string, budget time.Duration, fn func(ctx context.Context) error) {
-				ctx, cancel := context.WithTimeout(t.Context(), budget)
-				defer cancel()
-				done := make(chan error, 1)
-				go func() {
-					defer func() {
-						if p := recover(); p != nil {
-							done <- fmt.Errorf("panic: %v", p)
-						}
-					}()
-					done <- fn(ctx)
-				}()
-				select {
-				case err := <-done:
-					broken := err != nil && (errors.Is(err, pluginhost.ErrDeadline) || errors.Is(err, pluginhost.ErrExited) || strings.HasPrefix(err.Error(), "panic: "))
-					switch {
-					case err == nil:
-					case rule == "P14" && !broken:
-						t.Logf("%s: not ready: %v", what, err) // not ready is an answer
-					default:
-						t.Errorf(rule, "%s: %s", what, callProblem(err.Error()))
-					}
-				case <-time.After(budget + 2*HookBudget):
-					t.Errorf(rule, "deadline overrun: %s did not return within %v", what, budget)
-				}
-			}
-			inst := func() gateway.Plugin {
-				p, err := probe.New(f, cfg)
-				if err != nil {
-					t.Fatalf("P6", "no instance could be made: %v", err)
-				}
-				return p
-			}
-			ready := func(p gateway.Plugin, what string) {
-				if r, ok := p.(gateway.Readier); ok {
-					allow, _ := hookAllowance(t)
-					call("P14", what, ReadyBudget+allow, r.Ready)
-				}
-			}
-			// Shutdown without Init.
-			if s, ok := inst().(gateway.Shutdowner); ok {
-				call("P13", "Shutdown of an instance never started", time.Second, s.Shutdown)
-			}
-			// Ready before Init, concurrently during Init, after Init.
-			p := inst()
-			ready(p, "Ready before Init")
-			var wg sync.WaitGroup
-			for range 8 {
-				wg.Add(1)
-				go func() { defer wg.Done(); ready(p, "Ready while Init runs") }()
-			}
-			if in, ok := p.(gateway.Initializer); ok {
-				call("P12", "Init after Ready", 5*time.Second, in.Init)
-			}
-			wg.Wait()
-			ready(p, "Ready after Init")
-			if s, ok := p.(gateway.Shutdowner); ok {
-				call("P13", "Shutdown after Init", time.Second, s.Shutdown)
-			}
-		},
+		Run: p13LifecycleOrders,
 	})
+}
+
+func p19FramingEveryShape(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	cks := chunkers()
+	var scs []scenario
+	for _, sc := range streamScenarios()[:3] {
+		scs = append(scs, alongFramings(sc)...)
+	}
+	for _, sc := range numbered(scs) {
+		for _, ck := range []*chunker{&cks[0], &cks[1]} {
+			if ck.name == "per-byte" && len(sc.body()) > 8<<10 {
+				continue // the long frame per byte costs seconds and proves nothing more
+			}
+			rg.checkHooks("P19", rg.run(sc, ck, true), "on_response_frame", "on_response")
+		}
+	}
+}
+
+func p31InstancesSecondInstance(t *T) {
+	scs := numbered(append(jsonScenarios(), streamScenarios()...))
+	alone := newRig(t, pipeline.Options{})
+	want := map[int]map[string]string{}
+	for i, sc := range scs {
+		want[i] = alone.run(sc, nil, false).extensions
+	}
+	a, b := newRig(t, pipeline.Options{}), newRig(t, pipeline.Options{})
+	for i, sc := range scs {
+		first, second := a, b
+		if i%2 == 1 {
+			first, second = b, a
+		}
+		got := first.run(sc, nil, false)
+		second.run(scs[(i+1)%len(scs)], nil, false)
+		t.DiffAt("P31", got.at+", on one of two instances", "extensions differ from those of the same exchange on an instance alone (-alone +two instances)", want[i], got.extensions)
+	}
+}
+
+func p31ConcurrentMatchesSequential(t *T) {
+	base := append(jsonScenarios(), streamScenarios()...)
+	scs := numbered(append(append([]scenario(nil), base...), base...))
+	seq := newRig(t, pipeline.Options{})
+	want := make([]map[string]string, len(scs))
+	for i, sc := range scs {
+		want[i] = seq.run(sc, nil, false).extensions
+	}
+	con := newRig(t, pipeline.Options{})
+	got := make([]outcome, len(scs))
+	var wg sync.WaitGroup
+	for i, sc := range scs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = con.run(sc, nil, false)
+		}()
+	}
+	wg.Wait()
+	for i, o := range got {
+		con.checkHooks("P15", o, "on_request")
+		con.checkHooks("P16", o, "on_response")
+		t.DiffAt("P31", o.at+", concurrently", "extensions differ from the same exchange run in order (-in order +concurrently)", want[i], o.extensions)
+	}
+}
+
+func p20LongRunHundreds(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	pool := exchangeAxis()
+	first := map[string]map[string]string{}
+	start := time.Now()
+	for i := range LongRun {
+		if time.Since(start) > LongRunBudget {
+			// A slow plugin (a slow finisher waits out its finish
+			// deadline on every exchange) is other cases' business.
+			t.Logf("long run cut after %d exchanges: its %v budget is spent", i, LongRunBudget)
+			return
+		}
+		sc := pool[i%len(pool)]
+		sc.pos, sc.of = i+1, LongRun
+		o := rg.run(sc, nil, false)
+		rg.checkHooks("P15", o, "on_request")
+		rg.checkHooks("P16", o, "on_response")
+		rg.checkHooks("P20", o, "on_response_frame")
+		if i < len(pool) {
+			first[sc.name] = o.extensions
+		} else if i >= LongRun-len(pool) {
+			t.DiffAt("P31", o.at, "extensions differ from the same exchange early in the run (-first round +last round)", first[sc.name], o.extensions)
+		}
+		if t.Failed() {
+			return // one place is enough; the rest would repeat it
+		}
+	}
+}
+
+func p13LifecycleOrders(t *T) {
+	f := t.Factory()
+	cfg, err := WorkingConfig(f)
+	if err != nil {
+		t.Fatalf("P6", "no instance could be made: %v", err)
+	}
+	call := func(rule, what string, budget time.Duration, fn func(ctx context.Context) error) {
+		ctx, cancel := context.WithTimeout(t.Context(), budget)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					done <- fmt.Errorf("panic: %v", p)
+				}
+			}()
+			done <- fn(ctx)
+		}()
+		select {
+		case err := <-done:
+			broken := err != nil && (errors.Is(err, pluginhost.ErrDeadline) || errors.Is(err, pluginhost.ErrExited) || strings.HasPrefix(err.Error(), "panic: "))
+			switch {
+			case err == nil:
+			case rule == "P14" && !broken:
+				t.Logf("%s: not ready: %v", what, err) // not ready is an answer
+			default:
+				t.Errorf(rule, "%s: %s", what, callProblem(err.Error()))
+			}
+		case <-time.After(budget + 2*HookBudget):
+			t.Errorf(rule, "deadline overrun: %s did not return within %v", what, budget)
+		}
+	}
+	inst := func() gateway.Plugin {
+		p, err := probe.New(f, cfg)
+		if err != nil {
+			t.Fatalf("P6", "no instance could be made: %v", err)
+		}
+		return p
+	}
+	ready := func(p gateway.Plugin, what string) {
+		if r, ok := p.(gateway.Readier); ok {
+			allow, _ := hookAllowance(t)
+			call("P14", what, ReadyBudget+allow, r.Ready)
+		}
+	}
+	// Shutdown without Init.
+	if s, ok := inst().(gateway.Shutdowner); ok {
+		call("P13", "Shutdown of an instance never started", time.Second, s.Shutdown)
+	}
+	// Ready before Init, concurrently during Init, after Init.
+	p := inst()
+	ready(p, "Ready before Init")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() { defer wg.Done(); ready(p, "Ready while Init runs") }()
+	}
+	if in, ok := p.(gateway.Initializer); ok {
+		call("P12", "Init after Ready", 5*time.Second, in.Init)
+	}
+	wg.Wait()
+	ready(p, "Ready after Init")
+	if s, ok := p.(gateway.Shutdowner); ok {
+		call("P13", "Shutdown after Init", time.Second, s.Shutdown)
+	}
 }

@@ -130,28 +130,7 @@ priority within -1000…1000 (D4), timeout not negative and at most 60 s
 (D3; larger values are capped by the host).
 Fix: correct the manifest in your sdk.Extension.`,
 		Applies: needFamily(family.Dispatch),
-		Run: func(t *T) {
-			m := t.Describe().Extension
-			if m == nil {
-				t.Fatalf("D1", "the descriptor lists family D but has no manifest")
-			}
-			if m.PluginID == "" {
-				t.Errorf("D5", "pluginId is empty; hosts skip an extension without one")
-			}
-			for _, p := range m.Points {
-				if !p.Valid() {
-					t.Errorf("D1", "point %q is not one of the interception points", p)
-				}
-			}
-			if m.Priority < intercept.MinPriority || m.Priority > intercept.MaxPriority {
-				t.Errorf("D4", "priority %d is outside %d…%d", m.Priority, intercept.MinPriority, intercept.MaxPriority)
-			}
-			if m.Timeout < 0 {
-				t.Errorf("D3", "timeout %v is negative", m.Timeout)
-			} else if m.Timeout > intercept.MaxTimeout {
-				t.Errorf("D3", "timeout %v is above the %v cap", m.Timeout, intercept.MaxTimeout)
-			}
-		},
+		Run:     d1ManifestValid,
 	})
 	r.Add(&Case{
 		ID: "D17/slots/valid", Rules: []string{"D17"},
@@ -170,13 +149,7 @@ Fix: use one of the listed forms; a host rejects anything else.`,
 			}
 			return ""
 		},
-		Run: func(t *T) {
-			for _, s := range t.Describe().Extension.Slots {
-				if _, err := intercept.ParseSlot(s); err != nil {
-					t.Errorf("D17", "%v", err)
-				}
-			}
-		},
+		Run: d17SlotsValid,
 	})
 	r.Add(&Case{
 		ID: "D9/decisions/legal-per-point", Rules: []string{"D9", "D6", "D7"},
@@ -189,21 +162,7 @@ A failure means the extension answers allow/deny elsewhere (at
 tool.before, answer continue or block), or an unknown string. Fix: map
 your verdicts per point.`,
 		Applies: needRequestPoints,
-		Run: func(t *T) {
-			for _, a := range callAll(t) {
-				if a.err != nil {
-					continue // D13 failures are D3's business below
-				}
-				switch d := a.ans.Decision; {
-				case !d.Valid():
-					t.Errorf("D9", "%s answered unknown decision %q to %s", a.point, d, a.payload)
-				case (d == intercept.DecisionAllow || d == intercept.DecisionDeny) && a.point != intercept.PermissionDecision:
-					t.Errorf("D9", "%s answered %s to %s; allow and deny are legal only at permission.decision", a.point, d, a.payload)
-				case d == intercept.DecisionBlock && a.ans.Reason == "":
-					t.Errorf("D7", "%s blocked %s without a reason", a.point, a.payload)
-				}
-			}
-		},
+		Run:     d9DecisionsLegalPerPoint,
 	})
 	r.Add(&Case{
 		ID: "D8/replace/strict-decode", Rules: []string{"D8"},
@@ -216,20 +175,7 @@ fields become zero.
 A failure shows the decoder's complaint. Fix: marshal the point's
 payload type (intercept.Replace(&intercept.ToolBeforePayload{...})).`,
 		Applies: needRequestPoints,
-		Run: func(t *T) {
-			for _, a := range callAll(t) {
-				if a.err != nil || a.ans.Decision != intercept.DecisionReplace {
-					continue
-				}
-				if len(a.ans.Replacement) == 0 {
-					t.Errorf("D8", "%s answered replace without a replacement to %s", a.point, a.payload)
-					continue
-				}
-				if _, err := intercept.DecodeStrict(a.point, a.ans.Replacement); err != nil {
-					t.Errorf("D8", "%s replacement %s: %v", a.point, a.ans.Replacement, err)
-				}
-			}
-		},
+		Run:     d8ReplaceStrictDecode,
 	})
 	r.Add(&Case{
 		ID: "D3/budget/answers-in-time", Rules: []string{"D3", "D13"},
@@ -242,17 +188,7 @@ a timeout is a failure the host treats under D13.
 A failure means the extension errors on valid input or does slow work
 inline. Fix: return errors only for real failures; honour ctx.`,
 		Applies: needRequestPoints,
-		Run: func(t *T) {
-			m := t.Describe().Extension
-			for _, a := range callAll(t) {
-				if a.err != nil {
-					t.Errorf("D13", "%s failed on %s: %v", a.point, a.payload, a.err)
-				}
-				if b := budgetOf(m, a.point); a.took > b {
-					t.Errorf("D3", "%s took %v on %s, beyond its %v budget", a.point, a.took.Round(time.Millisecond), a.payload, b)
-				}
-			}
-		},
+		Run:     d3BudgetAnswersInTime,
 	})
 	r.Add(&Case{
 		ID: "D20/notify/never-blocks", Rules: []string{"D20"},
@@ -264,40 +200,7 @@ slow Notify delays every later event and, once the queue is full, events
 are dropped.
 Fix: hand event work to your own goroutine or queue.`,
 		Applies: needFamily(family.Dispatch),
-		Run: func(t *T) {
-			d := t.Describe()
-			ext, err := t.Subject().Plugin().Extension.New()
-			if err != nil {
-				t.Fatalf("D20", "the extension could not be made: %v", err)
-			}
-			pts := append([]intercept.Point(nil), d.Extension.Points...)
-			for _, s := range d.Extension.Slots {
-				if sl, err := intercept.ParseSlot(s); err == nil {
-					pts = append(pts, sl.Points()...)
-				}
-			}
-			for _, p := range pts {
-				for _, pl := range samplePayloads(p) {
-					done := make(chan error, 1)
-					go func() {
-						defer func() {
-							if r := recover(); r != nil {
-								done <- fmt.Errorf("panic: %v", r)
-							}
-						}()
-						done <- ext.Notify(p, json.RawMessage(pl))
-					}()
-					select {
-					case err := <-done:
-						t.Logf("notify %s: %v", p, err)
-					case <-time.After(time.Second):
-						t.Errorf("D20", "Notify at %s did not return within 1 s", p)
-					case <-t.Context().Done():
-						return
-					}
-				}
-			}
-		},
+		Run:     d20NotifyNeverBlocks,
 	})
 	r.Add(&Case{
 		ID: "D19/strategy/owner-answers", Rules: []string{"D19", "D8", "D7"},
@@ -321,40 +224,151 @@ Fix: answer only those three as an owner.`,
 			}
 			return ""
 		},
-		Run: func(t *T) {
-			m := *t.Describe().Extension
-			ext, err := t.Subject().Plugin().Extension.New()
-			if err != nil {
-				t.Fatalf("D19", "the extension could not be made: %v", err)
-			}
-			disp, err := dispatch.New([]dispatch.Contribution{{Manifest: m, Extension: ext}}, dispatch.Options{OnWarning: func(dispatch.Warning) {}})
-			if err != nil {
-				t.Fatalf("D19", "the reference dispatcher refused the manifest: %v", err)
-			}
-			defer disp.Close()
-			for _, s := range m.Slots {
-				sl, _ := intercept.ParseSlot(s)
-				for _, p := range sl.Points() {
-					if intercept.IsEventOnly(p) {
-						continue
+		Run: d19StrategyOwnerAnswers,
+	})
+}
+
+func d1ManifestValid(t *T) {
+	m := t.Describe().Extension
+	if m == nil {
+		t.Fatalf("D1", "the descriptor lists family D but has no manifest")
+	}
+	if m.PluginID == "" {
+		t.Errorf("D5", "pluginId is empty; hosts skip an extension without one")
+	}
+	for _, p := range m.Points {
+		if !p.Valid() {
+			t.Errorf("D1", "point %q is not one of the interception points", p)
+		}
+	}
+	if m.Priority < intercept.MinPriority || m.Priority > intercept.MaxPriority {
+		t.Errorf("D4", "priority %d is outside %d…%d", m.Priority, intercept.MinPriority, intercept.MaxPriority)
+	}
+	if m.Timeout < 0 {
+		t.Errorf("D3", "timeout %v is negative", m.Timeout)
+	} else if m.Timeout > intercept.MaxTimeout {
+		t.Errorf("D3", "timeout %v is above the %v cap", m.Timeout, intercept.MaxTimeout)
+	}
+}
+
+func d17SlotsValid(t *T) {
+	for _, s := range t.Describe().Extension.Slots {
+		if _, err := intercept.ParseSlot(s); err != nil {
+			t.Errorf("D17", "%v", err)
+		}
+	}
+}
+
+func d9DecisionsLegalPerPoint(t *T) {
+	for _, a := range callAll(t) {
+		if a.err != nil {
+			continue // D13 failures are D3's business below
+		}
+		switch d := a.ans.Decision; {
+		case !d.Valid():
+			t.Errorf("D9", "%s answered unknown decision %q to %s", a.point, d, a.payload)
+		case (d == intercept.DecisionAllow || d == intercept.DecisionDeny) && a.point != intercept.PermissionDecision:
+			t.Errorf("D9", "%s answered %s to %s; allow and deny are legal only at permission.decision", a.point, d, a.payload)
+		case d == intercept.DecisionBlock && a.ans.Reason == "":
+			t.Errorf("D7", "%s blocked %s without a reason", a.point, a.payload)
+		}
+	}
+}
+
+func d8ReplaceStrictDecode(t *T) {
+	for _, a := range callAll(t) {
+		if a.err != nil || a.ans.Decision != intercept.DecisionReplace {
+			continue
+		}
+		if len(a.ans.Replacement) == 0 {
+			t.Errorf("D8", "%s answered replace without a replacement to %s", a.point, a.payload)
+			continue
+		}
+		if _, err := intercept.DecodeStrict(a.point, a.ans.Replacement); err != nil {
+			t.Errorf("D8", "%s replacement %s: %v", a.point, a.ans.Replacement, err)
+		}
+	}
+}
+
+func d3BudgetAnswersInTime(t *T) {
+	m := t.Describe().Extension
+	for _, a := range callAll(t) {
+		if a.err != nil {
+			t.Errorf("D13", "%s failed on %s: %v", a.point, a.payload, a.err)
+		}
+		if b := budgetOf(m, a.point); a.took > b {
+			t.Errorf("D3", "%s took %v on %s, beyond its %v budget", a.point, a.took.Round(time.Millisecond), a.payload, b)
+		}
+	}
+}
+
+func d20NotifyNeverBlocks(t *T) {
+	d := t.Describe()
+	ext, err := t.Subject().Plugin().Extension.New()
+	if err != nil {
+		t.Fatalf("D20", "the extension could not be made: %v", err)
+	}
+	pts := append([]intercept.Point(nil), d.Extension.Points...)
+	for _, s := range d.Extension.Slots {
+		if sl, err := intercept.ParseSlot(s); err == nil {
+			pts = append(pts, sl.Points()...)
+		}
+	}
+	for _, p := range pts {
+		for _, pl := range samplePayloads(p) {
+			done := make(chan error, 1)
+			go func() {
+				defer func() {
+					if r := recover(); r != nil {
+						done <- fmt.Errorf("panic: %v", r)
 					}
-					for _, pl := range samplePayloads(p) {
-						if sl.Kind == intercept.SlotTool {
-							pl = retool(pl, sl.Tool)
-						}
-						res, err := disp.Dispatch(t.Context(), dispatch.Request{Point: p, Payload: json.RawMessage(pl), Provider: sl.ProviderKey(), Trace: t.rec})
-						if err == nil && res.Blocked && res.Reason == "" {
-							t.Errorf("D7", "slot %s at %s on %s: the owner blocked without a reason", s, p, pl)
-						}
-						var ee *dispatch.ExtensionError
-						if errors.As(err, &ee) {
-							t.Errorf(ruleOfKind(ee.Kind), "slot %s at %s on %s: %v", s, p, pl, ee)
-						}
-					}
+				}()
+				done <- ext.Notify(p, json.RawMessage(pl))
+			}()
+			select {
+			case err := <-done:
+				t.Logf("notify %s: %v", p, err)
+			case <-time.After(time.Second):
+				t.Errorf("D20", "Notify at %s did not return within 1 s", p)
+			case <-t.Context().Done():
+				return
+			}
+		}
+	}
+}
+
+func d19StrategyOwnerAnswers(t *T) {
+	m := *t.Describe().Extension
+	ext, err := t.Subject().Plugin().Extension.New()
+	if err != nil {
+		t.Fatalf("D19", "the extension could not be made: %v", err)
+	}
+	disp, err := dispatch.New([]dispatch.Contribution{{Manifest: m, Extension: ext}}, dispatch.Options{OnWarning: func(dispatch.Warning) {}})
+	if err != nil {
+		t.Fatalf("D19", "the reference dispatcher refused the manifest: %v", err)
+	}
+	defer disp.Close()
+	for _, s := range m.Slots {
+		sl, _ := intercept.ParseSlot(s)
+		for _, p := range sl.Points() {
+			if intercept.IsEventOnly(p) {
+				continue
+			}
+			for _, pl := range samplePayloads(p) {
+				if sl.Kind == intercept.SlotTool {
+					pl = retool(pl, sl.Tool)
+				}
+				res, err := disp.Dispatch(t.Context(), dispatch.Request{Point: p, Payload: json.RawMessage(pl), Provider: sl.ProviderKey(), Trace: t.rec})
+				if err == nil && res.Blocked && res.Reason == "" {
+					t.Errorf("D7", "slot %s at %s on %s: the owner blocked without a reason", s, p, pl)
+				}
+				var ee *dispatch.ExtensionError
+				if errors.As(err, &ee) {
+					t.Errorf(ruleOfKind(ee.Kind), "slot %s at %s on %s: %v", s, p, pl, ee)
 				}
 			}
-		},
-	})
+		}
+	}
 }
 
 func ruleOfKind(k dispatch.Kind) string {
@@ -388,17 +402,7 @@ and a policy a single hook may declare: empty (fail-closed, H3),
 fail-open or fail-closed; swallow is a bus-level tool policy only.
 Fix: correct the hooks.Spec values.`,
 		Applies: needFamily(family.Hooks),
-		Run: func(t *T) {
-			d := t.Describe()
-			if len(d.Hooks) == 0 {
-				t.Errorf("H1", "the descriptor lists family H but declares no hook")
-			}
-			for i, s := range d.Hooks {
-				if err := s.Validate(); err != nil {
-					t.Errorf("H1", "hook %d (%q): %v", i, s.ID, err)
-				}
-			}
-		},
+		Run:     h1SpecValid,
 	})
 	r.Add(&Case{
 		ID: "H4/submit/reject-has-reason", Rules: []string{"H4", "H2", "H3"},
@@ -409,32 +413,7 @@ Each must either continue or reject; a rejection must carry a reason the
 caller can show (H4). A hook failure (error or panic) is not a decision.
 Fix: return hooks.Reject("why") to reject; return nil otherwise.`,
 		Applies: func(d *Descriptor) string { return needHookKind(d, hooks.KindSubmit) },
-		Run: func(t *T) {
-			hs := t.Subject().Plugin().Hooks
-			for _, h := range hs.Submit {
-				bus, err := newBus(hooks.KindSubmit, h, nil, nil)
-				if err != nil {
-					t.Fatalf("H1", "the reference bus refused hook %q: %v", h.Spec().ID, err)
-				}
-				for _, s := range sampleSubmits() {
-					res, err := bus.WithRecorder(t.rec).RunSubmit(t.Context(), s.Clone())
-					for _, fe := range res.Errors {
-						// H2: under fail-open the bus records the failure and
-						// goes on, so the error shows only in the result.
-						t.Errorf("H2", "hook %q failed on model %q (recorded by the fail-open bus, its change lost): %v", h.Spec().ID, s.Model, fe)
-					}
-					if reason, ok := hooks.IsReject(err); ok {
-						if reason == "" {
-							t.Errorf("H4", "hook %q rejected model %q without a reason", h.Spec().ID, s.Model)
-						}
-						continue
-					}
-					if err != nil {
-						t.Errorf("H3", "hook %q failed on model %q: %v", h.Spec().ID, s.Model, err)
-					}
-				}
-			}
-		},
+		Run:     h4SubmitRejectHasReason,
 	})
 	r.Add(&Case{
 		ID: "H5/tool/decisions-valid", Rules: []string{"H5", "H6"},
@@ -447,22 +426,7 @@ policy (H6), so it is a failure here.
 Fix: build decisions with hooks.Pass, Rewrite, Replace or Swallow and
 keep phase, call_id and name set.`,
 		Applies: func(d *Descriptor) string { return needHookKind(d, hooks.KindTool) },
-		Run: func(t *T) {
-			for _, h := range t.Subject().Plugin().Hooks.Tools {
-				for _, ev := range sampleToolEvents() {
-					ctx, cancel := context.WithTimeout(t.Context(), HookBudget)
-					d, err := safeTool(ctx, h, ev.Clone())
-					cancel()
-					if err != nil {
-						t.Errorf("H6", "reactor %q failed on %s %s: %v", h.Spec().ID, ev.Phase, ev.Name, err)
-						continue
-					}
-					if _, _, err := d.Apply(ev); err != nil {
-						t.Errorf("H5", "reactor %q on %s %s: %v", h.Spec().ID, ev.Phase, ev.Name, err)
-					}
-				}
-			}
-		},
+		Run:     h5ToolDecisionsValid,
 	})
 	r.Add(&Case{
 		ID: "H2/part/returns-part", Rules: []string{"H2", "H3"},
@@ -477,25 +441,83 @@ Fix: treat unknown part types as pass-through.`,
 			}
 			return "the plugin declares no part hook"
 		},
-		Run: func(t *T) {
-			for _, h := range t.Subject().Plugin().Hooks.Parts {
-				bus, err := newBus(h.Spec().Kind, nil, h, nil)
-				if err != nil {
-					t.Fatalf("H1", "the reference bus refused hook %q: %v", h.Spec().ID, err)
-				}
-				for i, data := range []string{`{"type":"text","text":"hello"}`, `{"delta":{"text":"x"}}`, `null`} {
-					p := hooks.Part{Index: i, Type: "message", Data: json.RawMessage(data)}
-					res, err := bus.WithRecorder(t.rec).RunPart(t.Context(), h.Spec().Kind, p)
-					if err != nil {
-						t.Errorf("H3", "hook %q failed on part %s: %v", h.Spec().ID, data, err)
-					}
-					for _, fe := range res.Errors {
-						t.Errorf("H2", "hook %q failed on part %s (recorded by the fail-open bus, its change lost): %v", h.Spec().ID, data, fe)
-					}
-				}
-			}
-		},
+		Run: h2PartReturnsPart,
 	})
+}
+
+func h1SpecValid(t *T) {
+	d := t.Describe()
+	if len(d.Hooks) == 0 {
+		t.Errorf("H1", "the descriptor lists family H but declares no hook")
+	}
+	for i, s := range d.Hooks {
+		if err := s.Validate(); err != nil {
+			t.Errorf("H1", "hook %d (%q): %v", i, s.ID, err)
+		}
+	}
+}
+
+func h4SubmitRejectHasReason(t *T) {
+	hs := t.Subject().Plugin().Hooks
+	for _, h := range hs.Submit {
+		bus, err := newBus(hooks.KindSubmit, h, nil, nil)
+		if err != nil {
+			t.Fatalf("H1", "the reference bus refused hook %q: %v", h.Spec().ID, err)
+		}
+		for _, s := range sampleSubmits() {
+			res, err := bus.WithRecorder(t.rec).RunSubmit(t.Context(), s.Clone())
+			for _, fe := range res.Errors {
+				// H2: under fail-open the bus records the failure and
+				// goes on, so the error shows only in the result.
+				t.Errorf("H2", "hook %q failed on model %q (recorded by the fail-open bus, its change lost): %v", h.Spec().ID, s.Model, fe)
+			}
+			if reason, ok := hooks.IsReject(err); ok {
+				if reason == "" {
+					t.Errorf("H4", "hook %q rejected model %q without a reason", h.Spec().ID, s.Model)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("H3", "hook %q failed on model %q: %v", h.Spec().ID, s.Model, err)
+			}
+		}
+	}
+}
+
+func h5ToolDecisionsValid(t *T) {
+	for _, h := range t.Subject().Plugin().Hooks.Tools {
+		for _, ev := range sampleToolEvents() {
+			ctx, cancel := context.WithTimeout(t.Context(), HookBudget)
+			d, err := safeTool(ctx, h, ev.Clone())
+			cancel()
+			if err != nil {
+				t.Errorf("H6", "reactor %q failed on %s %s: %v", h.Spec().ID, ev.Phase, ev.Name, err)
+				continue
+			}
+			if _, _, err := d.Apply(ev); err != nil {
+				t.Errorf("H5", "reactor %q on %s %s: %v", h.Spec().ID, ev.Phase, ev.Name, err)
+			}
+		}
+	}
+}
+
+func h2PartReturnsPart(t *T) {
+	for _, h := range t.Subject().Plugin().Hooks.Parts {
+		bus, err := newBus(h.Spec().Kind, nil, h, nil)
+		if err != nil {
+			t.Fatalf("H1", "the reference bus refused hook %q: %v", h.Spec().ID, err)
+		}
+		for i, data := range []string{`{"type":"text","text":"hello"}`, `{"delta":{"text":"x"}}`, `null`} {
+			p := hooks.Part{Index: i, Type: "message", Data: json.RawMessage(data)}
+			res, err := bus.WithRecorder(t.rec).RunPart(t.Context(), h.Spec().Kind, p)
+			if err != nil {
+				t.Errorf("H3", "hook %q failed on part %s: %v", h.Spec().ID, data, err)
+			}
+			for _, fe := range res.Errors {
+				t.Errorf("H2", "hook %q failed on part %s (recorded by the fail-open bus, its change lost): %v", h.Spec().ID, data, fe)
+			}
+		}
+	}
 }
 
 func needHookKind(d *Descriptor, k hooks.Kind) string {

@@ -29,39 +29,7 @@ ignored, so the plugin does not do what it means to.
 Fix: change headers in OnRequest through ex.Request.Header (Set, Del);
 leave framing headers alone.`,
 		Applies: pipelineReady,
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			for _, sc := range numbered(exchangeAxis()) {
-				o := rg.run(sc, nil, false)
-				changed := map[string]bool{}
-				for _, e := range o.events {
-					if e.Hook != trace.HookOnRequest {
-						continue
-					}
-					for _, hc := range e.Headers {
-						if hc.Refused != "" {
-							if e.Plugin == rg.name {
-								t.ErrorAt("P32", o.at, "OnRequest changed the framing header %s: %s; the change is ignored", hc.Name, hc.Refused)
-							}
-							continue
-						}
-						changed[hc.Name] = true
-					}
-				}
-				if o.upstream == nil {
-					continue
-				}
-				for _, n := range unionNames(o.sent, o.upstream) {
-					differs := !slices.Equal(o.sent[n], o.upstream[n])
-					// A header changed and changed back by two plugins is
-					// in the trace but not in the difference: only an
-					// unexplained difference fails.
-					if differs && !changed[n] && !gateway.IsFramingHeader(n) {
-						t.ErrorAt("P32", o.at, "request header %s changed on the way upstream, but no plugin's OnRequest changed it", n)
-					}
-				}
-			}
-		},
+		Run:     p32HeadersRequestChanges,
 	})
 	r.Add(&Case{
 		ID: "P33/headers/after-head", Rules: []string{"P33"},
@@ -73,17 +41,7 @@ and reported. The case fails on such a change: the client never sees it.
 Fix: decide response headers in the first frame call (or in OnResponse
 for a buffered response).`,
 		Applies: pipelineReady,
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			for _, sc := range numbered(streamScenarios()) {
-				o := rg.run(sc, nil, false)
-				for _, w := range o.res.Warnings {
-					if w.Rule == "P33" && strings.Contains(w.Msg, "after the response head") {
-						t.ErrorAt("P33", o.at, "%s", w.Msg)
-					}
-				}
-			}
-		},
+		Run:     p33HeadersAfterHead,
 	})
 	r.Add(&Case{
 		ID: "P34/rejection/headers", Rules: []string{"P34"},
@@ -95,17 +53,7 @@ Transfer-Encoding, ...) are dropped by the host, which frames the body
 itself; the case fails when a rejection carries one.
 Fix: give the body and its content type, not its length.`,
 		Applies: pipelineReady,
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			for _, sc := range numbered(exchangeAxis()) {
-				o := rg.run(sc, nil, false)
-				for _, w := range o.res.Warnings {
-					if w.Rule == "P34" && strings.Contains(w.Msg, "dropped") {
-						t.ErrorAt("P34", o.at, "%s", w.Msg)
-					}
-				}
-			}
-		},
+		Run:     p34RejectionHeaders,
 	})
 	r.Add(&Case{
 		ID: "P36/identity/shape", Rules: []string{"P36"},
@@ -117,26 +65,86 @@ it crosses the process boundary as JSON ({"subject", "client_id",
 are not a JSON object, fails: later plugins authorise on them.
 Fix: set Subject; give Claims as a JSON object or leave them nil.`,
 		Applies: pipelineReady,
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			for _, sc := range numbered(exchangeAxis()) {
-				o := rg.run(sc, nil, false)
-				id := o.identity
-				if id == nil {
+		Run:     p36IdentityShape,
+	})
+}
+
+func p32HeadersRequestChanges(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	for _, sc := range numbered(exchangeAxis()) {
+		o := rg.run(sc, nil, false)
+		changed := map[string]bool{}
+		for _, e := range o.events {
+			if e.Hook != trace.HookOnRequest {
+				continue
+			}
+			for _, hc := range e.Headers {
+				if hc.Refused != "" {
+					if e.Plugin == rg.name {
+						t.ErrorAt("P32", o.at, "OnRequest changed the framing header %s: %s; the change is ignored", hc.Name, hc.Refused)
+					}
 					continue
 				}
-				if id.Subject == "" {
-					t.ErrorAt("P36", o.at, "the identity has no subject: %+v", *id)
-				}
-				if len(id.Claims) > 0 {
-					var m map[string]any
-					if err := json.Unmarshal(id.Claims, &m); err != nil {
-						t.ErrorAt("P36", o.at, "the identity's claims are not a JSON object: %v", err)
-					}
-				}
+				changed[hc.Name] = true
 			}
-		},
-	})
+		}
+		if o.upstream == nil {
+			continue
+		}
+		for _, n := range unionNames(o.sent, o.upstream) {
+			differs := !slices.Equal(o.sent[n], o.upstream[n])
+			// A header changed and changed back by two plugins is
+			// in the trace but not in the difference: only an
+			// unexplained difference fails.
+			if differs && !changed[n] && !gateway.IsFramingHeader(n) {
+				t.ErrorAt("P32", o.at, "request header %s changed on the way upstream, but no plugin's OnRequest changed it", n)
+			}
+		}
+	}
+}
+
+func p33HeadersAfterHead(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	for _, sc := range numbered(streamScenarios()) {
+		o := rg.run(sc, nil, false)
+		for _, w := range o.res.Warnings {
+			if w.Rule == "P33" && strings.Contains(w.Msg, "after the response head") {
+				t.ErrorAt("P33", o.at, "%s", w.Msg)
+			}
+		}
+	}
+}
+
+func p34RejectionHeaders(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	for _, sc := range numbered(exchangeAxis()) {
+		o := rg.run(sc, nil, false)
+		for _, w := range o.res.Warnings {
+			if w.Rule == "P34" && strings.Contains(w.Msg, "dropped") {
+				t.ErrorAt("P34", o.at, "%s", w.Msg)
+			}
+		}
+	}
+}
+
+func p36IdentityShape(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	for _, sc := range numbered(exchangeAxis()) {
+		o := rg.run(sc, nil, false)
+		id := o.identity
+		if id == nil {
+			continue
+		}
+		if id.Subject == "" {
+			t.ErrorAt("P36", o.at, "the identity has no subject: %+v", *id)
+		}
+		if len(id.Claims) > 0 {
+			var m map[string]any
+			if err := json.Unmarshal(id.Claims, &m); err != nil {
+				t.ErrorAt("P36", o.at, "the identity's claims are not a JSON object: %v", err)
+			}
+		}
+	}
 }
 
 func unionNames(a, b map[string][]string) []string {

@@ -54,32 +54,34 @@ writes the key only sometimes, declare it Optional.`,
 			}
 			return ""
 		}),
-		Run: func(t *T) {
-			byName := map[string]scenario{}
-			for _, sc := range append(streamScenarios(), jsonScenarios()...) {
-				byName[sc.name] = sc
-			}
-			for _, key := range declaredOutputs(t.Describe()) {
-				var tried []string
-				written := false
-				for _, name := range outputProtocols[key] {
-					sc := byName[name]
-					rg := newRig(t, pipeline.Options{})
-					o := rg.run(sc, nil, false)
-					rg.checkHooks("X1", o, "on_request", "on_response", "on_response_frame")
-					tried = append(tried, o.at)
-					if v, ok := o.extensions[key]; ok && v != "null" {
-						t.Logf("%s: %s = %s", o.at, key, v)
-						written = true
-					}
-				}
-				if !written {
-					t.Errorf("X1", "the plugin declares it writes extension %q, but none of the %s exchanges the suite drives left a value there (%s); a parser that extracts nothing from its protocol's traffic, or a value its schema refused",
-						key, protocolName(key), strings.Join(tried, "; "))
-				}
-			}
-		},
+		Run: x1OutputsWritten,
 	})
+}
+
+func x1OutputsWritten(t *T) {
+	byName := map[string]scenario{}
+	for _, sc := range append(streamScenarios(), jsonScenarios()...) {
+		byName[sc.name] = sc
+	}
+	for _, key := range declaredOutputs(t.Describe()) {
+		var tried []string
+		written := false
+		for _, name := range outputProtocols[key] {
+			sc := byName[name]
+			rg := newRig(t, pipeline.Options{})
+			o := rg.run(sc, nil, false)
+			rg.checkHooks("X1", o, "on_request", "on_response", "on_response_frame")
+			tried = append(tried, o.at)
+			if v, ok := o.extensions[key]; ok && v != "null" {
+				t.Logf("%s: %s = %s", o.at, key, v)
+				written = true
+			}
+		}
+		if !written {
+			t.Errorf("X1", "the plugin declares it writes extension %q, but none of the %s exchanges the suite drives left a value there (%s); a parser that extracts nothing from its protocol's traffic, or a value its schema refused",
+				key, protocolName(key), strings.Join(tried, "; "))
+		}
+	}
 }
 
 func protocolName(key string) string {

@@ -78,18 +78,7 @@ refer to unquoted.
 A failure means sdk.Plugin.Name (and, for a pipeline plugin, the
 factory's Name) is empty or has spaces. Fix: give the plugin a short
 kebab-case name.`,
-		Run: func(t *T) {
-			d := t.Describe()
-			switch {
-			// The source asks only for a case-sensitive string; a
-			// non-empty name without whitespace is what abkit's chains
-			// can refer to (choice P1.names).
-			case d.Name == "":
-				t.ChoiceErrorf("P1.names", "P1", "the descriptor's name is empty")
-			case strings.IndexFunc(d.Name, unicode.IsSpace) >= 0:
-				t.ChoiceErrorf("P1.names", "P1", "name %q contains whitespace", d.Name)
-			}
-		},
+		Run: p1NameNonEmpty,
 	})
 	r.Add(&Case{
 		ID: "P2/name/instance-matches", Rules: []string{"P2", "P1"},
@@ -101,14 +90,7 @@ A failure means Name() returns something other than the factory's name,
 often a leftover from copying another plugin. Fix: return the same
 constant from both.`,
 		Applies: needPipeline,
-		Run: func(t *T) {
-			d := t.Describe()
-			for i, o := range d.Pipeline.Observed {
-				if o.Name != d.Name {
-					t.Errorf("P2", "instance %d reports Name() %q, the plugin is registered as %q", i+1, o.Name, d.Name)
-				}
-			}
-		},
+		Run:     p2NameInstanceMatches,
 	})
 	r.Add(&Case{
 		ID: "P2/capabilities/instances-agree", Rules: []string{"P2"},
@@ -120,12 +102,7 @@ A failure means Capabilities() depends on config, a counter, time or
 randomness. Fix: make it return a constant; a plugin whose behaviour
 differs must be registered under another name.`,
 		Applies: needPipeline,
-		Run: func(t *T) {
-			d := t.Describe()
-			for i, o := range d.Pipeline.Observed {
-				t.Diff("P2", fmt.Sprintf("capabilities of instance %d differ from the first instance's", i+1), d.Pipeline.Capabilities, o.Capabilities)
-			}
-		},
+		Run:     p2CapabilitiesInstancesAgree,
 	})
 	r.Add(&Case{
 		ID: "P2/capabilities/across-processes", Rules: []string{"P2"}, FreshProcess: true,
@@ -136,13 +113,7 @@ capabilities, behaviours, config schema, manifest and hook specs.
 A failure means what the plugin says about itself depends on the process:
 the environment, the time, a random seed, map iteration order. Fix: make
 the descriptor a constant of the binary.`,
-		Run: func(t *T) {
-			other, err := t.Launch()
-			if err != nil {
-				t.Fatalf("P2", "a second copy of the plugin could not be started: %v", err)
-			}
-			t.Diff("P2", "the second process describes itself differently", t.Describe(), other.Describe())
-		},
+		Run: p2CapabilitiesAcrossProcesses,
 	})
 	r.Add(&Case{
 		ID: "P3/capabilities/fields", Rules: []string{"P3"},
@@ -153,24 +124,7 @@ and is not the plugin's own name (a plugin cannot stand before itself).
 A failure means a malformed dependency list; the chain builder would
 reject every chain. Fix: list the names of the plugins yours depends on.`,
 		Applies: needPipeline,
-		Run: func(t *T) {
-			d := t.Describe()
-			c := d.Pipeline.Capabilities
-			for field, names := range map[string][]string{"requires": c.Requires, "requires_any": c.RequiresAny} {
-				seen := map[string]bool{}
-				for _, n := range names {
-					switch {
-					case n == "" || strings.IndexFunc(n, unicode.IsSpace) >= 0:
-						t.Errorf("P3", "%s holds %q, which names no plugin", field, n)
-					case n == d.Name:
-						t.Errorf("P3", "%s names the plugin itself (%q)", field, n)
-					case seen[n]:
-						t.Errorf("P3", "%s names %q twice", field, n)
-					}
-					seen[n] = true
-				}
-			}
-		},
+		Run:     p3CapabilitiesFields,
 	})
 	r.Add(&Case{
 		ID: "P5/description/plugin", Rules: []string{"P5"},
@@ -179,11 +133,7 @@ reject every chain. Fix: list the names of the plugins yours depends on.`,
 breaks of any kind), at most 80 characters counted as runes. Catalog
 panes and the plugin list endpoint show it as is.
 Fix: shorten it; put details in your README.`,
-		Run: func(t *T) {
-			if err := gateway.CheckDescription(t.Describe().Description); err != nil {
-				t.Errorf("P5", "%v", err)
-			}
-		},
+		Run: p5DescriptionPlugin,
 	})
 	r.Add(&Case{
 		ID: "P5/description/capabilities", Rules: []string{"P5"},
@@ -194,11 +144,7 @@ description. The reference runtime refuses to build a chain with a bad
 one, so the exchange cases are skipped until it is fixed.
 Fix: shorten it to one line of at most 80 characters.`,
 		Applies: needPipeline,
-		Run: func(t *T) {
-			if err := gateway.CheckDescription(t.Describe().Pipeline.Capabilities.Description); err != nil {
-				t.Errorf("P5", "%v", err)
-			}
-		},
+		Run:     p5DescriptionCapabilities,
 	})
 	r.Add(&Case{
 		ID: "P6/instance/default-config", Rules: []string{"P6"},
@@ -214,20 +160,92 @@ A plugin that takes configuration but describes none of it (a schema
 with no fields and no examples) and refuses to be made without it is
 not probed: the case is skipped with that reason, not failed.`,
 		Applies: all(needFamily(family.Pipeline), probeable),
-		Run: func(t *T) {
-			d := t.Describe()
-			if d.Pipeline == nil {
-				t.Fatalf("P6", "the descriptor lists family P but has no pipeline information")
-			}
-			if d.Pipeline.ProbeError != "" {
-				t.Errorf("P6", "%s", d.Pipeline.ProbeError)
-			}
-		},
+		Run:     p6InstanceDefaultConfig,
 	})
 }
 
+func p1NameNonEmpty(t *T) {
+	d := t.Describe()
+	switch {
+	// The source asks only for a case-sensitive string; a
+	// non-empty name without whitespace is what abkit's chains
+	// can refer to (choice P1.names).
+	case d.Name == "":
+		t.ChoiceErrorf("P1.names", "P1", "the descriptor's name is empty")
+	case strings.IndexFunc(d.Name, unicode.IsSpace) >= 0:
+		t.ChoiceErrorf("P1.names", "P1", "name %q contains whitespace", d.Name)
+	}
+}
+
+func p2NameInstanceMatches(t *T) {
+	d := t.Describe()
+	for i, o := range d.Pipeline.Observed {
+		if o.Name != d.Name {
+			t.Errorf("P2", "instance %d reports Name() %q, the plugin is registered as %q", i+1, o.Name, d.Name)
+		}
+	}
+}
+
+func p2CapabilitiesInstancesAgree(t *T) {
+	d := t.Describe()
+	for i, o := range d.Pipeline.Observed {
+		t.Diff("P2", fmt.Sprintf("capabilities of instance %d differ from the first instance's", i+1), d.Pipeline.Capabilities, o.Capabilities)
+	}
+}
+
+func p2CapabilitiesAcrossProcesses(t *T) {
+	other, err := t.Launch()
+	if err != nil {
+		t.Fatalf("P2", "a second copy of the plugin could not be started: %v", err)
+	}
+	t.Diff("P2", "the second process describes itself differently", t.Describe(), other.Describe())
+}
+
+func p3CapabilitiesFields(t *T) {
+	d := t.Describe()
+	c := d.Pipeline.Capabilities
+	for field, names := range map[string][]string{"requires": c.Requires, "requires_any": c.RequiresAny} {
+		seen := map[string]bool{}
+		for _, n := range names {
+			switch {
+			case n == "" || strings.IndexFunc(n, unicode.IsSpace) >= 0:
+				t.Errorf("P3", "%s holds %q, which names no plugin", field, n)
+			case n == d.Name:
+				t.Errorf("P3", "%s names the plugin itself (%q)", field, n)
+			case seen[n]:
+				t.Errorf("P3", "%s names %q twice", field, n)
+			}
+			seen[n] = true
+		}
+	}
+}
+
+func p5DescriptionPlugin(t *T) {
+	if err := gateway.CheckDescription(t.Describe().Description); err != nil {
+		t.Errorf("P5", "%v", err)
+	}
+}
+
+func p5DescriptionCapabilities(t *T) {
+	if err := gateway.CheckDescription(t.Describe().Pipeline.Capabilities.Description); err != nil {
+		t.Errorf("P5", "%v", err)
+	}
+}
+
+func p6InstanceDefaultConfig(t *T) {
+	d := t.Describe()
+	if d.Pipeline == nil {
+		t.Fatalf("P6", "the descriptor lists family P but has no pipeline information")
+	}
+	if d.Pipeline.ProbeError != "" {
+		t.Errorf("P6", "%s", d.Pipeline.ProbeError)
+	}
+}
+
+// initBudget is the deadline of Init in the lifecycle cases.
+const initBudget = 5 * time.Second
+
 func addLifecycleCases(r *Registry) {
-	const initBudget = 5 * time.Second
 	r.Add(&Case{
 		ID: "P12/init/once", Rules: []string{"P12"},
 		Summary: "Init succeeds once, promptly, and the plugin then serves an exchange",
@@ -237,20 +255,7 @@ A failure means Init returned an error with the probe config, overran
 its deadline, or the plugin misbehaved right after it. Fix: make Init
 succeed with the default configuration and honour ctx.`,
 		Applies: all(pipelineReady, behaviour(gateway.BehaviourInit)),
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			ctx, cancel := context.WithTimeout(t.Context(), initBudget)
-			defer cancel()
-			start := time.Now()
-			if err := rg.chain.Start(ctx); err != nil {
-				t.Fatalf("P12", "Init failed: %v", err)
-			}
-			if d := time.Since(start); d > initBudget {
-				t.Errorf("P12", "Init took %v, beyond its %v deadline", d, initBudget)
-			}
-			rg.run(jsonScenarios()[0], nil, false)
-			_ = rg.chain.Stop(t.Context())
-		},
+		Run:     p12InitOnce,
 	})
 	r.Add(&Case{
 		ID: "P13/shutdown/within-deadline", Rules: []string{"P13"},
@@ -262,24 +267,7 @@ A failure means Shutdown ignores ctx (waits on a channel, a flush or a
 network call without a deadline) or returns an error. Fix: select on
 ctx.Done() and give up cleanly.`,
 		Applies: all(pipelineReady, behaviour(gateway.BehaviourShutdown)),
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			if err := rg.chain.Start(t.Context()); err != nil {
-				t.Fatalf("P13", "Init failed, so Shutdown could not be checked: %v", err)
-			}
-			rg.run(jsonScenarios()[0], nil, false)
-			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-			defer cancel()
-			start := time.Now()
-			err := rg.chain.Stop(ctx)
-			t.Logf("shutdown took %v: %v", time.Since(start), err)
-			switch {
-			case errors.Is(err, pipeline.ErrAbandoned):
-				t.Errorf("P13", "Shutdown overran its 1 s deadline and was abandoned")
-			case err != nil:
-				t.Errorf("P13", "Shutdown failed: %v", err)
-			}
-		},
+		Run:     p13ShutdownWithinDeadline,
 	})
 	r.Add(&Case{
 		ID: "P14/ready/fast", Rules: []string{"P14"},
@@ -298,25 +286,7 @@ A failure means Ready does real work (a network round trip, a lock held
 during I/O) or blocks. Fix: keep a state flag up to date elsewhere and
 have Ready read it.`,
 		Applies: all(pipelineReady, behaviour(gateway.BehaviourReady)),
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			probe := func(when string) {
-				lat := measureReady(t, rg, 1, 20)
-				if lat.timedOut > lat.calls/10 {
-					t.Fatalf("P14", "%d of %d Ready calls %s ran out their %v deadline (100 ms plus ten protocol round trips)", lat.timedOut, lat.calls, when, lat.deadline.Round(time.Millisecond))
-				}
-				if own := lat.own(); own > ReadyBudget {
-					t.Fatalf("P14", "Ready %s took %v of its own (median %v less the median protocol round trip %v, 20 calls, slowest %v); answer within %v", when,
-						own.Round(time.Millisecond), lat.ready.Round(time.Millisecond), lat.echo.Round(time.Millisecond), lat.slowest.Round(time.Millisecond), ReadyBudget)
-				}
-			}
-			probe("before Start")
-			if err := rg.chain.Start(t.Context()); err != nil {
-				t.Fatalf("P14", "Init failed: %v", err)
-			}
-			probe("after Start")
-			_ = rg.chain.Stop(t.Context())
-		},
+		Run:     p14ReadyFast,
 	})
 	r.Add(&Case{
 		ID: "P14/ready/concurrent-consistent", Rules: []string{"P14"}, Choice: "P14.ready",
@@ -331,25 +301,81 @@ serialises callers slows only Ready.
 A failure means Ready races (unsynchronised state) or serialises callers
 behind a slow lock. Fix: use an atomic or a RWMutex for the flag.`,
 		Applies: all(pipelineReady, behaviour(gateway.BehaviourReady)),
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			if err := rg.chain.Start(t.Context()); err != nil {
-				t.Fatalf("P14", "Init failed: %v", err)
-			}
-			defer rg.chain.Stop(t.Context())
-			lat := measureReady(t, rg, 8, 25)
-			if len(lat.answers) > 1 {
-				t.Errorf("P14", "Ready answered ready %d times and not ready %d times with nothing changing", lat.answers[true], lat.answers[false])
-			}
-			if own := lat.own(); own > ReadyBudget {
-				t.Errorf("P14", "concurrent Ready took %v of its own (median %v less the median protocol round trip %v, %d calls); answer within %v",
-					own.Round(time.Millisecond), lat.ready.Round(time.Millisecond), lat.echo.Round(time.Millisecond), lat.calls, ReadyBudget)
-			}
-			if lat.timedOut > lat.calls/10 {
-				t.Errorf("P14", "%d of %d concurrent Ready calls ran out their %v deadline", lat.timedOut, lat.calls, lat.deadline.Round(time.Millisecond))
-			}
-		},
+		Run:     p14ReadyConcurrentConsistent,
 	})
+}
+
+func p12InitOnce(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), initBudget)
+	defer cancel()
+	start := time.Now()
+	if err := rg.chain.Start(ctx); err != nil {
+		t.Fatalf("P12", "Init failed: %v", err)
+	}
+	if d := time.Since(start); d > initBudget {
+		t.Errorf("P12", "Init took %v, beyond its %v deadline", d, initBudget)
+	}
+	rg.run(jsonScenarios()[0], nil, false)
+	_ = rg.chain.Stop(t.Context())
+}
+
+func p13ShutdownWithinDeadline(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	if err := rg.chain.Start(t.Context()); err != nil {
+		t.Fatalf("P13", "Init failed, so Shutdown could not be checked: %v", err)
+	}
+	rg.run(jsonScenarios()[0], nil, false)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	start := time.Now()
+	err := rg.chain.Stop(ctx)
+	t.Logf("shutdown took %v: %v", time.Since(start), err)
+	switch {
+	case errors.Is(err, pipeline.ErrAbandoned):
+		t.Errorf("P13", "Shutdown overran its 1 s deadline and was abandoned")
+	case err != nil:
+		t.Errorf("P13", "Shutdown failed: %v", err)
+	}
+}
+
+func p14ReadyFast(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	probe := func(when string) {
+		lat := measureReady(t, rg, 1, 20)
+		if lat.timedOut > lat.calls/10 {
+			t.Fatalf("P14", "%d of %d Ready calls %s ran out their %v deadline (100 ms plus ten protocol round trips)", lat.timedOut, lat.calls, when, lat.deadline.Round(time.Millisecond))
+		}
+		if own := lat.own(); own > ReadyBudget {
+			t.Fatalf("P14", "Ready %s took %v of its own (median %v less the median protocol round trip %v, 20 calls, slowest %v); answer within %v", when,
+				own.Round(time.Millisecond), lat.ready.Round(time.Millisecond), lat.echo.Round(time.Millisecond), lat.slowest.Round(time.Millisecond), ReadyBudget)
+		}
+	}
+	probe("before Start")
+	if err := rg.chain.Start(t.Context()); err != nil {
+		t.Fatalf("P14", "Init failed: %v", err)
+	}
+	probe("after Start")
+	_ = rg.chain.Stop(t.Context())
+}
+
+func p14ReadyConcurrentConsistent(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	if err := rg.chain.Start(t.Context()); err != nil {
+		t.Fatalf("P14", "Init failed: %v", err)
+	}
+	defer rg.chain.Stop(t.Context())
+	lat := measureReady(t, rg, 8, 25)
+	if len(lat.answers) > 1 {
+		t.Errorf("P14", "Ready answered ready %d times and not ready %d times with nothing changing", lat.answers[true], lat.answers[false])
+	}
+	if own := lat.own(); own > ReadyBudget {
+		t.Errorf("P14", "concurrent Ready took %v of its own (median %v less the median protocol round trip %v, %d calls); answer within %v",
+			own.Round(time.Millisecond), lat.ready.Round(time.Millisecond), lat.echo.Round(time.Millisecond), lat.calls, ReadyBudget)
+	}
+	if lat.timedOut > lat.calls/10 {
+		t.Errorf("P14", "%d of %d concurrent Ready calls ran out their %v deadline", lat.timedOut, lat.calls, lat.deadline.Round(time.Millisecond))
+	}
 }
 
 // readyLatency is what measureReady saw.
@@ -434,15 +460,7 @@ OnResponse call: no panic, no dead process, a reject carries a status in
 A failure names the hook and the exchange. Fix: recover from bad input
 instead of panicking, reject with a 4xx status, keep hooks off slow I/O.`,
 		Applies: pipelineReady,
-		Run: func(t *T) {
-			alongConfigs(t, func(rg *rig, scs []scenario) {
-				for _, sc := range scs {
-					o := rg.run(sc, nil, false)
-					rg.checkHooks("P15", o, "on_request")
-					rg.checkHooks("P16", o, "on_response")
-				}
-			})
-		},
+		Run:     p15HooksLegalActions,
 	})
 	r.Add(&Case{
 		ID: "P17/body-write/declared-only", Rules: []string{"P17"},
@@ -456,18 +474,30 @@ A failure means the plugin calls SetRequestBody/SetResponseBody without
 declaring it. Fix: declare the capability (only one plugin per direction
 may), or stop writing.`,
 		Applies: pipelineReady,
-		Run: func(t *T) {
-			alongConfigs(t, func(rg *rig, scs []scenario) {
-				for _, sc := range scs {
-					o := rg.run(sc, nil, false)
-					for _, w := range o.res.Warnings {
-						if w.Rule == "P17" && w.Plugin == rg.name {
-							t.ErrorAt("P17", o.at, "%s", w.Msg)
-						}
-					}
+		Run:     p17BodyWriteDeclaredOnly,
+	})
+}
+
+func p15HooksLegalActions(t *T) {
+	alongConfigs(t, func(rg *rig, scs []scenario) {
+		for _, sc := range scs {
+			o := rg.run(sc, nil, false)
+			rg.checkHooks("P15", o, "on_request")
+			rg.checkHooks("P16", o, "on_response")
+		}
+	})
+}
+
+func p17BodyWriteDeclaredOnly(t *T) {
+	alongConfigs(t, func(rg *rig, scs []scenario) {
+		for _, sc := range scs {
+			o := rg.run(sc, nil, false)
+			for _, w := range o.res.Warnings {
+				if w.Rule == "P17" && w.Plugin == rg.name {
+					t.ErrorAt("P17", o.at, "%s", w.Msg)
 				}
-			})
-		},
+			}
+		}
 	})
 }
 
@@ -565,18 +595,7 @@ usually means the plugin keeps a frame slice past its call (P24) and
 parses it later, when the buffer holds other bytes. Fix: copy what you
 keep (bytes.Clone, or append to your own buffer).`,
 		Applies: all(pipelineReady, behaviour(gateway.BehaviourStream)),
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{})
-			cks := chunkers()
-			for _, sc := range numbered(streamScenarios()) {
-				ref := rg.run(sc, &cks[0], false)
-				for i := 1; i < len(cks); i++ {
-					got := rg.run(sc, &cks[i], true)
-					t.DiffAt("P19", got.at, "extensions differ from the whole-body run", ref.extensions, got.extensions)
-					t.DiffAt("P19", got.at, "answers differ from the whole-body run", answers(ref, rg.name), answers(got, rg.name))
-				}
-			}
-		},
+		Run:     p19ChunkingIndependent,
 	})
 	r.Add(&Case{
 		ID: "P24/borrowed-bytes/poisoned-frames", Rules: []string{"P24"},
@@ -589,17 +608,32 @@ catches a plugin only when the suite runs in-process (from go test).
 A failure means the plugin keeps the frame slice (or a sub-slice, or a
 string made with unsafe) past the call. Fix: copy what you keep.`,
 		Applies: all(pipelineReady, behaviour(gateway.BehaviourStream)),
-		Run: func(t *T) {
-			plain := newRig(t, pipeline.Options{})
-			poisoned := newRig(t, pipeline.Options{PoisonFrames: true})
-			for _, sc := range numbered(streamScenarios()) {
-				ref := plain.run(sc, nil, false)
-				got := poisoned.run(sc, nil, false)
-				t.DiffAt("P24", got.at, "with poisoned frames the extensions differ", ref.extensions, got.extensions)
-				t.DiffAt("P24", got.at, "with poisoned frames the answers differ", answers(ref, plain.name), answers(got, plain.name))
-			}
-		},
+		Run:     p24BorrowedBytesPoisonedFrames,
 	})
+}
+
+func p19ChunkingIndependent(t *T) {
+	rg := newRig(t, pipeline.Options{})
+	cks := chunkers()
+	for _, sc := range numbered(streamScenarios()) {
+		ref := rg.run(sc, &cks[0], false)
+		for i := 1; i < len(cks); i++ {
+			got := rg.run(sc, &cks[i], true)
+			t.DiffAt("P19", got.at, "extensions differ from the whole-body run", ref.extensions, got.extensions)
+			t.DiffAt("P19", got.at, "answers differ from the whole-body run", answers(ref, rg.name), answers(got, rg.name))
+		}
+	}
+}
+
+func p24BorrowedBytesPoisonedFrames(t *T) {
+	plain := newRig(t, pipeline.Options{})
+	poisoned := newRig(t, pipeline.Options{PoisonFrames: true})
+	for _, sc := range numbered(streamScenarios()) {
+		ref := plain.run(sc, nil, false)
+		got := poisoned.run(sc, nil, false)
+		t.DiffAt("P24", got.at, "with poisoned frames the extensions differ", ref.extensions, got.extensions)
+		t.DiffAt("P24", got.at, "with poisoned frames the answers differ", answers(ref, plain.name), answers(got, plain.name))
+	}
 }
 
 // answers lists the plugin's answers in an exchange, without timings.
@@ -613,32 +647,37 @@ func answers(o outcome, plugin string) []string {
 	return out
 }
 
-func addFinishCases(r *Registry) {
-	const finishTimeout = time.Second
-	checkFinish := func(t *T, rg *rig, o outcome) {
-		for _, e := range o.events {
-			if e.Plugin != rg.name || e.Hook != "on_finish" {
-				continue
-			}
-			switch {
-			case strings.Contains(e.Error, pipeline.ErrAbandoned.Error()),
-				// Across the process boundary the finish deadline is the
-				// gRPC call's, which fires before the runtime abandons the
-				// call: the adapter reports it as a failed call (a panic
-				// to the runtime), which is an overrun, not a P30 panic.
-				strings.Contains(e.Error, "on_finish: "+pluginhost.ErrDeadline.Error()):
-				// One is enough: each more would cost another deadline.
-				t.FatalAt("P28", o.at+", on_finish", "deadline overrun: OnFinish did not return within its %v deadline (ctx.Done() was ignored); it was abandoned", finishTimeout)
-			case strings.Contains(e.Error, "panic"):
-				t.ErrorAt("P30", o.at+", on_finish", "%s", callProblem(e.Error))
-			}
+// finishTimeout is the deadline of OnFinish in the finish cases.
+const finishTimeout = time.Second
+
+// checkFinish fails the plugin's OnFinish calls in o that overran their
+// deadline, panicked or wrote a body.
+func checkFinish(t *T, rg *rig, o outcome) {
+	for _, e := range o.events {
+		if e.Plugin != rg.name || e.Hook != "on_finish" {
+			continue
 		}
-		for _, w := range o.res.Warnings {
-			if w.Rule == "P30" && w.Plugin == rg.name && strings.Contains(w.Msg, "body write") {
-				t.ErrorAt("P30", o.at+", on_finish", "%s", w.Msg)
-			}
+		switch {
+		case strings.Contains(e.Error, pipeline.ErrAbandoned.Error()),
+			// Across the process boundary the finish deadline is the
+			// gRPC call's, which fires before the runtime abandons the
+			// call: the adapter reports it as a failed call (a panic
+			// to the runtime), which is an overrun, not a P30 panic.
+			strings.Contains(e.Error, "on_finish: "+pluginhost.ErrDeadline.Error()):
+			// One is enough: each more would cost another deadline.
+			t.FatalAt("P28", o.at+", on_finish", "deadline overrun: OnFinish did not return within its %v deadline (ctx.Done() was ignored); it was abandoned", finishTimeout)
+		case strings.Contains(e.Error, "panic"):
+			t.ErrorAt("P30", o.at+", on_finish", "%s", callProblem(e.Error))
 		}
 	}
+	for _, w := range o.res.Warnings {
+		if w.Rule == "P30" && w.Plugin == rg.name && strings.Contains(w.Msg, "body write") {
+			t.ErrorAt("P30", o.at+", on_finish", "%s", w.Msg)
+		}
+	}
+}
+
+func addFinishCases(r *Registry) {
 	applies := all(pipelineReady, behaviour(gateway.BehaviourFinish))
 	r.Add(&Case{
 		ID: "P28/finish/within-deadline", Rules: []string{"P28", "P30"},
@@ -650,12 +689,7 @@ A failure means OnFinish blocks (a channel send, an unbounded flush, a
 network call without ctx) or panics. Fix: honour ctx.Done(), hand slow
 work to a bounded background queue.`,
 		Applies: applies,
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{FinishTimeout: finishTimeout})
-			for _, sc := range numbered(append(jsonScenarios(), streamScenarios()...)) {
-				checkFinish(t, rg, rg.run(sc, nil, false))
-			}
-		},
+		Run:     p28FinishWithinDeadline,
 	})
 	r.Add(&Case{
 		ID: "P26/finish/nothing-reserved", Rules: []string{"P26", "P28", "P30"},
@@ -668,23 +702,7 @@ built ("nothing was reserved").
 A failure means OnFinish assumes the response hooks ran. Fix: look up
 your per-exchange state and do nothing when it is missing.`,
 		Applies: applies,
-		Run: func(t *T) {
-			rg := newRig(t, pipeline.Options{FinishTimeout: finishTimeout})
-			// An upstream that never answered.
-			ctx := t.Context()
-			h := http.Header{"X-Client-Id": {"conformance"}}
-			rec := rg.t.rec
-			ex := rg.chain.NewExchange(pipeline.Request{Method: "GET", URL: "/unreachable", Header: h}, pipeline.ExchangeOptions{Trace: rec})
-			n := len(rec.Events())
-			if ex.Request(ctx) {
-				ex.Respond(ctx, pipeline.Upstream{Err: errors.New("conformance: upstream refused the connection")})
-			}
-			res := ex.Finish()
-			checkFinish(t, rg, outcome{at: "exchange 1 of 2 (upstream-failed, no answer from the upstream)", res: res, events: rec.Events()[n:]})
-			s := streamScenarios()[0]
-			s.name, s.events, s.early, s.pos, s.of = "early-end", chatEvents("Hel"), true, 2, 2
-			checkFinish(t, rg, rg.run(s, nil, false))
-		},
+		Run:     p26FinishNothingReserved,
 	})
 	r.Add(&Case{
 		ID: "P26/finish/unseen-request", Rules: []string{"P26", "P29", "P30"},
@@ -696,59 +714,86 @@ without panicking.
 A failure means OnFinish dereferences per-exchange state it expects
 OnRequest to have set. Fix: treat missing state as "nothing to do".`,
 		Applies: applies,
-		Run: func(t *T) {
-			f := t.Factory()
-			cfg, err := WorkingConfig(f)
-			if err != nil {
-				t.Fatalf("P26", "no instance could be made: %v", err)
-			}
-			p, err := probe.New(f, cfg)
-			if err != nil {
-				t.Fatalf("P26", "no instance could be made: %v", err)
-			}
-			fin, ok := p.(gateway.Finisher)
-			if !ok {
-				t.Fatalf("P26", "the instance does not implement OnFinish although the descriptor lists the finish behaviour")
-			}
-			ex, ctl := gateway.NewExchange(gateway.Inbound, gateway.Request{Method: "POST", URL: "/never-seen", Header: http.Header{}})
-			ctl.SetResponse(gateway.Response{Status: 403})
-			ctl.SetOutcome(gateway.Outcome{Kind: gateway.OutcomeDeny, Status: 403, DeniedBy: "some-other-plugin", Reason: "conformance", Duration: time.Millisecond})
-			caps := p.Capabilities().Normalize()
-			ctl.Enter(p.Name(), gateway.PhaseFinish, caps.WritesRequestBody, caps.WritesResponseBody)
-			ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
-			defer cancel()
-			done := make(chan error, 1)
-			overran := errors.New("overran")
-			go func() {
-				defer func() {
-					if r := recover(); r != nil {
-						// Across the boundary the deadline is the gRPC
-						// call's: the adapter panics with a deadline error.
-						if e, ok := r.(error); ok && errors.Is(e, pluginhost.ErrDeadline) {
-							done <- overran
-							return
-						}
-						done <- fmt.Errorf("panic: %v", r)
-					}
-				}()
-				done <- fin.OnFinish(ctx, ex)
-			}()
-			select {
-			case err := <-done:
-				if err == overran {
-					t.Errorf("P28", "deadline overrun: OnFinish of an unseen exchange did not return within its %v deadline (ctx.Done() was ignored)", finishTimeout)
+		Run:     p26FinishUnseenRequest,
+	})
+}
+
+func p28FinishWithinDeadline(t *T) {
+	rg := newRig(t, pipeline.Options{FinishTimeout: finishTimeout})
+	for _, sc := range numbered(append(jsonScenarios(), streamScenarios()...)) {
+		checkFinish(t, rg, rg.run(sc, nil, false))
+	}
+}
+
+func p26FinishNothingReserved(t *T) {
+	rg := newRig(t, pipeline.Options{FinishTimeout: finishTimeout})
+	// An upstream that never answered.
+	ctx := t.Context()
+	h := http.Header{"X-Client-Id": {"conformance"}}
+	rec := rg.t.rec
+	ex := rg.chain.NewExchange(pipeline.Request{Method: "GET", URL: "/unreachable", Header: h}, pipeline.ExchangeOptions{Trace: rec})
+	n := len(rec.Events())
+	if ex.Request(ctx) {
+		ex.Respond(ctx, pipeline.Upstream{Err: errors.New("conformance: upstream refused the connection")})
+	}
+	res := ex.Finish()
+	checkFinish(t, rg, outcome{at: "exchange 1 of 2 (upstream-failed, no answer from the upstream)", res: res, events: rec.Events()[n:]})
+	s := streamScenarios()[0]
+	s.name, s.events, s.early, s.pos, s.of = "early-end", chatEvents("Hel"), true, 2, 2
+	checkFinish(t, rg, rg.run(s, nil, false))
+}
+
+func p26FinishUnseenRequest(t *T) {
+	f := t.Factory()
+	cfg, err := WorkingConfig(f)
+	if err != nil {
+		t.Fatalf("P26", "no instance could be made: %v", err)
+	}
+	p, err := probe.New(f, cfg)
+	if err != nil {
+		t.Fatalf("P26", "no instance could be made: %v", err)
+	}
+	fin, ok := p.(gateway.Finisher)
+	if !ok {
+		t.Fatalf("P26", "the instance does not implement OnFinish although the descriptor lists the finish behaviour")
+	}
+	ex, ctl := gateway.NewExchange(gateway.Inbound, gateway.Request{Method: "POST", URL: "/never-seen", Header: http.Header{}})
+	ctl.SetResponse(gateway.Response{Status: 403})
+	ctl.SetOutcome(gateway.Outcome{Kind: gateway.OutcomeDeny, Status: 403, DeniedBy: "some-other-plugin", Reason: "conformance", Duration: time.Millisecond})
+	caps := p.Capabilities().Normalize()
+	ctl.Enter(p.Name(), gateway.PhaseFinish, caps.WritesRequestBody, caps.WritesResponseBody)
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	overran := errors.New("overran")
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				// Across the boundary the deadline is the gRPC
+				// call's: the adapter panics with a deadline error.
+				if e, ok := r.(error); ok && errors.Is(e, pluginhost.ErrDeadline) {
+					done <- overran
 					return
 				}
-				if err != nil && strings.HasPrefix(err.Error(), "panic") {
-					t.Errorf("P30", "OnFinish of an unseen exchange panicked: %v", err)
-				}
-				t.Logf("OnFinish of an unseen exchange returned %v", err)
-			case <-time.After(finishTimeout + 100*time.Millisecond):
-				t.Errorf("P28", "deadline overrun: OnFinish of an unseen exchange did not return within its %v deadline", finishTimeout)
-			case <-t.Context().Done():
+				done <- fmt.Errorf("panic: %v", r)
 			}
-		},
-	})
+		}()
+		done <- fin.OnFinish(ctx, ex)
+	}()
+	select {
+	case err := <-done:
+		if err == overran {
+			t.Errorf("P28", "deadline overrun: OnFinish of an unseen exchange did not return within its %v deadline (ctx.Done() was ignored)", finishTimeout)
+			return
+		}
+		if err != nil && strings.HasPrefix(err.Error(), "panic") {
+			t.Errorf("P30", "OnFinish of an unseen exchange panicked: %v", err)
+		}
+		t.Logf("OnFinish of an unseen exchange returned %v", err)
+	case <-time.After(finishTimeout + 100*time.Millisecond):
+		t.Errorf("P28", "deadline overrun: OnFinish of an unseen exchange did not return within its %v deadline", finishTimeout)
+	case <-t.Context().Done():
+	}
 }
 
 // median returns the middle of ds (the upper middle for an even count).

@@ -23,26 +23,28 @@ may depend on history by design (a rate limit counts across exchanges).
 Fix: keep per-exchange values in gateway.SetState or in the extension of
 the exchange that produced them, never in the plugin.`,
 		Applies: pipelineReady,
-		Run: func(t *T) {
-			scs := numbered(exchangeAxis())
-			drive := func(order []int) map[int]map[string]string {
-				rg := newRig(t, pipeline.Options{})
-				out := map[int]map[string]string{}
-				for _, i := range order {
-					out[i] = rg.run(scs[i], nil, false).extensions
-				}
-				return out
-			}
-			fwd := make([]int, len(scs))
-			for i := range fwd {
-				fwd[i] = i
-			}
-			back := slices.Clone(fwd)
-			slices.Reverse(back)
-			a, b := drive(fwd), drive(back)
-			for i, sc := range scs {
-				t.DiffAt("P31", sc.label(), "extensions after the others (-forward +reverse)", a[i], b[i])
-			}
-		},
+		Run:     p31StateNoCarryOver,
 	})
+}
+
+func p31StateNoCarryOver(t *T) {
+	scs := numbered(exchangeAxis())
+	drive := func(order []int) map[int]map[string]string {
+		rg := newRig(t, pipeline.Options{})
+		out := map[int]map[string]string{}
+		for _, i := range order {
+			out[i] = rg.run(scs[i], nil, false).extensions
+		}
+		return out
+	}
+	fwd := make([]int, len(scs))
+	for i := range fwd {
+		fwd[i] = i
+	}
+	back := slices.Clone(fwd)
+	slices.Reverse(back)
+	a, b := drive(fwd), drive(back)
+	for i, sc := range scs {
+		t.DiffAt("P31", sc.label(), "extensions after the others (-forward +reverse)", a[i], b[i])
+	}
 }
