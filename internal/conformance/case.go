@@ -273,20 +273,23 @@ func (r *Registry) Case(id string) (*Case, bool) {
 }
 
 // PluginSuite returns the suite in which the binary under test is a plugin
-// of any family.
+// of any family. Each cases_<family>_<group>.go file registers one rule
+// group's cases (p: pipeline, d: dispatch, h: hooks): a table of cases,
+// each naming the function that runs it. The order here is the order of
+// the report.
 func PluginSuite() *Registry {
 	r := NewRegistry()
-	addDescriptorCases(r)
-	addLifecycleCases(r)
-	addExchangeCases(r)
-	addStreamCases(r)
-	addFinishCases(r)
-	addStateCases(r)
-	addAxisCases(r)
-	addHeaderCases(r)
+	addPipelineDescriptorCases(r)
+	addPipelineLifecycleCases(r)
+	addPipelineExchangeCases(r)
+	addPipelineStreamCases(r)
+	addPipelineFinishCases(r)
+	addPipelineStateCases(r)
+	addPipelineAxisCases(r)
+	addPipelineHeaderCases(r)
 	addOutputCases(r)
-	addInterceptCases(r)
-	addHookCases(r)
+	addDispatchCases(r)
+	addHooksCases(r)
 	return r
 }
 
@@ -321,4 +324,41 @@ func needPipeline(d *Descriptor) string {
 		return "no instance of the plugin could be made (see P2/instances)"
 	}
 	return ""
+}
+
+// pipelineReady applies a case that needs a chain of the plugin: the
+// reference runtime refuses to build one for a plugin whose descriptor
+// breaks P2, so those plugins fail the descriptor cases and skip these. A
+// description that breaks P5 fails the P5 cases only: the runtime builds
+// the chain with a warning (docs/contracts.md, the build refusal review).
+func pipelineReady(d *Descriptor) string {
+	if r := needPipeline(d); r != "" {
+		return r
+	}
+	for _, o := range d.Pipeline.Observed {
+		if !o.Capabilities.Equal(d.Pipeline.Capabilities) || o.Name != d.Name {
+			return "the plugin's instances disagree about themselves (P2), so no chain can be built (see P2/capabilities/instances-agree)"
+		}
+	}
+	return ""
+}
+
+func all(fs ...func(*Descriptor) string) func(*Descriptor) string {
+	return func(d *Descriptor) string {
+		for _, f := range fs {
+			if r := f(d); r != "" {
+				return r
+			}
+		}
+		return ""
+	}
+}
+
+func behaviour(b string) func(*Descriptor) string {
+	return func(d *Descriptor) string {
+		if !d.HasBehaviour(b) {
+			return "the plugin does not implement the optional behaviour " + b
+		}
+		return ""
+	}
 }

@@ -33,11 +33,14 @@ func declaredOutputs(d *Descriptor) []string {
 	return out
 }
 
+// addOutputCases registers the case of the extensions a plugin declares it
+// writes (X1).
 func addOutputCases(r *Registry) {
-	r.Add(&Case{
-		ID: "X1/outputs/written", Rules: []string{"X1"},
-		Summary: "a plugin that declares it writes an extension writes a valid one on its protocol's traffic",
-		Explain: `For every extension the plugin declares it writes (Capabilities.Extensions,
+	for _, c := range []*Case{
+		{
+			ID: "X1/outputs/written", Rules: []string{"X1"},
+			Summary: "a plugin that declares it writes an extension writes a valid one on its protocol's traffic",
+			Explain: `For every extension the plugin declares it writes (Capabilities.Extensions,
 Writes and not Optional) whose protocol the suite has traffic for
 (inference: the chat exchanges; mcp: the MCP exchanges; a2a: the A2A
 stream), drives each exchange of that protocol through a fresh chain and
@@ -48,14 +51,12 @@ A failure means a parser that parses nothing: its frame mapping misses
 the protocol's events, or it writes under another key. Fix: run the
 exchange named in the log through your parser's tests; if the plugin
 writes the key only sometimes, declare it Optional.`,
-		Applies: all(pipelineReady, func(d *Descriptor) string {
-			if len(declaredOutputs(d)) == 0 {
-				return "the plugin declares no written extension of a protocol the suite has traffic for (inference, mcp, a2a)"
-			}
-			return ""
-		}),
-		Run: x1OutputsWritten,
-	})
+			Applies: all(pipelineReady, needOutputs),
+			Run:     x1OutputsWritten,
+		},
+	} {
+		r.Add(c)
+	}
 }
 
 func x1OutputsWritten(t *T) {
@@ -94,4 +95,11 @@ func protocolName(key string) string {
 		return "A2A"
 	}
 	return key
+}
+
+func needOutputs(d *Descriptor) string {
+	if len(declaredOutputs(d)) == 0 {
+		return "the plugin declares no written extension of a protocol the suite has traffic for (inference, mcp, a2a)"
+	}
+	return ""
 }

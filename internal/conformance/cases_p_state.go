@@ -6,14 +6,15 @@ import (
 	"github.com/abkit/abkit/internal/pipeline"
 )
 
-// addStateCases checks what a host can see of a plugin's per-exchange
+// addPipelineStateCases checks what a host can see of a plugin's per-exchange
 // state (P31): a value left over from an earlier exchange shows up in a
 // later exchange's extensions or decision.
-func addStateCases(r *Registry) {
-	r.Add(&Case{
-		ID: "P31/state/no-carry-over", Rules: []string{"P31"},
-		Summary: "the extensions a plugin sets on an exchange do not depend on the exchanges before it",
-		Explain: `Drives the standard exchanges through one chain in order, and through a
+func addPipelineStateCases(r *Registry) {
+	for _, c := range []*Case{
+		{
+			ID: "P31/state/no-carry-over", Rules: []string{"P31"},
+			Summary: "the extensions a plugin sets on an exchange do not depend on the exchanges before it",
+			Explain: `Drives the standard exchanges through one chain in order, and through a
 fresh chain in the reverse order. Each exchange must carry the same
 extensions both times: they describe that exchange, and later plugins and
 the host read them. A difference means state from an earlier exchange
@@ -22,9 +23,12 @@ the exchange's state, a flag not reset). Decisions are not compared: they
 may depend on history by design (a rate limit counts across exchanges).
 Fix: keep per-exchange values in gateway.SetState or in the extension of
 the exchange that produced them, never in the plugin.`,
-		Applies: pipelineReady,
-		Run:     p31StateNoCarryOver,
-	})
+			Applies: pipelineReady,
+			Run:     p31StateNoCarryOver,
+		},
+	} {
+		r.Add(c)
+	}
 }
 
 func p31StateNoCarryOver(t *T) {

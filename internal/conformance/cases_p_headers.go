@@ -10,14 +10,15 @@ import (
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
-// addHeaderCases checks what a host sees of a plugin's header changes,
+// addPipelineHeaderCases checks what a host sees of a plugin's header changes,
 // rejections and identity (P32-P34, P36) across the standard exchanges:
 // for a plugin binary every change seen here came back over the protocol.
-func addHeaderCases(r *Registry) {
-	r.Add(&Case{
-		ID: "P32/headers/request-changes", Rules: []string{"P32"},
-		Summary: "request header changes reach the upstream, and none touches a framing header",
-		Explain: `Drives the standard exchanges and compares, for each allowed one, the
+func addPipelineHeaderCases(r *Registry) {
+	for _, c := range []*Case{
+		{
+			ID: "P32/headers/request-changes", Rules: []string{"P32"},
+			Summary: "request header changes reach the upstream, and none touches a framing header",
+			Explain: `Drives the standard exchanges and compares, for each allowed one, the
 request header that goes upstream with the one the exchange started with.
 Every header that differs must be one a plugin's OnRequest changed, as the
 trace records it: for a plugin in another process the change came back over
@@ -28,45 +29,48 @@ other hop-by-hop headers) fails: those are the host's, the change is
 ignored, so the plugin does not do what it means to.
 Fix: change headers in OnRequest through ex.Request.Header (Set, Del);
 leave framing headers alone.`,
-		Applies: pipelineReady,
-		Run:     p32HeadersRequestChanges,
-	})
-	r.Add(&Case{
-		ID: "P33/headers/after-head", Rules: []string{"P33"},
-		Summary: "no response header change is made after a streamed response's head was sent",
-		Explain: `Drives the streamed exchanges. A streaming plugin may change the response
+			Applies: pipelineReady,
+			Run:     p32HeadersRequestChanges,
+		},
+		{
+			ID: "P33/headers/after-head", Rules: []string{"P33"},
+			Summary: "no response header change is made after a streamed response's head was sent",
+			Explain: `Drives the streamed exchanges. A streaming plugin may change the response
 headers during the first frame's call, before the head goes to the client;
 a change in a later frame call is refused by the host (the head is gone)
 and reported. The case fails on such a change: the client never sees it.
 Fix: decide response headers in the first frame call (or in OnResponse
 for a buffered response).`,
-		Applies: pipelineReady,
-		Run:     p33HeadersAfterHead,
-	})
-	r.Add(&Case{
-		ID: "P34/rejection/headers", Rules: []string{"P34"},
-		Summary: "a rejection's headers leave the framing headers to the host",
-		Explain: `Drives the standard exchanges. A rejection may carry response headers and a
+			Applies: pipelineReady,
+			Run:     p33HeadersAfterHead,
+		},
+		{
+			ID: "P34/rejection/headers", Rules: []string{"P34"},
+			Summary: "a rejection's headers leave the framing headers to the host",
+			Explain: `Drives the standard exchanges. A rejection may carry response headers and a
 body (gateway.RejectWith, Challenge, RateLimited); the client gets them
 with the status. Framing headers in a rejection (Content-Length,
 Transfer-Encoding, ...) are dropped by the host, which frames the body
 itself; the case fails when a rejection carries one.
 Fix: give the body and its content type, not its length.`,
-		Applies: pipelineReady,
-		Run:     p34RejectionHeaders,
-	})
-	r.Add(&Case{
-		ID: "P36/identity/shape", Rules: []string{"P36"},
-		Summary: "an identity a plugin establishes has a subject, and claims that are a JSON object",
-		Explain: `Drives the standard exchanges. A plugin that verifies a credential may set
+			Applies: pipelineReady,
+			Run:     p34RejectionHeaders,
+		},
+		{
+			ID: "P36/identity/shape", Rules: []string{"P36"},
+			Summary: "an identity a plugin establishes has a subject, and claims that are a JSON object",
+			Explain: `Drives the standard exchanges. A plugin that verifies a credential may set
 the exchange's identity (ex.SetIdentity) for later plugins and OnFinish;
 it crosses the process boundary as JSON ({"subject", "client_id",
 "scopes", "claims"}). An identity without a subject, or with claims that
 are not a JSON object, fails: later plugins authorise on them.
 Fix: set Subject; give Claims as a JSON object or leave them nil.`,
-		Applies: pipelineReady,
-		Run:     p36IdentityShape,
-	})
+			Applies: pipelineReady,
+			Run:     p36IdentityShape,
+		},
+	} {
+		r.Add(c)
+	}
 }
 
 func p32HeadersRequestChanges(t *T) {

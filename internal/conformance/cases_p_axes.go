@@ -14,45 +14,16 @@ import (
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
-// alongConfigs runs drive on a chain of the plugin for every configuration
-// of the config axis that makes an instance: the first one with every
-// exchange of the exchange axis, the others with the standard exchanges
-// (the budget). Every instance goes through the monitor, so a plugin
-// whose capabilities depend on its config fails P2 here.
-func alongConfigs(t *T, drive func(rg *rig, scs []scenario)) {
-	f := t.Factory()
-	if f == nil {
-		t.Fatalf("P3", "the subject serves no pipeline factory although its descriptor lists family P")
-	}
-	cfgs := instanceConfigs(t, f)
-	if len(cfgs) == 0 {
-		t.Fatalf("P6", "no configuration of the config axis makes an instance")
-	}
-	for i, cfg := range cfgs {
-		rg := newRigConfig(t, pipeline.Options{}, cfg, true)
-		scs := append(jsonScenarios(), streamScenarios()...)
-		if i == 0 {
-			scs = exchangeAxis()
-		}
-		scs = numbered(scs)
-		if len(cfgs) > 1 {
-			for j := range scs {
-				scs[j].name += ", config " + cfgLabel(cfg)
-			}
-		}
-		drive(rg, scs)
-	}
-}
-
-// addAxisCases are the cases that exist for an axis: every framing of
+// addPipelineAxisCases are the cases that exist for an axis: every framing of
 // every stream, a second instance, the lifecycle orders the contract
 // allows, concurrent exchanges against the same ones in order, and a
 // long run on one instance.
-func addAxisCases(r *Registry) {
-	r.Add(&Case{
-		ID: "P19/framing/every-shape", Rules: []string{"P19", "P21"},
-		Summary: "frames of every SSE framing are answered legally, whole and cut per byte",
-		Explain: `Streams the chat, MCP and A2A event streams in every framing the
+func addPipelineAxisCases(r *Registry) {
+	for _, c := range []*Case{
+		{
+			ID: "P19/framing/every-shape", Rules: []string{"P19", "P21"},
+			Summary: "frames of every SSE framing are answered legally, whole and cut per byte",
+			Explain: `Streams the chat, MCP and A2A event streams in every framing the
 event-stream grammar allows: LF, CRLF and CR line ends, comment lines and
 blocks, event:/id:/retry: fields, data split over several lines, empty
 data events, a 64 KiB frame and a byte order mark, each delivered whole and
@@ -62,13 +33,13 @@ A failure names the framing ("chat/cr, chunked per-byte"). It usually means
 the plugin splits frames on "\n" only, expects "data: " with its space,
 indexes the first data line, or chokes on an empty data value. Fix: parse
 with sdk/sse (sse.Parse), which handles every framing.`,
-		Applies: all(pipelineReady, behaviour(gateway.BehaviourStream)),
-		Run:     p19FramingEveryShape,
-	})
-	r.Add(&Case{
-		ID: "P31/instances/second-instance", Rules: []string{"P31", "P2"},
-		Summary: "two instances in one process set the same extensions as one alone",
-		Explain: `Makes two instances of the plugin in the same process (two chains) and
+			Applies: all(pipelineReady, behaviour(gateway.BehaviourStream)),
+			Run:     p19FramingEveryShape,
+		},
+		{
+			ID: "P31/instances/second-instance", Rules: []string{"P31", "P2"},
+			Summary: "two instances in one process set the same extensions as one alone",
+			Explain: `Makes two instances of the plugin in the same process (two chains) and
 drives the standard exchanges on them alternately, then the same exchanges
 on a fresh instance alone. Each exchange must carry the same extensions:
 an instance's state is its own, and package-level state shared by the
@@ -76,13 +47,13 @@ instances of a process leaks one's exchanges into the other's.
 A failure means a package-level variable (a cache, a last-seen value, a
 global parser) holds per-exchange or per-instance data. Fix: keep it in
 the instance, or per exchange in gateway.SetState.`,
-		Applies: pipelineReady,
-		Run:     p31InstancesSecondInstance,
-	})
-	r.Add(&Case{
-		ID: "P31/concurrent/matches-sequential", Rules: []string{"P31", "P15", "P16"},
-		Summary: "exchanges run at once on one instance set the same extensions as in order",
-		Explain: `Drives the standard exchanges twice over on one instance, one at a time,
+			Applies: pipelineReady,
+			Run:     p31InstancesSecondInstance,
+		},
+		{
+			ID: "P31/concurrent/matches-sequential", Rules: []string{"P31", "P15", "P16"},
+			Summary: "exchanges run at once on one instance set the same extensions as in order",
+			Explain: `Drives the standard exchanges twice over on one instance, one at a time,
 then the same sixteen exchanges all at once on a fresh instance, as a
 gateway under load does. Each exchange must carry the same extensions
 both ways (metamorphic: concurrency changes the order, not the results)
@@ -91,13 +62,13 @@ A failure means per-exchange data kept in the instance (a field written
 by OnRequest and read by OnResponse), which concurrent exchanges
 overwrite, or a data race. Fix: keep per-exchange values in
 gateway.SetState, guard shared state with a mutex.`,
-		Applies: pipelineReady,
-		Run:     p31ConcurrentMatchesSequential,
-	})
-	r.Add(&Case{
-		ID: "P20/long-run/hundreds", Rules: []string{"P15", "P16", "P20", "P31"},
-		Summary: "hundreds of exchanges on one instance are answered legally, the last as the first",
-		Explain: `Drives 300 exchanges (the standard ones and the request shapes, over
+			Applies: pipelineReady,
+			Run:     p31ConcurrentMatchesSequential,
+		},
+		{
+			ID: "P20/long-run/hundreds", Rules: []string{"P15", "P16", "P20", "P31"},
+			Summary: "hundreds of exchanges on one instance are answered legally, the last as the first",
+			Explain: `Drives 300 exchanges (the standard ones and the request shapes, over
 and over) through one instance, as a long-lived gateway does, and checks
 every hook call; the extensions of each exchange in the last round must
 equal those of the same exchange in the first.
@@ -105,13 +76,13 @@ A failure late in the run means state that grows with traffic: a buffer
 never trimmed, a map of exchanges never cleaned in OnFinish, a counter
 that overflows a fixed array, a slowdown. Fix: release per-exchange state
 at the end of the exchange; bound every cache.`,
-		Applies: pipelineReady,
-		Run:     p20LongRunHundreds,
-	})
-	r.Add(&Case{
-		ID: "P13/lifecycle/orders", Rules: []string{"P12", "P13", "P14"},
-		Summary: "Stop without Start, Ready before and after Init, and concurrent Ready are answered",
-		Explain: `Drives the lifecycle orders the contract allows besides the usual one: a
+			Applies: pipelineReady,
+			Run:     p20LongRunHundreds,
+		},
+		{
+			ID: "P13/lifecycle/orders", Rules: []string{"P12", "P13", "P14"},
+			Summary: "Stop without Start, Ready before and after Init, and concurrent Ready are answered",
+			Explain: `Drives the lifecycle orders the contract allows besides the usual one: a
 chain stopped without being started (Shutdown without Init), Ready asked
 before Init and after it, and Ready asked by 8 callers at once while Init
 runs. Each call must return within its budget (Shutdown 1 s, Ready 100 ms
@@ -120,14 +91,12 @@ A failure means Shutdown assumes Init ran (closing a nil channel or
 file), or Ready reads state Init has not made yet. Fix: make Shutdown a
 no-op for what was never started; have Ready answer "not ready" until
 Init is done.`,
-		Applies: all(pipelineReady, func(d *Descriptor) string {
-			if !d.HasBehaviour(gateway.BehaviourInit) && !d.HasBehaviour(gateway.BehaviourReady) && !d.HasBehaviour(gateway.BehaviourShutdown) {
-				return "the plugin implements none of init, ready and shutdown"
-			}
-			return ""
-		}),
-		Run: p13LifecycleOrders,
-	})
+			Applies: all(pipelineReady, needLifecycleBehaviour),
+			Run:     p13LifecycleOrders,
+		},
+	} {
+		r.Add(c)
+	}
 }
 
 func p19FramingEveryShape(t *T) {
@@ -285,5 +254,44 @@ func p13LifecycleOrders(t *T) {
 	ready(p, "Ready after Init")
 	if s, ok := p.(gateway.Shutdowner); ok {
 		call("P13", "Shutdown after Init", time.Second, s.Shutdown)
+	}
+}
+
+// needLifecycleBehaviour applies a case to a plugin implementing one of
+// init, ready and shutdown.
+func needLifecycleBehaviour(d *Descriptor) string {
+	if !d.HasBehaviour(gateway.BehaviourInit) && !d.HasBehaviour(gateway.BehaviourReady) && !d.HasBehaviour(gateway.BehaviourShutdown) {
+		return "the plugin implements none of init, ready and shutdown"
+	}
+	return ""
+}
+
+// alongConfigs runs drive on a chain of the plugin for every configuration
+// of the config axis that makes an instance: the first one with every
+// exchange of the exchange axis, the others with the standard exchanges
+// (the budget). Every instance goes through the monitor, so a plugin
+// whose capabilities depend on its config fails P2 here.
+func alongConfigs(t *T, drive func(rg *rig, scs []scenario)) {
+	f := t.Factory()
+	if f == nil {
+		t.Fatalf("P3", "the subject serves no pipeline factory although its descriptor lists family P")
+	}
+	cfgs := instanceConfigs(t, f)
+	if len(cfgs) == 0 {
+		t.Fatalf("P6", "no configuration of the config axis makes an instance")
+	}
+	for i, cfg := range cfgs {
+		rg := newRigConfig(t, pipeline.Options{}, cfg, true)
+		scs := append(jsonScenarios(), streamScenarios()...)
+		if i == 0 {
+			scs = exchangeAxis()
+		}
+		scs = numbered(scs)
+		if len(cfgs) > 1 {
+			for j := range scs {
+				scs[j].name += ", config " + cfgLabel(cfg)
+			}
+		}
+		drive(rg, scs)
 	}
 }
