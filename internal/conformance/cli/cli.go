@@ -26,7 +26,6 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/runtimesuite"
 	"github.com/abkit/abkit/internal/exitcode"
-	"github.com/abkit/abkit/internal/interrupt"
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/spf13/cobra"
@@ -88,14 +87,7 @@ func MainWithSignals(app *App, args []string) int {
 	if app.Groups == nil {
 		app.Groups = pluginhost.NewGroups()
 	}
-	// What a plugin or runtime forks into a session of its own is
-	// reparented here and killed when it stops and at exit
-	// (pluginhost.AdoptOrphans).
-	_ = pluginhost.AdoptOrphans()
-	defer pluginhost.KillOrphans()
-	ctx, stop := interrupt.Notify(context.Background(), app.Groups.KillAll)
-	defer stop()
-	return Main(ctx, app, args)
+	return exitcode.WithSignals(app.Groups, func(ctx context.Context) int { return Main(ctx, app, args) })
 }
 
 // Main runs the command line and returns the exit code. A run a signal
