@@ -148,44 +148,29 @@ func (t *T) Alternative(id string) string {
 // declared the alternative checked or the run is strict, else a
 // difference from abkit's choice.
 func (t *T) ChoiceErrorf(id, rule, format string, args ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.failures = append(t.failures, Failure{Rule: rule, Choice: id, Message: fmt.Sprintf(format, args...)})
+	t.record(Failure{Rule: rule, Choice: id, Message: fmt.Sprintf(format, args...)})
 }
 
 // ChoiceErrorAt is ChoiceErrorf at a place (see Failure.At).
 func (t *T) ChoiceErrorAt(id, rule, at, format string, args ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.failures = append(t.failures, Failure{Rule: rule, At: at, Choice: id, Message: fmt.Sprintf(format, args...)})
+	t.record(Failure{Rule: rule, At: at, Choice: id, Message: fmt.Sprintf(format, args...)})
 }
 
 // ChoiceDiff is Diff for a comparison that follows choice point id.
 func (t *T) ChoiceDiff(id, rule, what string, want, got any, opts ...cmp.Option) bool {
-	d := cmp.Diff(want, got, opts...)
-	if d == "" {
-		return true
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.failures = append(t.failures, Failure{Rule: rule, Choice: id, Message: what + " (-want +got)", Diff: strings.TrimRight(d, "\n")})
-	return false
+	return t.diff(Failure{Rule: rule, Choice: id}, what, want, got, opts)
 }
 
 // Errorf records a failure of rule and lets the case go on.
 func (t *T) Errorf(rule, format string, args ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.failures = append(t.failures, Failure{Rule: rule, Message: fmt.Sprintf(format, args...)})
+	t.record(Failure{Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
 // ErrorAt records a failure of rule at a place (the exchange and the
 // call, see Failure.At); failures with the same rule and message are
 // reported once with the places they happened.
 func (t *T) ErrorAt(rule, at, format string, args ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.failures = append(t.failures, Failure{Rule: rule, At: at, Message: fmt.Sprintf(format, args...)})
+	t.record(Failure{Rule: rule, At: at, Message: fmt.Sprintf(format, args...)})
 }
 
 // Fatalf records a failure of rule and ends the case.
@@ -208,13 +193,26 @@ func (t *T) Diff(rule, what string, want, got any, opts ...cmp.Option) bool {
 
 // DiffAt is Diff for a failure at a place (see Failure.At).
 func (t *T) DiffAt(rule, at, what string, want, got any, opts ...cmp.Option) bool {
+	return t.diff(Failure{Rule: rule, At: at}, what, want, got, opts)
+}
+
+// record adds f to the case's failures; cases call it from several
+// goroutines.
+func (t *T) record(f Failure) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failures = append(t.failures, f)
+}
+
+// diff records f, with the go-cmp diff of want and got, when they differ,
+// and reports whether they were equal.
+func (t *T) diff(f Failure, what string, want, got any, opts []cmp.Option) bool {
 	d := cmp.Diff(want, got, opts...)
 	if d == "" {
 		return true
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.failures = append(t.failures, Failure{Rule: rule, At: at, Message: what + " (-want +got)", Diff: strings.TrimRight(d, "\n")})
+	f.Message, f.Diff = what+" (-want +got)", strings.TrimRight(d, "\n")
+	t.record(f)
 	return false
 }
 
