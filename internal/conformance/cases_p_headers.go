@@ -108,24 +108,23 @@ func p32HeadersRequestChanges(t *T) {
 }
 
 func p33HeadersAfterHead(t *T) {
-	rg := newRig(t, pipeline.Options{})
-	for _, sc := range numbered(streamScenarios()) {
-		o := rg.run(sc, nil, false)
-		for _, w := range o.res.Warnings {
-			if w.Rule == "P33" && strings.Contains(w.Msg, "after the response head") {
-				t.ErrorAt("P33", o.at, "%s", w.Msg)
-			}
-		}
-	}
+	failOnWarnings(t, streamScenarios(), "P33", "after the response head")
 }
 
 func p34RejectionHeaders(t *T) {
+	failOnWarnings(t, exchangeAxis(), "P34", "dropped")
+}
+
+// failOnWarnings drives scs through a chain of the plugin and fails on
+// every warning of rule whose message holds text: a change of the
+// plugin's that the host refused.
+func failOnWarnings(t *T, scs []scenario, rule, text string) {
 	rg := newRig(t, pipeline.Options{})
-	for _, sc := range numbered(exchangeAxis()) {
+	for _, sc := range numbered(scs) {
 		o := rg.run(sc, nil, false)
 		for _, w := range o.res.Warnings {
-			if w.Rule == "P34" && strings.Contains(w.Msg, "dropped") {
-				t.ErrorAt("P34", o.at, "%s", w.Msg)
+			if w.Rule == rule && strings.Contains(w.Msg, text) {
+				t.ErrorAt(rule, o.at, "%s", w.Msg)
 			}
 		}
 	}
