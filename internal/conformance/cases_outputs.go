@@ -7,15 +7,21 @@ import (
 	"github.com/abkit/abkit/internal/pipeline"
 )
 
-// outputProtocols maps the extension keys whose traffic the suite's own
-// scenarios carry to those scenarios (rig.go): a plugin that declares it
+// outputProtocols gives, for an extension key whose traffic the suite's
+// own scenarios carry, those scenarios (rig.go): a plugin that declares it
 // writes one of them parses that protocol, and must extract something
 // from it. A key not listed here is of a protocol the suite has no
 // traffic for; it is not checked.
-var outputProtocols = map[string][]string{
-	"inference": {"chat", "cr-charset-comments", "chat-json"},
-	"mcp":       {"mcp", "multiline-unterminated", "mcp-json"},
-	"a2a":       {"a2a"},
+func outputProtocols(key string) ([]string, bool) {
+	switch key {
+	case "inference":
+		return []string{"chat", "cr-charset-comments", "chat-json"}, true
+	case "mcp":
+		return []string{"mcp", "multiline-unterminated", "mcp-json"}, true
+	case "a2a":
+		return []string{"a2a"}, true
+	}
+	return nil, false
 }
 
 // declaredOutputs are the keys of d's plugin that it declares it writes,
@@ -26,7 +32,7 @@ func declaredOutputs(d *Descriptor) []string {
 	}
 	var out []string
 	for _, x := range d.Pipeline.Capabilities.Extensions {
-		if _, ok := outputProtocols[x.Key]; ok && x.Writes && !x.Optional && !slices.Contains(out, x.Key) {
+		if _, ok := outputProtocols(x.Key); ok && x.Writes && !x.Optional && !slices.Contains(out, x.Key) {
 			out = append(out, x.Key)
 		}
 	}
@@ -67,7 +73,8 @@ func x1OutputsWritten(t *T) {
 	for _, key := range declaredOutputs(t.Describe()) {
 		var tried []string
 		written := false
-		for _, name := range outputProtocols[key] {
+		names, _ := outputProtocols(key)
+		for _, name := range names {
 			sc := byName[name]
 			rg := newRig(t, pipeline.Options{})
 			o := rg.run(sc, nil, false)
