@@ -230,8 +230,7 @@ func run(abctl string, rounds int, duration time.Duration, conns int) error {
 
 	fmt.Printf("bench-live: %d round(s), %s of load per proxy and kind, %d connections; load average %s\n",
 		rounds, duration, conns, loadavg())
-	type key struct{ kind, name string }
-	results := map[key][]result{}
+	results := map[resultKey][]result{}
 	var failed []string
 	for r := range rounds {
 		for _, kind := range []string{"sse", "json"} {
@@ -244,7 +243,7 @@ func run(abctl string, rounds int, duration time.Duration, conns int) error {
 				if err != nil {
 					return err
 				}
-				results[key{kind, p.name}] = append(results[key{kind, p.name}], res)
+				results[resultKey{kind, p.name}] = append(results[resultKey{kind, p.name}], res)
 				if res.cut > 0 && !p.peer {
 					failed = append(failed, fmt.Sprintf("%s %s round %d: %d of %d answers cut, the first: %s", p.name, kind, r+1, res.cut, res.n+res.cut, res.firstCut))
 				}
@@ -253,11 +252,25 @@ func run(abctl string, rounds int, duration time.Duration, conns int) error {
 		fmt.Printf("round %d done; load average %s\n", r+1, loadavg())
 	}
 
+	printTable(procs, results)
+	fmt.Println("\nmedians over the rounds; × bare: median [min–max] of the per-round ratios to the bare proxy; CPU is the proxy process's user + system time")
+	if len(failed) > 0 {
+		return errors.New(strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// resultKey names the results of one proxy under one kind of load.
+type resultKey struct{ kind, name string }
+
+// printTable prints each proxy's medians over the rounds beside its
+// ratios to the bare proxy's.
+func printTable(procs []*proc, results map[resultKey][]result) {
 	fmt.Printf("\n%-6s %-24s %10s %8s %12s %8s %9s %9s %8s %5s\n", "kind", "proxy", "req/s", "× bare", "CPU µs/req", "× bare", "p50 ms", "p99 ms", "× bare", "cut")
 	for _, kind := range []string{"sse", "json"} {
-		peer := results[key{kind, "bareproxy"}]
+		peer := results[resultKey{kind, "bareproxy"}]
 		for _, p := range procs {
-			rs := results[key{kind, p.name}]
+			rs := results[resultKey{kind, p.name}]
 			var rps, cpu, p50, p99, xr, xc, xp []float64
 			cut := 0
 			for i, x := range rs {
@@ -270,11 +283,6 @@ func run(abctl string, rounds int, duration time.Duration, conns int) error {
 			fmt.Printf("%-6s %-24s %10.0f %18s %12.0f %18s %9.2f %9.2f %18s %5d\n", kind, p.name, median(rps), spread(xr), median(cpu), spread(xc), median(p50), median(p99), spread(xp), cut)
 		}
 	}
-	fmt.Println("\nmedians over the rounds; × bare: median [min–max] of the per-round ratios to the bare proxy; CPU is the proxy process's user + system time")
-	if len(failed) > 0 {
-		return errors.New(strings.Join(failed, "; "))
-	}
-	return nil
 }
 
 type result struct {

@@ -84,6 +84,22 @@ type Capabilities struct {
 	Extensions []gateway.ExtensionSpec `json:"extensions,omitempty"`
 }
 
+// BodyWords names what c does with bodies, in the short words the CLI's
+// and the TUI's tables use: reads, writes-req, writes-resp; none is empty.
+func (c *Capabilities) BodyWords() []string {
+	var out []string
+	if c.ReadsBody {
+		out = append(out, "reads")
+	}
+	if c.WritesRequestBody {
+		out = append(out, "writes-req")
+	}
+	if c.WritesResponseBody {
+		out = append(out, "writes-resp")
+	}
+	return out
+}
+
 // FromGateway returns the normalised (P4) catalog form of c.
 func FromGateway(c gateway.Capabilities) *Capabilities {
 	c = c.Normalize()

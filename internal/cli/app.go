@@ -25,7 +25,6 @@ import (
 	"github.com/abkit/abkit/internal/buildinfo"
 	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/exitcode"
-	"github.com/abkit/abkit/internal/interrupt"
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/replay/fixture"
@@ -161,13 +160,7 @@ func MainWithSignals(app *App, args []string) int {
 		d.Options.Groups = groups
 		app.Catalog.Describer = d
 	}
-	// What a plugin forks into a session of its own is reparented here
-	// and killed when the plugin stops and at exit (pluginhost.AdoptOrphans).
-	_ = pluginhost.AdoptOrphans()
-	defer pluginhost.KillOrphans()
-	ctx, stop := interrupt.Notify(context.Background(), groups.KillAll)
-	defer stop()
-	return Main(ctx, app, args)
+	return exitcode.WithSignals(groups, func(ctx context.Context) int { return Main(ctx, app, args) })
 }
 
 // Main runs abctl with args, prints any error to Err and returns the exit

@@ -66,16 +66,7 @@ func capsCell(c *catalog.Capabilities) string {
 	if c == nil {
 		return ""
 	}
-	var out []string
-	if c.ReadsBody {
-		out = append(out, "reads")
-	}
-	if c.WritesRequestBody {
-		out = append(out, "writes-req")
-	}
-	if c.WritesResponseBody {
-		out = append(out, "writes-resp")
-	}
+	out := c.BodyWords()
 	if len(out) == 0 {
 		return "none"
 	}

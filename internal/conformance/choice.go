@@ -63,7 +63,13 @@ func (c ChoicePoint) Names() []string {
 // An implementation declares the alternative it takes at any of them
 // (sdk.Plugin.Alternatives, DescribeRuntime's alternatives).
 func ChoicePoints() []ChoicePoint {
-	alt := func(name, summary string) Alternative { return Alternative{Name: name, Summary: summary} }
+	return slices.Concat(pipelineChoices(), dispatchChoices(), hooksChoices())
+}
+
+func alt(name, summary string) Alternative { return Alternative{Name: name, Summary: summary} }
+
+// pipelineChoices are the choice points of family P.
+func pipelineChoices() []ChoicePoint {
 	return []ChoicePoint{
 		{ID: "P1.names", Followed: true, Rule: "P1", Summary: "names in a chain: unique and non-empty, or repeated",
 			Reference: "unique", Alternatives: []Alternative{
@@ -135,6 +141,12 @@ func ChoicePoints() []ChoicePoint {
 				alt("abandon", "abandoned past the deadline and a grace, and reported; the rest finish on a copy"),
 				alt("synchronous", "finishers run one after the other under the deadline (AuthBridge)"),
 			}},
+	}
+}
+
+// dispatchChoices are the choice points of family D.
+func dispatchChoices() []ChoicePoint {
+	return []ChoicePoint{
 		{ID: "D2.host-check", Followed: true, Rule: "D2", Summary: "what is checked of the host's own payload before the walk",
 			Reference: "validate", Alternatives: []Alternative{
 				alt("validate", "the point's DTO and its validity rules: an invalid host payload is a host error, no extension is asked"),
@@ -175,6 +187,12 @@ func ChoicePoints() []ChoicePoint {
 				alt("acknowledged", "Notify answers; its errors and panics are warned once"),
 				alt("fire-and-forget", "notifications without replies; only a failed enqueue is warned (Reasonix's JSON-RPC)"),
 			}},
+	}
+}
+
+// hooksChoices are the choice points of family H.
+func hooksChoices() []ChoicePoint {
+	return []ChoicePoint{
 		{ID: "H2.rollback", Followed: true, Rule: "H2", Summary: "the value after a fail-open hook's error",
 			Reference: "rollback", Alternatives: []Alternative{
 				alt("rollback", "the chain resumes with the value from before that hook"),

@@ -248,15 +248,7 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 	start := time.Now()
 	first, err := l.Launch(ctx)
 	if err != nil {
-		le := &LoadError{Kind: KindOf(l), Target: l.Target(), Err: err}
-		var se interface{ StderrText() string }
-		if errors.As(err, &se) {
-			le.Stderr = se.StderrText()
-			if !opts.DebugLog {
-				le.Stderr = StripDebugLog(le.Stderr)
-			}
-		}
-		return nil, le
+		return nil, loadError(l, err, opts.DebugLog)
 	}
 	desc := first.Describe()
 	notes = append(notes, CheckAlternatives(desc.Alternatives)...)
@@ -341,6 +333,20 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 	rep.Interrupted = ctx.Err() != nil
 	rep.Duration = time.Since(start)
 	return rep, nil
+}
+
+// loadError is the error of a plugin that could not be started, with
+// what it wrote to stderr (without its debug log unless debug is set).
+func loadError(l Launcher, err error, debug bool) *LoadError {
+	le := &LoadError{Kind: KindOf(l), Target: l.Target(), Err: err}
+	var se interface{ StderrText() string }
+	if errors.As(err, &se) {
+		le.Stderr = se.StderrText()
+		if !debug {
+			le.Stderr = StripDebugLog(le.Stderr)
+		}
+	}
+	return le
 }
 
 // judged stamps res with the case's kind and turns a failure that does not

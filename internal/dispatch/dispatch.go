@@ -524,85 +524,13 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) 
 	}
 	cur := orig
 	var curVal intercept.Payload
-	blocked := false
-walkLoop:
-	for _, m := range pt.chain {
-		ans, ok, err := w.call(ctx, m, "walk", cur)
-		if err != nil {
-			return Result{}, err
-		}
-		if !ok {
-			continue
-		}
-		switch ans.Decision {
-		case intercept.DecisionContinue: // D6
-		case intercept.DecisionBlock: // D7
-			res.Blocked, res.BlockedBy, res.BlockPhase = true, m.id, "walk"
-			res.Reason = redact.String(ans.Reason)
-			blocked = true
-			break walkLoop
-		case intercept.DecisionReplace: // D8
-			v, canon, err := decodeReplacement(point, ans.Replacement)
-			if err != nil {
-				if ferr := w.violation(m, "walk", "replace: "+err.Error()); ferr != nil {
-					return Result{}, ferr
-				}
-				continue
-			}
-			cur, curVal = canon, v
-			res.Replaced = append(res.Replaced, m.id)
-		case intercept.DecisionAllow, intercept.DecisionDeny: // D9, D10
-			if point != intercept.PermissionDecision {
-				if ferr := w.violation(m, "walk", fmt.Sprintf("decision %q is legal only at %s (D9)", ans.Decision, intercept.PermissionDecision)); ferr != nil {
-					return Result{}, ferr
-				}
-				continue
-			}
-			if ans.Decision == intercept.DecisionAllow && verdict == intercept.DecisionDeny {
-				res.Notes = append(res.Notes, redact.String(fmt.Sprintf(
-					"extension %q allowed %s over the host's deny: %s", m.id, point, ans.Reason)))
-			}
-			res.Permission, res.DecidedBy = ans.Decision, m.id
-			res.Reason = redact.String(ans.Reason)
-			break walkLoop
-		default:
-			if ferr := w.violation(m, "walk", fmt.Sprintf("unknown decision %q (D9)", ans.Decision)); ferr != nil {
-				return Result{}, ferr
-			}
-		}
+	blocked, err := w.chain(ctx, point, verdict, &res, &cur, &curVal)
+	if err != nil {
+		return Result{}, err
 	}
 	if !blocked { // D19: a block in the walk skips the strategy phase
-		for _, o := range pt.strategy {
-			if !o.slot.Applies(point, w.tool, w.provider) {
-				continue
-			}
-			ans, ok, err := w.call(ctx, o.m, "strategy", cur)
-			if err != nil {
-				return Result{}, err
-			}
-			if !ok { // owners are required-class, so failures never get here
-				continue
-			}
-			switch ans.Decision {
-			case intercept.DecisionContinue:
-			case intercept.DecisionReplace:
-				v, canon, err := decodeReplacement(point, ans.Replacement)
-				if err != nil {
-					return Result{}, w.violation(o.m, "strategy", "replace: "+err.Error())
-				}
-				cur, curVal = canon, v
-				res.Replaced = append(res.Replaced, o.m.id)
-			case intercept.DecisionBlock:
-				res.Blocked, res.BlockedBy, res.BlockPhase = true, o.m.id, "strategy"
-				res.Reason = redact.String(ans.Reason)
-				blocked = true
-			default:
-				return Result{}, w.violation(o.m, "strategy", fmt.Sprintf(
-					"decision %q is not legal for slot %s; owners answer continue, replace or block (D19)", ans.Decision, o.slot))
-			}
-			if blocked {
-				break
-			}
+		if err := w.strategy(ctx, point, &res, &cur, &curVal); err != nil {
+			return Result{}, err
 		}
 	}
 	if curVal != nil {
@@ -618,6 +546,93 @@ walkLoop:
 	d.broadcast(&w, res.Payload, hostRaw && !res.Changed)
 	res.Warnings = w.warnings
 	return res, nil
+}
+
+// chain is the walk of the point's chain (D6-D11): each member in turn
+// continues, blocks, replaces the payload (*cur and *curVal) or, at
+// permission.decision, rules. It reports whether a member blocked.
+func (w *walk) chain(ctx context.Context, point intercept.Point, verdict intercept.Decision, res *Result, cur *json.RawMessage, curVal *intercept.Payload) (blocked bool, err error) {
+	for _, m := range w.pt.chain {
+		ans, ok, err := w.call(ctx, m, "walk", *cur)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			continue
+		}
+		switch ans.Decision {
+		case intercept.DecisionContinue: // D6
+		case intercept.DecisionBlock: // D7
+			res.Blocked, res.BlockedBy, res.BlockPhase = true, m.id, "walk"
+			res.Reason = redact.String(ans.Reason)
+			return true, nil
+		case intercept.DecisionReplace: // D8
+			v, canon, err := decodeReplacement(point, ans.Replacement)
+			if err != nil {
+				if ferr := w.violation(m, "walk", "replace: "+err.Error()); ferr != nil {
+					return false, ferr
+				}
+				continue
+			}
+			*cur, *curVal = canon, v
+			res.Replaced = append(res.Replaced, m.id)
+		case intercept.DecisionAllow, intercept.DecisionDeny: // D9, D10
+			if point != intercept.PermissionDecision {
+				if ferr := w.violation(m, "walk", fmt.Sprintf("decision %q is legal only at %s (D9)", ans.Decision, intercept.PermissionDecision)); ferr != nil {
+					return false, ferr
+				}
+				continue
+			}
+			if ans.Decision == intercept.DecisionAllow && verdict == intercept.DecisionDeny {
+				res.Notes = append(res.Notes, redact.String(fmt.Sprintf(
+					"extension %q allowed %s over the host's deny: %s", m.id, point, ans.Reason)))
+			}
+			res.Permission, res.DecidedBy = ans.Decision, m.id
+			res.Reason = redact.String(ans.Reason)
+			return false, nil
+		default:
+			if ferr := w.violation(m, "walk", fmt.Sprintf("unknown decision %q (D9)", ans.Decision)); ferr != nil {
+				return false, ferr
+			}
+		}
+	}
+	return false, nil
+}
+
+// strategy is the strategy phase (D19): the owners of the slots that
+// apply continue, replace the payload or block; anything else fails the
+// operation.
+func (w *walk) strategy(ctx context.Context, point intercept.Point, res *Result, cur *json.RawMessage, curVal *intercept.Payload) error {
+	for _, o := range w.pt.strategy {
+		if !o.slot.Applies(point, w.tool, w.provider) {
+			continue
+		}
+		ans, ok, err := w.call(ctx, o.m, "strategy", *cur)
+		if err != nil {
+			return err
+		}
+		if !ok { // owners are required-class, so failures never get here
+			continue
+		}
+		switch ans.Decision {
+		case intercept.DecisionContinue:
+		case intercept.DecisionReplace:
+			v, canon, err := decodeReplacement(point, ans.Replacement)
+			if err != nil {
+				return w.violation(o.m, "strategy", "replace: "+err.Error())
+			}
+			*cur, *curVal = canon, v
+			res.Replaced = append(res.Replaced, o.m.id)
+		case intercept.DecisionBlock:
+			res.Blocked, res.BlockedBy, res.BlockPhase = true, o.m.id, "strategy"
+			res.Reason = redact.String(ans.Reason)
+			return nil
+		default:
+			return w.violation(o.m, "strategy", fmt.Sprintf(
+				"decision %q is not legal for slot %s; owners answer continue, replace or block (D19)", ans.Decision, o.slot))
+		}
+	}
+	return nil
 }
 
 // walk is the state of one dispatch.

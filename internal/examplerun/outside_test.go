@@ -76,6 +76,49 @@ func TestOutsideModuleBuildsExamples(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "go.sum"), sum, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	copySources(t, root, work)
+	mod = work
+
+	gocmd := func(args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, gobin, args...)
+		cmd.Dir = mod
+		// The module cache only: never the network, never a go.sum edit.
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), mod, err, out)
+		}
+	}
+	bin := filepath.Join(tmp, "bin")
+	gocmd("build", "-o", bin+string(filepath.Separator), "./cmd/...")
+	// vet compiles the copies' tests too: they must build outside as well.
+	gocmd("vet", "./...")
+
+	for _, name := range []string{"inference-parser", "guardrail"} {
+		t.Run(name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := cli.Main(ctx, &cli.App{Out: &out, Err: &errb}, []string{"run", "--plugin", filepath.Join(bin, name)})
+			if code != 0 {
+				t.Fatalf("conformance run --plugin %s: exit %d\n%s\n%s", name, code, out.String(), errb.String())
+			}
+			t.Logf("conformance run --plugin %s: %s", name, lastLine(out.String()))
+		})
+	}
+	t.Run("minipipe-runtime", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		code := cli.Main(ctx, &cli.App{Out: &out, Err: &errb}, []string{"run", "--runtime", filepath.Join(bin, "minipipe-runtime")})
+		if code != 0 {
+			t.Fatalf("conformance run --runtime minipipe-runtime: exit %d\n%s\n%s", code, out.String(), errb.String())
+		}
+		t.Logf("conformance run --runtime minipipe-runtime: %s", lastLine(out.String()))
+	})
+}
+
+// copySources copies the examples' current sources, what they embed and
+// their testdata from the checkout at root into the module at work, each
+// copy importing the other copies instead of the checkout's examples.
+func copySources(t *testing.T, root, work string) {
+	t.Helper()
 	copies := outsideRuntime
 	for _, pkg := range outsideCopies {
 		copies = append(copies, [2]string{"examples/plugins/" + pkg, pkg})
@@ -121,41 +164,6 @@ func TestOutsideModuleBuildsExamples(t *testing.T) {
 			t.Fatalf("no sources in %s", src)
 		}
 	}
-	mod = work
-
-	gocmd := func(args ...string) {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, gobin, args...)
-		cmd.Dir = mod
-		// The module cache only: never the network, never a go.sum edit.
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), mod, err, out)
-		}
-	}
-	bin := filepath.Join(tmp, "bin")
-	gocmd("build", "-o", bin+string(filepath.Separator), "./cmd/...")
-	// vet compiles the copies' tests too: they must build outside as well.
-	gocmd("vet", "./...")
-
-	for _, name := range []string{"inference-parser", "guardrail"} {
-		t.Run(name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := cli.Main(ctx, &cli.App{Out: &out, Err: &errb}, []string{"run", "--plugin", filepath.Join(bin, name)})
-			if code != 0 {
-				t.Fatalf("conformance run --plugin %s: exit %d\n%s\n%s", name, code, out.String(), errb.String())
-			}
-			t.Logf("conformance run --plugin %s: %s", name, lastLine(out.String()))
-		})
-	}
-	t.Run("minipipe-runtime", func(t *testing.T) {
-		var out, errb bytes.Buffer
-		code := cli.Main(ctx, &cli.App{Out: &out, Err: &errb}, []string{"run", "--runtime", filepath.Join(bin, "minipipe-runtime")})
-		if code != 0 {
-			t.Fatalf("conformance run --runtime minipipe-runtime: exit %d\n%s\n%s", code, out.String(), errb.String())
-		}
-		t.Logf("conformance run --runtime minipipe-runtime: %s", lastLine(out.String()))
-	})
 }
 
 func lastLine(s string) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/abkit/abkit/internal/interrupt"
 	"github.com/abkit/abkit/internal/limits"
+	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/termsafe"
 )
 
@@ -48,4 +49,18 @@ func Main(ctx context.Context, stderr io.Writer, p Program, run func() error) in
 		}
 	}
 	return code
+}
+
+// WithSignals is the part of both CLIs' MainWithSignals that is the same:
+// SIGINT and SIGTERM are handled alike (see internal/interrupt): the first
+// cancels main's context, which stops the plugin processes on the way out;
+// the second kills every process group of groups and exits at once. What a
+// plugin or runtime forks into a session of its own is reparented here and
+// killed when it stops and at exit (pluginhost.AdoptOrphans).
+func WithSignals(groups *pluginhost.Groups, main func(ctx context.Context) int) int {
+	_ = pluginhost.AdoptOrphans()
+	defer pluginhost.KillOrphans()
+	ctx, stop := interrupt.Notify(context.Background(), groups.KillAll)
+	defer stop()
+	return main(ctx)
 }

@@ -247,15 +247,7 @@ func (t *chainTab) layout(w int) {
 func capsText(c *catalog.Capabilities, behaviours []string) string {
 	var out []string
 	if c != nil {
-		if c.ReadsBody {
-			out = append(out, "reads")
-		}
-		if c.WritesRequestBody {
-			out = append(out, "writes-req")
-		}
-		if c.WritesResponseBody {
-			out = append(out, "writes-resp")
-		}
+		out = c.BodyWords()
 	}
 	out = append(out, behaviours...)
 	if len(out) == 0 {

@@ -76,46 +76,7 @@ func TestChainWrapsFindings(t *testing.T) {
 				if got := m.chain.selectedPlugin(); got != name {
 					t.Fatalf("after %d×j: selected %q, want %q", i, got, name)
 				}
-				rows, first, ok := selection(t, m)
-				if !ok || len(rows) == 0 {
-					t.Fatalf("%s: selection not one contiguous block on screen:\n%s", name, plain(m))
-				}
-				if !strings.HasPrefix(rows[0], "> ") {
-					t.Errorf("%s: first selected row %q lacks the > mark", name, rows[0])
-				}
-				sel := words(strings.Join(rows, " "))
-				if strings.Contains(sel, "…") {
-					t.Errorf("%s: selection cut with …: %q", name, sel)
-				}
-				if i < 7 && !strings.Contains(sel, name) {
-					t.Errorf("%s: entry row not in the selection: %q", name, sel)
-				}
-				// The selection's findings, whole: in the chain the entry's, under
-				// "other findings" the next unseen one for that plugin.
-				var fs []int
-				for j, f := range m.chain.findings {
-					if f.Plugin == name && (f.Rule == "P6" || i >= 7) {
-						fs = append(fs, j)
-					}
-				}
-				if i >= 7 {
-					fs = fs[seen[name] : seen[name]+1]
-					seen[name]++
-				}
-				for _, j := range fs {
-					f := m.chain.findings[j]
-					for _, part := range []string{f.Rule + " ", words(f.Msg), "fix: " + words(f.Fix)} {
-						if !strings.Contains(sel, part) {
-							t.Errorf("%s at %d columns: selection lacks %q:\n%s", name, w, part, strings.Join(rows, "\n"))
-						}
-					}
-					if f.Rule == "P6" && !strings.Contains(sel, "pii-redactor") {
-						t.Errorf("%s: P6 finding lost its list of registered names: %q", name, sel)
-					}
-				}
-				if first+len(rows) > 24-2 {
-					t.Errorf("%s: selection runs into the status bar", name)
-				}
+				checkSelectedItem(t, m, name, i, w, seen)
 			}
 			press(t, m, k("j"))
 			if got := m.chain.cursor; got != len(want)-1 {
@@ -166,6 +127,54 @@ func TestChainWrapsFindings(t *testing.T) {
 				t.Errorf("G: cursor %d, screen:\n%s", m.chain.cursor, s)
 			}
 		})
+	}
+}
+
+// checkSelectedItem checks that the selection, item i of the list
+// (an entry, or under "other findings" the next unseen finding of
+// plugin name), is one block on screen holding the item's findings
+// whole at w columns.
+func checkSelectedItem(t *testing.T, m *Model, name string, i, w int, seen map[string]int) {
+	t.Helper()
+	rows, first, ok := selection(t, m)
+	if !ok || len(rows) == 0 {
+		t.Fatalf("%s: selection not one contiguous block on screen:\n%s", name, plain(m))
+	}
+	if !strings.HasPrefix(rows[0], "> ") {
+		t.Errorf("%s: first selected row %q lacks the > mark", name, rows[0])
+	}
+	sel := words(strings.Join(rows, " "))
+	if strings.Contains(sel, "…") {
+		t.Errorf("%s: selection cut with …: %q", name, sel)
+	}
+	if i < 7 && !strings.Contains(sel, name) {
+		t.Errorf("%s: entry row not in the selection: %q", name, sel)
+	}
+	// The selection's findings, whole: in the chain the entry's, under
+	// "other findings" the next unseen one for that plugin.
+	var fs []int
+	for j, f := range m.chain.findings {
+		if f.Plugin == name && (f.Rule == "P6" || i >= 7) {
+			fs = append(fs, j)
+		}
+	}
+	if i >= 7 {
+		fs = fs[seen[name] : seen[name]+1]
+		seen[name]++
+	}
+	for _, j := range fs {
+		f := m.chain.findings[j]
+		for _, part := range []string{f.Rule + " ", words(f.Msg), "fix: " + words(f.Fix)} {
+			if !strings.Contains(sel, part) {
+				t.Errorf("%s at %d columns: selection lacks %q:\n%s", name, w, part, strings.Join(rows, "\n"))
+			}
+		}
+		if f.Rule == "P6" && !strings.Contains(sel, "pii-redactor") {
+			t.Errorf("%s: P6 finding lost its list of registered names: %q", name, sel)
+		}
+	}
+	if first+len(rows) > 24-2 {
+		t.Errorf("%s: selection runs into the status bar", name)
 	}
 }
 

@@ -46,11 +46,15 @@ type ExtensionSpec struct {
 // Writes declares an extension a plugin writes under key, with its JSON
 // Schema (compacted, as it crosses a process boundary, so that the
 // declaration compares equal wherever it is read) and a description for
-// the catalog. A parser typically embeds the schema file:
+// the catalog. A parser typically embeds the schema file and, built on
+// sdk/sse, hands the declaration to sse.NewParser:
 //
 //	//go:embed schema.json
 //	var schema []byte
-//	var spec = gateway.Writes("mcp", schema, "The MCP calls of a request")
+//
+//	func Extension() gateway.ExtensionSpec {
+//		return gateway.Writes("mcp", schema, "The MCP calls of a request")
+//	}
 func Writes(key string, schema []byte, description string) ExtensionSpec {
 	return ExtensionSpec{Key: key, Writes: true, Schema: json.RawMessage(CompactJSON(schema)), Description: description}
 }

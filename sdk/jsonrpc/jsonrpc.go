@@ -100,6 +100,20 @@ func Parse(data []byte) ([]Message, error) {
 	return out, nil
 }
 
+// V2Only keeps the messages with the JSON-RPC 2.0 envelope, in place (it
+// reuses msgs' array). In a response it is the only evidence of a JSON-RPC
+// protocol: an OpenAI-compatible chunk or a plain JSON error body may have
+// an id and an error object, but never "jsonrpc":"2.0".
+func V2Only(msgs []Message) []Message {
+	out := msgs[:0]
+	for _, m := range msgs {
+		if m.V2() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // MayHoldMessage reports whether data may decode to a JSON-RPC message;
 // when it is false, Parse fails (ErrNotJSONRPC, or a decoding error for
 // invalid JSON). A caller that only needs to know that Parse fails can

@@ -80,3 +80,18 @@ func TestV2(t *testing.T) {
 		}
 	}
 }
+
+// TestV2Only: only the messages with "jsonrpc":"2.0" are kept, in order.
+func TestV2Only(t *testing.T) {
+	msgs, err := Parse([]byte(`[{"jsonrpc":"2.0","id":1,"result":{}},{"id":2,"error":{"code":1,"message":"x"}},{"jsonrpc":"2.0","method":"ping"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := V2Only(msgs)
+	if len(got) != 2 || string(got[0].ID) != "1" || got[1].Method != "ping" {
+		t.Fatalf("V2Only kept %+v; want the two 2.0 messages, id 1 then ping", got)
+	}
+	if len(V2Only(nil)) != 0 {
+		t.Fatal("V2Only(nil) is not empty")
+	}
+}

@@ -2,6 +2,7 @@ package sse
 
 import (
 	"context"
+	"slices"
 
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -17,7 +18,8 @@ type Session interface {
 
 // Parser is the scaffold of a streaming parser (the example parsers
 // mcp-parser, a2a-parser and inference-parser embed it): the name,
-// capabilities that read bodies and write none (P3), an OnResponse that
+// capabilities that read bodies, write none (P3) and declare the extensions
+// the parser writes (X1), an OnResponse that
 // is never called (P23) and an OnResponseFrame that feeds the exchange's
 // session of type S through a Reader (P19, P22, P24). All per-exchange
 // state lives on the exchange (P31), so a Parser is safe for concurrent
@@ -28,6 +30,7 @@ type Parser[S any, PS interface {
 	Session
 }] struct {
 	name, description string
+	writes            []gateway.ExtensionSpec
 	key               gateway.Key[*session[S]]
 }
 
@@ -37,20 +40,22 @@ type session[S any] struct {
 }
 
 // NewParser returns the shared part of the parser registered as name, with
-// the one-line description (P5) its capabilities report.
+// the one-line description (P5) its capabilities report and the
+// extensions it writes (gateway.Writes), which they declare.
 func NewParser[S any, PS interface {
 	*S
 	Session
-}](name, description string) Parser[S, PS] {
-	return Parser[S, PS]{name: name, description: description, key: gateway.NewKey[*session[S]](name)}
+}](name, description string, writes ...gateway.ExtensionSpec) Parser[S, PS] {
+	return Parser[S, PS]{name: name, description: description, writes: writes, key: gateway.NewKey[*session[S]](name)}
 }
 
 // Name returns the registered name (P1).
 func (p *Parser[S, PS]) Name() string { return p.name }
 
-// Capabilities: reads bodies, streams.
+// Capabilities: reads bodies, streams, and declares the extensions given
+// to NewParser.
 func (p *Parser[S, PS]) Capabilities() gateway.Capabilities {
-	return gateway.Capabilities{ReadsBody: true, Description: p.description}
+	return gateway.Capabilities{ReadsBody: true, Description: p.description, Extensions: slices.Clone(p.writes)}
 }
 
 // Begin gives ex a fresh session and returns it; OnRequest calls it.

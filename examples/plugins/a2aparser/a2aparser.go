@@ -81,7 +81,7 @@ func Factory() gateway.Factory {
 	return gateway.Factory{
 		Name: Name,
 		New: func(json.RawMessage) (gateway.Plugin, error) {
-			return &Parser{sse.NewParser[state](Name, Description)}, nil
+			return &Parser{sse.NewParser[state](Name, Description, Extension())}, nil
 		},
 	}
 }
@@ -197,7 +197,7 @@ func (st *state) add(data []byte) {
 		msgs, err = jsonrpc.Parse(data)
 	}
 	if err == nil {
-		msgs = v2(msgs)
+		msgs = jsonrpc.V2Only(msgs) // only the 2.0 envelope is evidence of A2A
 	}
 	if err != nil || len(msgs) == 0 {
 		if st.rest && jsonrpc.A2AResult(data) {
@@ -240,18 +240,6 @@ func (st *state) add(data []byte) {
 		}
 		st.apply(&r)
 	}
-}
-
-// v2 keeps the messages with the JSON-RPC 2.0 envelope: an object with an
-// id and an error but no "jsonrpc":"2.0" (an inference error) is not A2A.
-func v2(msgs []jsonrpc.Message) []jsonrpc.Message {
-	out := msgs[:0]
-	for _, m := range msgs {
-		if m.V2() {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // apply folds one result object: a task, a message, a status update or an

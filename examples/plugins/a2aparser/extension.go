@@ -14,14 +14,7 @@ import (
 var schema []byte
 
 // Extension declares the "a2a" extension the parser writes, with its
-// schema.
-func Extension() gateway.ExtensionSpec { return spec }
-
-var spec = gateway.Writes(Key, schema, "An A2A task's request, states, artifacts and messages")
-
-// Capabilities: reads bodies, streams, and writes the "a2a" extension.
-func (p *Parser) Capabilities() gateway.Capabilities {
-	c := p.Parser.Capabilities()
-	c.Extensions = []gateway.ExtensionSpec{Extension()}
-	return c
+// schema; the parser's capabilities declare it (sse.NewParser).
+func Extension() gateway.ExtensionSpec {
+	return gateway.Writes(Key, schema, "An A2A task's request, states, artifacts and messages")
 }

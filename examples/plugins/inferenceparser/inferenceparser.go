@@ -171,7 +171,7 @@ func Factory() gateway.Factory {
 	return gateway.Factory{
 		Name: Name,
 		New: func(json.RawMessage) (gateway.Plugin, error) {
-			return &Parser{sse.NewParser[aggregator](Name, Description)}, nil
+			return &Parser{sse.NewParser[aggregator](Name, Description, Extension())}, nil
 		},
 	}
 }

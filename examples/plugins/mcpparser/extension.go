@@ -14,14 +14,7 @@ import (
 var schema []byte
 
 // Extension declares the "mcp" extension the parser writes, with its
-// schema.
-func Extension() gateway.ExtensionSpec { return spec }
-
-var spec = gateway.Writes(Key, schema, "The MCP JSON-RPC calls of a request and the responses to them")
-
-// Capabilities: reads bodies, streams, and writes the "mcp" extension.
-func (p *Parser) Capabilities() gateway.Capabilities {
-	c := p.Parser.Capabilities()
-	c.Extensions = []gateway.ExtensionSpec{Extension()}
-	return c
+// schema; the parser's capabilities declare it (sse.NewParser).
+func Extension() gateway.ExtensionSpec {
+	return gateway.Writes(Key, schema, "The MCP JSON-RPC calls of a request and the responses to them")
 }

@@ -97,7 +97,7 @@ func Factory() gateway.Factory {
 	return gateway.Factory{
 		Name: Name,
 		New: func(json.RawMessage) (gateway.Plugin, error) {
-			return &Parser{sse.NewParser[state](Name, Description)}, nil
+			return &Parser{sse.NewParser[state](Name, Description, Extension())}, nil
 		},
 	}
 }
@@ -179,7 +179,7 @@ func (st *state) add(data []byte) {
 	}
 	msgs, err := jsonrpc.Parse(data)
 	if err == nil {
-		msgs = v2(msgs)
+		msgs = jsonrpc.V2Only(msgs) // only the 2.0 envelope is evidence of MCP
 	}
 	if err != nil || len(msgs) == 0 {
 		// Counted, but only JSON-RPC makes the exchange MCP traffic.
@@ -221,19 +221,6 @@ func (st *state) add(data []byte) {
 		}
 		st.res.Responses = append(st.res.Responses, r)
 	}
-}
-
-// v2 keeps the messages with the JSON-RPC 2.0 envelope: the only evidence
-// of MCP in a response. An OpenAI-compatible chunk or a plain JSON error
-// body may have an id and an error object, but never "jsonrpc":"2.0".
-func v2(msgs []jsonrpc.Message) []jsonrpc.Message {
-	out := msgs[:0]
-	for _, m := range msgs {
-		if m.V2() {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 func toCall(m jsonrpc.Message) Call {

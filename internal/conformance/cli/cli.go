@@ -26,7 +26,6 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/runtimesuite"
 	"github.com/abkit/abkit/internal/exitcode"
-	"github.com/abkit/abkit/internal/interrupt"
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/spf13/cobra"
@@ -88,14 +87,7 @@ func MainWithSignals(app *App, args []string) int {
 	if app.Groups == nil {
 		app.Groups = pluginhost.NewGroups()
 	}
-	// What a plugin or runtime forks into a session of its own is
-	// reparented here and killed when it stops and at exit
-	// (pluginhost.AdoptOrphans).
-	_ = pluginhost.AdoptOrphans()
-	defer pluginhost.KillOrphans()
-	ctx, stop := interrupt.Notify(context.Background(), app.Groups.KillAll)
-	defer stop()
-	return Main(ctx, app, args)
+	return exitcode.WithSignals(app.Groups, func(ctx context.Context) int { return Main(ctx, app, args) })
 }
 
 // Main runs the command line and returns the exit code. A run a signal
@@ -394,93 +386,20 @@ func caseCompletions() []cobra.Completion {
 }
 
 func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
-	if n := btoi(o.plugin != "") + btoi(o.reattach != "") + btoi(o.runtime != ""); n != 1 {
-		return usage(errors.New("give exactly one of --plugin BIN, --runtime BIN and --reattach CONFIG"))
-	}
-	if o.out != "text" && o.out != "json" {
-		return usage(fmt.Errorf("output format %q: want text or json", o.out))
-	}
-	iso := conformance.Isolation(o.isolation)
-	if iso != conformance.IsolationCase && iso != conformance.IsolationSuite {
-		return usage(fmt.Errorf("isolation %q: want case or suite", o.isolation))
-	}
-	if o.parallel < 0 || o.timeout <= 0 {
-		return usage(errors.New("-p must be at least 0 and --timeout positive"))
-	}
-	opts := conformance.Options{Parallel: o.parallel, Timeout: o.timeout, Isolation: iso, DebugLog: o.verbose, Strict: o.strict}
-	var err error
-	if opts.Run, err = compile(o.run, "--run"); err != nil {
+	opts, err := o.options()
+	if err != nil {
 		return err
 	}
-	if opts.Skip, err = compile(o.skip, "--skip"); err != nil {
+	dir, err := o.resolvePlugin()
+	if err != nil {
 		return err
 	}
-	if o.knownFailing != "" {
-		if opts.KnownFailing, err = conformance.LoadBaseline(o.knownFailing); err != nil {
-			return baselineErr(err)
-		}
-	}
-	if o.knownFlk != "" {
-		if opts.KnownFlaky, err = conformance.LoadBaseline(o.knownFlk); err != nil {
-			return baselineErr(err)
-		}
-	}
-	if len(o.pluginArgs) > 0 && o.plugin == "" {
-		return usage(errors.New("--plugin-arg is an argument of the --plugin program; give --plugin too"))
-	}
-	dir := ""
-	if strings.HasSuffix(o.plugin, catalog.ManifestSuffix) {
-		// A manifest (NAME.abkit.json): its command line, as dir: runs it.
-		cmd, _, err := catalog.ReadManifest(o.plugin)
-		if err != nil {
-			return &ExitError{Code: ExitLoad, Err: err}
-		}
-		o.plugin, dir = cmd.Argv[0], cmd.Dir
-		o.pluginArgs = append(cmd.Argv[1:], o.pluginArgs...)
-	}
-	if o.plugin != "" {
-		if o.plugin, err = pluginProgram(o.plugin); err != nil {
-			return &ExitError{Code: ExitLoad, Err: err}
-		}
+	hopts := pluginhost.Options{CallTimeout: o.timeout, Groups: app.Groups, Args: o.pluginArgs, Dir: dir}
+	reg, examples, observed, err := o.suite()
+	if err != nil {
+		return err
 	}
 	var l conformance.Launcher
-	hopts := pluginhost.Options{CallTimeout: o.timeout, Groups: app.Groups, Args: o.pluginArgs, Dir: dir}
-	reg := conformance.PluginSuite()
-	if o.updateExamples && o.examples == "" {
-		return usage(errors.New("--update-examples needs --examples FILE"))
-	}
-	var examples *conformance.ExamplesFile
-	observed := map[string][]json.RawMessage{}
-	if o.examples != "" {
-		if o.runtime != "" {
-			return usage(errors.New("--examples is for plugins (--plugin or --reattach); the runtime suite has no examples"))
-		}
-		if examples, err = conformance.LoadExamples(o.examples); err != nil {
-			return &ExitError{Code: ExitLoad, Err: err}
-		}
-		var mu sync.Mutex
-		cs, err := conformance.ExampleCases(examples, o.updateExamples, func(name string, steps []json.RawMessage) {
-			mu.Lock()
-			observed[name] = steps
-			mu.Unlock()
-		})
-		if err != nil {
-			return &ExitError{Code: ExitLoad, Err: err}
-		}
-		reg.Add(cs...)
-	}
-	if o.x.n < 0 {
-		return usage(errors.New("--explore takes a number of exchanges, at least 1"))
-	}
-	if o.x.n > 0 && o.runtime == "" {
-		if o.examples != "" {
-			return usage(errors.New("--explore runs generated exchanges instead of the cases; drop --examples"))
-		}
-		if o.x.seed == 0 {
-			o.x.seed = uint64(time.Now().UnixNano())
-		}
-		reg = conformance.ExploreSuite(o.x.n, o.x.seed)
-	}
 	switch {
 	case o.runtime != "":
 		l, reg = runtimesuite.Launcher{Path: o.runtime, Groups: app.Groups}, runtimesuite.Suite()
@@ -510,6 +429,121 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 		}
 		return err
 	}
+	if err := o.write(app, rep, examples, observed); err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return &ExitError{Code: ExitFail}
+	}
+	return nil
+}
+
+// options checks the run's flags and makes the runner's options of them.
+func (o *runOpts) options() (conformance.Options, error) {
+	if n := btoi(o.plugin != "") + btoi(o.reattach != "") + btoi(o.runtime != ""); n != 1 {
+		return conformance.Options{}, usage(errors.New("give exactly one of --plugin BIN, --runtime BIN and --reattach CONFIG"))
+	}
+	if o.out != "text" && o.out != "json" {
+		return conformance.Options{}, usage(fmt.Errorf("output format %q: want text or json", o.out))
+	}
+	iso := conformance.Isolation(o.isolation)
+	if iso != conformance.IsolationCase && iso != conformance.IsolationSuite {
+		return conformance.Options{}, usage(fmt.Errorf("isolation %q: want case or suite", o.isolation))
+	}
+	if o.parallel < 0 || o.timeout <= 0 {
+		return conformance.Options{}, usage(errors.New("-p must be at least 0 and --timeout positive"))
+	}
+	opts := conformance.Options{Parallel: o.parallel, Timeout: o.timeout, Isolation: iso, DebugLog: o.verbose, Strict: o.strict}
+	var err error
+	if opts.Run, err = compile(o.run, "--run"); err != nil {
+		return opts, err
+	}
+	if opts.Skip, err = compile(o.skip, "--skip"); err != nil {
+		return opts, err
+	}
+	if o.knownFailing != "" {
+		if opts.KnownFailing, err = conformance.LoadBaseline(o.knownFailing); err != nil {
+			return opts, baselineErr(err)
+		}
+	}
+	if o.knownFlk != "" {
+		if opts.KnownFlaky, err = conformance.LoadBaseline(o.knownFlk); err != nil {
+			return opts, baselineErr(err)
+		}
+	}
+	return opts, nil
+}
+
+// resolvePlugin turns --plugin into the program to start: a manifest
+// (NAME.abkit.json) gives its command line and the folder to run it in.
+func (o *runOpts) resolvePlugin() (dir string, err error) {
+	if len(o.pluginArgs) > 0 && o.plugin == "" {
+		return "", usage(errors.New("--plugin-arg is an argument of the --plugin program; give --plugin too"))
+	}
+	if strings.HasSuffix(o.plugin, catalog.ManifestSuffix) {
+		// A manifest (NAME.abkit.json): its command line, as dir: runs it.
+		cmd, _, err := catalog.ReadManifest(o.plugin)
+		if err != nil {
+			return "", &ExitError{Code: ExitLoad, Err: err}
+		}
+		o.plugin, dir = cmd.Argv[0], cmd.Dir
+		o.pluginArgs = append(cmd.Argv[1:], o.pluginArgs...)
+	}
+	if o.plugin != "" {
+		if o.plugin, err = pluginProgram(o.plugin); err != nil {
+			return "", &ExitError{Code: ExitLoad, Err: err}
+		}
+	}
+	return dir, nil
+}
+
+// suite is the plugin suite to run: the cases with the behaviour
+// examples of --examples (observed collects what each example saw), or
+// the exploration of --explore. The runtime suite replaces it for
+// --runtime.
+func (o *runOpts) suite() (reg *conformance.Registry, examples *conformance.ExamplesFile, observed map[string][]json.RawMessage, err error) {
+	reg = conformance.PluginSuite()
+	if o.updateExamples && o.examples == "" {
+		return nil, nil, nil, usage(errors.New("--update-examples needs --examples FILE"))
+	}
+	observed = map[string][]json.RawMessage{}
+	if o.examples != "" {
+		if o.runtime != "" {
+			return nil, nil, nil, usage(errors.New("--examples is for plugins (--plugin or --reattach); the runtime suite has no examples"))
+		}
+		if examples, err = conformance.LoadExamples(o.examples); err != nil {
+			return nil, nil, nil, &ExitError{Code: ExitLoad, Err: err}
+		}
+		var mu sync.Mutex
+		cs, err := conformance.ExampleCases(examples, o.updateExamples, func(name string, steps []json.RawMessage) {
+			mu.Lock()
+			observed[name] = steps
+			mu.Unlock()
+		})
+		if err != nil {
+			return nil, nil, nil, &ExitError{Code: ExitLoad, Err: err}
+		}
+		reg.Add(cs...)
+	}
+	if o.x.n < 0 {
+		return nil, nil, nil, usage(errors.New("--explore takes a number of exchanges, at least 1"))
+	}
+	if o.x.n > 0 && o.runtime == "" {
+		if o.examples != "" {
+			return nil, nil, nil, usage(errors.New("--explore runs generated exchanges instead of the cases; drop --examples"))
+		}
+		if o.x.seed == 0 {
+			o.x.seed = uint64(time.Now().UnixNano())
+		}
+		reg = conformance.ExploreSuite(o.x.n, o.x.seed)
+	}
+	return reg, examples, observed, nil
+}
+
+// write writes the report in the --output format, then the JUnit file,
+// the artifacts and the examples' golden file the flags ask for.
+func (o *runOpts) write(app *App, rep *conformance.Report, examples *conformance.ExamplesFile, observed map[string][]json.RawMessage) error {
+	var err error
 	switch o.out {
 	case "json":
 		err = conformance.WriteJSON(app.Out, rep, o.trace)
@@ -534,9 +568,6 @@ func (o *runOpts) exec(ctx context.Context, app *App, explicitCase bool) error {
 			return fmt.Errorf("update %s: %w", examples.Golden, err)
 		}
 		fmt.Fprintf(app.Err, "wrote %s (%d examples); review its diff before committing it\n", examples.Golden, len(examples.Examples))
-	}
-	if !rep.OK() {
-		return &ExitError{Code: ExitFail}
 	}
 	return nil
 }

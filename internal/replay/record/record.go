@@ -175,33 +175,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rq.close()
 		}
 	}()
-	reqSize, err := rq.readFrom(r.Body, int64(fixture.MaxBody())+1)
-	if err != nil {
-		http.Error(w, "abctl record: reading request body: "+err.Error(), http.StatusBadRequest)
+	out, target, ok := p.outbound(w, r, rq)
+	if !ok {
 		return
 	}
-	if reqSize > int64(fixture.MaxBody()) {
-		http.Error(w, "abctl record: "+(&fixture.TooLargeError{What: "request body", Size: reqSize}).Error(), http.StatusRequestEntityTooLarge)
-		return
-	}
-	target, err := p.target(r)
-	if err != nil {
-		http.Error(w, "abctl record: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), rq.reader())
-	if err != nil {
-		http.Error(w, "abctl record: "+err.Error(), http.StatusBadGateway)
-		return
-	}
-	// A spilled body's reader does not tell NewRequest its length: say
-	// it, so the upstream gets a Content-Length, not a chunked body.
-	out.ContentLength = reqSize
-	if reqSize == 0 {
-		out.Body = http.NoBody
-	}
-	out.Header = stripHop(r.Header)
-	out.Host = p.upstream.Host
 	started := p.now()
 	// Named at arrival: the per-process sequence number orders fixtures
 	// as their requests came, whichever finished first.
@@ -213,6 +190,78 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	respHeader, streaming, flush := relayHeader(w, resp)
+	t0 := p.now()
+	sp := &spool{p: p}
+	defer func() {
+		if !keep {
+			sp.close()
+		}
+	}()
+	size, ok := p.relayBody(w, r, resp.Body, sp, t0, flush)
+	if !ok {
+		return
+	}
+	if size > fixture.MaxBody() {
+		p.log.Warn("exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", (&fixture.TooLargeError{What: "response body", Size: int64(size)}).Error())
+		return
+	}
+	if p.afterRelay != nil {
+		p.afterRelay(r)
+	}
+	// A response of known length whose every byte is written and flushed
+	// is complete, whatever the client does next: it may close the
+	// connection at once, which cancels r's context (the check alone lost
+	// such exchanges without a word). A stream ends with its terminating
+	// chunk, written after the handler returns, so a client gone by now
+	// left before the end.
+	if streaming && r.Context().Err() != nil {
+		p.log.Warn("client went away before the end of the stream; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()))
+		return
+	}
+	// The fixture is written after the handler returns, so the client's
+	// response ends when the upstream's does, not after the fsync.
+	keep = true
+	p.enqueue(&job{r: r, name: name, target: target, rq: rq, sp: sp, status: resp.StatusCode, respHeader: respHeader, started: started, size: size})
+}
+
+// outbound reads the request's body into rq and makes the request to
+// the upstream of it; on failure it answers the client and returns false.
+func (p *Proxy) outbound(w http.ResponseWriter, r *http.Request, rq *spool) (*http.Request, *url.URL, bool) {
+	reqSize, err := rq.readFrom(r.Body, int64(fixture.MaxBody())+1)
+	if err != nil {
+		http.Error(w, "abctl record: reading request body: "+err.Error(), http.StatusBadRequest)
+		return nil, nil, false
+	}
+	if reqSize > int64(fixture.MaxBody()) {
+		http.Error(w, "abctl record: "+(&fixture.TooLargeError{What: "request body", Size: reqSize}).Error(), http.StatusRequestEntityTooLarge)
+		return nil, nil, false
+	}
+	target, err := p.target(r)
+	if err != nil {
+		http.Error(w, "abctl record: "+err.Error(), http.StatusBadRequest)
+		return nil, nil, false
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), rq.reader())
+	if err != nil {
+		http.Error(w, "abctl record: "+err.Error(), http.StatusBadGateway)
+		return nil, nil, false
+	}
+	// A spilled body's reader does not tell NewRequest its length: say
+	// it, so the upstream gets a Content-Length, not a chunked body.
+	out.ContentLength = reqSize
+	if reqSize == 0 {
+		out.Body = http.NoBody
+	}
+	out.Header = stripHop(r.Header)
+	out.Host = p.upstream.Host
+	return out, target, true
+}
+
+// relayHeader writes the upstream's status and headers to the client and
+// returns the headers, whether the response is a stream, and the flush
+// that sends what is written at once.
+func relayHeader(w http.ResponseWriter, resp *http.Response) (http.Header, bool, func() error) {
 	respHeader := stripHop(resp.Header)
 	for k, vs := range respHeader {
 		w.Header()[k] = vs
@@ -237,19 +286,20 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if streaming {
 		_ = flush() // an error shows at the first write
 	}
-	t0 := p.now()
-	sp := &spool{p: p}
-	defer func() {
-		if !keep {
-			sp.close()
-		}
-	}()
+	return respHeader, streaming, flush
+}
+
+// relayBody copies the upstream's body to the client, each read relayed
+// before it is recorded in sp (up to the size limit), and returns the
+// body's size; false when the client went away. An upstream that fails
+// mid-body breaks the client's stream too.
+func (p *Proxy) relayBody(w http.ResponseWriter, r *http.Request, body io.Reader, sp *spool, t0 time.Time, flush func() error) (int, bool) {
 	size := 0
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
 	for {
-		n, rerr := resp.Body.Read(buf)
+		n, rerr := body.Read(buf)
 		if n > 0 {
 			// Relay first: the client must not wait for the recording.
 			_, werr := w.Write(buf[:n])
@@ -258,7 +308,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			if werr != nil {
 				p.log.Warn("client went away; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", werr)
-				return
+				return 0, false
 			}
 			size += n
 			if size <= fixture.MaxBody() {
@@ -279,27 +329,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler)
 		}
 	}
-	if size > fixture.MaxBody() {
-		p.log.Warn("exchange not recorded", "path", redact.URL(r.URL.EscapedPath()), "err", (&fixture.TooLargeError{What: "response body", Size: int64(size)}).Error())
-		return
-	}
-	if p.afterRelay != nil {
-		p.afterRelay(r)
-	}
-	// A response of known length whose every byte is written and flushed
-	// is complete, whatever the client does next: it may close the
-	// connection at once, which cancels r's context (the check alone lost
-	// such exchanges without a word). A stream ends with its terminating
-	// chunk, written after the handler returns, so a client gone by now
-	// left before the end.
-	if streaming && r.Context().Err() != nil {
-		p.log.Warn("client went away before the end of the stream; exchange not recorded", "path", redact.URL(r.URL.EscapedPath()))
-		return
-	}
-	// The fixture is written after the handler returns, so the client's
-	// response ends when the upstream's does, not after the fsync.
-	keep = true
-	p.enqueue(&job{r: r, name: name, target: target, rq: rq, sp: sp, status: resp.StatusCode, respHeader: respHeader, started: started, size: size})
+	return size, true
 }
 
 // NewFixture builds the redacted fixture of one finished exchange as a
