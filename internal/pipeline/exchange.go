@@ -520,8 +520,9 @@ func (e *Exchange) noteWrites(ws []gateway.Write) {
 }
 
 // panicked handles a recovered hook panic of plugin i, or a failure it
-// returned through FailingHooks, and reports whether the stage stops: under observe it is a shadow decision and the chain goes
-// on; under enforce the exchange ends with an error (500).
+// returned through FailingHooks, and reports whether the stage stops:
+// under observe it is a shadow decision and the chain goes on; under
+// enforce the exchange ends with an error (500).
 func (e *Exchange) panicked(i int, hook string, frame int, last bool, r any) bool {
 	pl := &e.c.plugins[i]
 	pe := &PanicError{Plugin: pl.name, Hook: hook, Value: r}
