@@ -67,6 +67,8 @@ type plug struct {
 	fin    gateway.Finisher
 	stream gateway.StreamingResponder
 	ready  gateway.Readier
+	// fail is the plugin's error-returning hooks, if it has them.
+	fail FailingHooks
 
 	// ext holds the compiled schema of each extension the plugin declares
 	// it writes with one (X1); declares says it declared any extension.
@@ -193,6 +195,7 @@ func Build(spec Spec, factories []gateway.Factory, opts Options) (*Chain, error)
 		pl.fin, _ = p.(gateway.Finisher)
 		pl.stream, _ = p.(gateway.StreamingResponder)
 		pl.ready, _ = p.(gateway.Readier)
+		pl.fail = failingHooksOf(p)
 		pl.ext, pl.declares = compileExtensions(e.Plugin, i, caps, &c.warnings)
 		c.readsBody = c.readsBody || caps.ReadsBody
 		c.writesResp = c.writesResp || caps.WritesResponseBody

@@ -189,8 +189,8 @@ func (e *PanicError) Error() string {
 }
 
 // failedCall is a hook failure that is not necessarily a panic: a plugin
-// host's call across a process boundary reports it so (a hook of an
-// out-of-process plugin panics with it, as the hook has no error result).
+// host's call across a process boundary reports it so (returned through
+// FailingHooks, or raised by a public hook, which has no error result).
 // Panicked reports whether the plugin panicked after all.
 type failedCall interface {
 	error
@@ -414,7 +414,10 @@ func (e *Exchange) requestFrom(ctx context.Context, done <-chan struct{}, from i
 			t0 = e.rec.Now()
 			e.snap, e.snapResp = e.gx.Request.Header.Clone(), false
 		}
-		act := pl.p.OnRequest(ctx, e.gx)
+		act, err := pl.onRequest(ctx, e.gx)
+		if err != nil {
+			return i + 1, e.panicked(i, trace.HookOnRequest, -1, false, err)
+		}
 		if e.after(i, trace.HookOnRequest, act, t0, -1, false) {
 			return i + 1, true
 		}
@@ -536,9 +539,10 @@ func (e *Exchange) noteWrites(ws []gateway.Write) {
 	}
 }
 
-// panicked handles a recovered hook panic of plugin i and reports whether
-// the stage stops: under observe it is a shadow decision and the chain goes
-// on; under enforce the exchange ends with an error (500).
+// panicked handles a recovered hook panic of plugin i, or a failure it
+// returned through FailingHooks, and reports whether the stage stops:
+// under observe it is a shadow decision and the chain goes on; under
+// enforce the exchange ends with an error (500).
 func (e *Exchange) panicked(i int, hook string, frame int, last bool, r any) bool {
 	pl := &e.c.plugins[i]
 	pe := &PanicError{Plugin: pl.name, Hook: hook, Value: r}
@@ -875,15 +879,22 @@ func (e *Exchange) responseFrom(from int) (next int, stop bool) {
 				frame = e.gx.ResponseBody()
 			}
 			frame = e.borrow(frame)
-			act := pl.stream.OnResponseFrame(e.ctx, e.gx, frame, true)
+			act, err := pl.onResponseFrame(e.ctx, e.gx, frame, true)
 			e.poison()
+			if err != nil {
+				return i - 1, e.panicked(i, hook, 0, true, err)
+			}
 			if e.after(i, hook, act, t0, 0, true) {
 				return i - 1, true
 			}
 			continue
 		}
 		hook = trace.HookOnResponse
-		act := pl.p.OnResponse(e.ctx, e.gx)
+		act, err := pl.onResponse(e.ctx, e.gx)
+		if err != nil {
+			e.poison() // as the deferred recovery does
+			return i - 1, e.panicked(i, hook, -1, false, err)
+		}
 		if e.after(i, hook, act, t0, -1, false) {
 			return i - 1, true
 		}

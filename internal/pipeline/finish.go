@@ -98,8 +98,8 @@ func (e *Exchange) finishOne(i, left int) {
 	if e.rec != nil {
 		t0 = e.rec.Now()
 	}
-	gx, fin := e.gx, pl.fin
-	err := runBounded(ctx, e.c.opts.Grace, func(ctx context.Context) error { return fin.OnFinish(ctx, gx) })
+	gx := e.gx
+	err := runBounded(ctx, e.c.opts.Grace, func(ctx context.Context) error { return pl.onFinish(ctx, gx) })
 	if errors.Is(err, ErrAbandoned) {
 		// The abandoned call may still be using e.gx: leave it (and its
 		// record of writes) to it, and go on with the spare. Reset will

@@ -151,7 +151,10 @@ func (e *Exchange) frameFrom(frame []byte, idx int, last bool, from int) (next i
 				e.snap, e.snapResp = e.gx.Response.Header.Clone(), true
 			}
 		}
-		act := pl.stream.OnResponseFrame(e.ctx, e.gx, frame, last)
+		act, err := pl.onResponseFrame(e.ctx, e.gx, frame, last)
+		if err != nil {
+			return k + 1, e.panicked(i, trace.HookOnResponseFrame, idx, last, err)
+		}
 		if e.after(i, trace.HookOnResponseFrame, act, t0, idx, last) {
 			return k + 1, true
 		}

@@ -103,7 +103,7 @@ func loadHelper(t *testing.T, mode string) (*pluginhost.Plugin, *pipeline.Chain)
 }
 
 // callError digs the adapter's *CallError out of the runtime's panic error:
-// a failed call inside a hook panics with it (see Plugin.Factory).
+// a failed call inside a hook is its failure (see Plugin.Factory).
 func callError(err error) *pluginhost.CallError {
 	var pe *pipeline.PanicError
 	if errors.As(err, &pe) {

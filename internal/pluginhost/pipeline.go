@@ -15,14 +15,15 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/abkit/abkit/internal/pipeline"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
-// RemotePanic is a hook panic inside the plugin process. The adapter
-// re-raises it in the host, so the pipeline runtime reports it exactly as it
-// reports an in-process panic (its text is the panic value); Stack is the
-// plugin-side stack.
+// RemotePanic is a hook panic inside the plugin process. The adapter returns
+// it to the pipeline runtime as the hook's failure (pipeline.FailingHooks),
+// which reports it exactly as it reports an in-process panic (its text is
+// the panic value); Stack is the plugin-side stack.
 type RemotePanic struct {
 	Plugin string
 	Value  string
@@ -42,8 +43,12 @@ func splitPanic(plugin, text string) *RemotePanic {
 // the plugin serves no pipeline.
 //
 // A failed call (the process died, the call timed out) inside OnRequest,
-// OnResponse, OnResponseFrame or OnFinish panics with a *CallError, which
-// the runtime turns into an error outcome naming the plugin (status 500).
+// OnResponse, OnResponseFrame or OnFinish is a *CallError, and a panic in
+// the plugin a *RemotePanic. The instances give them to the pipeline
+// runtime as errors through pipeline.FailingHooks, which it turns into an
+// error outcome naming the plugin (status 500), as it does a recovered
+// panic. The gateway.Plugin methods, for a caller outside the runtime,
+// have no error result: they panic with the same value.
 func (p *Plugin) Factory() (f gateway.Factory, ok bool) {
 	info := p.desc.GetPipeline()
 	if info == nil {
@@ -114,6 +119,8 @@ func (r *remote) optional(mask behaviour) gateway.Optional {
 	return o
 }
 
+var _ pipeline.FailingHooks = (*remote)(nil)
+
 // behaviour is a bit set of the optional behaviours of family P.
 type behaviour uint8
 
@@ -126,6 +133,7 @@ const (
 )
 
 // remote is the host side of one plugin instance in the plugin process.
+// Its failures reach the runtime as errors, not panics.
 type remote struct {
 	p        *Plugin
 	id       uint64
@@ -378,7 +386,10 @@ func ctxErrName(ctx context.Context) string {
 
 type unaryHook func(context.Context, *abkitv1.HookRequest, ...grpcCallOption) (*abkitv1.HookResponse, error)
 
-func (r *remote) call(ctx context.Context, ex *gateway.Exchange, name string, final bool, f unaryHook) *abkitv1.HookResponse {
+// call makes one unary hook call. Its error is a *CallError when the call
+// failed and a *RemotePanic when the plugin panicked (after the changes the
+// plugin made before panicking are applied, as they are in process).
+func (r *remote) call(ctx context.Context, ex *gateway.Exchange, name string, final bool, f unaryHook) (*abkitv1.HookResponse, error) {
 	hx := r.state(ex)
 	req := &abkitv1.HookRequest{Instance: r.id, Exchange: hx.id, Direction: ex.Direction.String(),
 		Request: hx.request(ex), Response: hx.response(ex), Extensions: hx.extensionsOut(ex), Final: final,
@@ -403,20 +414,41 @@ func (r *remote) call(ctx context.Context, ex *gateway.Exchange, name string, fi
 		hx.final.Store(true)
 	}
 	if err != nil {
-		panic(r.p.callErrWithin(name, err, bound))
+		return nil, r.p.callErrWithin(name, err, bound)
 	}
 	hx.applyWrites(ex, resp.GetWrites())
 	hx.extensionsIn(ex, resp.GetExtensions())
 	hx.changesIn(ex, resp.GetRequestHeader(), resp.GetResponseHeader(), resp.GetIdentityJson())
 	if resp.GetPanicked() {
-		panic(splitPanic(r.name, resp.GetError()))
+		return nil, splitPanic(r.name, resp.GetError())
 	}
-	return resp
+	return resp, nil
 }
 
-// OnRequest implements gateway.Plugin (P15).
+// mustAct is a hook's action for a caller of the gateway.Plugin methods,
+// which have no error result: a failure panics with its error, as a
+// failing in-process hook would panic.
+func mustAct(a gateway.Action, failure error) gateway.Action {
+	if failure != nil {
+		panic(failure)
+	}
+	return a
+}
+
+// OnRequest implements gateway.Plugin (P15); the runtime calls
+// OnRequestErr instead.
 func (r *remote) OnRequest(ctx context.Context, ex *gateway.Exchange) gateway.Action {
-	a := r.call(ctx, ex, "on_request", false, r.p.rpc.OnRequest).GetAction().Gateway()
+	return mustAct(r.OnRequestErr(ctx, ex))
+}
+
+// OnRequestErr implements pipeline.FailingHooks: OnRequest with the call's
+// failure as its error.
+func (r *remote) OnRequestErr(ctx context.Context, ex *gateway.Exchange) (gateway.Action, error) {
+	resp, err := r.call(ctx, ex, "on_request", false, r.p.rpc.OnRequest)
+	if err != nil {
+		return gateway.Action{}, err
+	}
+	a := resp.GetAction().Gateway()
 	if !a.IsContinue() && !r.finishes {
 		// Without OnFinish, a rejection is this instance's last call (P16,
 		// P26): drop the plugin-side state now.
@@ -424,20 +456,46 @@ func (r *remote) OnRequest(ctx context.Context, ex *gateway.Exchange) gateway.Ac
 		r.release(hx)
 		hx.final.Store(true)
 	}
-	return a
+	return a, nil
 }
 
-// OnResponse implements gateway.Plugin (P16).
+// OnResponse implements gateway.Plugin (P16); the runtime calls
+// OnResponseErr instead.
 func (r *remote) OnResponse(ctx context.Context, ex *gateway.Exchange) gateway.Action {
-	return r.call(ctx, ex, "on_response", !r.finishes, r.p.rpc.OnResponse).GetAction().Gateway()
+	return mustAct(r.OnResponseErr(ctx, ex))
 }
 
-func (r *remote) onFinish(ctx context.Context, ex *gateway.Exchange) error {
-	resp := r.call(ctx, ex, "on_finish", true, r.p.rpc.Finish)
-	if e := resp.GetError(); e != "" {
-		return errors.New(e)
+// OnResponseErr implements pipeline.FailingHooks.
+func (r *remote) OnResponseErr(ctx context.Context, ex *gateway.Exchange) (gateway.Action, error) {
+	resp, err := r.call(ctx, ex, "on_response", !r.finishes, r.p.rpc.OnResponse)
+	if err != nil {
+		return gateway.Action{}, err
 	}
-	return nil
+	return resp.GetAction().Gateway(), nil
+}
+
+// onFinish is the instance's gateway.Finisher when the plugin declares it;
+// the runtime calls OnFinishErr instead.
+func (r *remote) onFinish(ctx context.Context, ex *gateway.Exchange) error {
+	err, failure := r.OnFinishErr(ctx, ex)
+	if failure != nil {
+		panic(failure)
+	}
+	return err
+}
+
+// OnFinishErr implements pipeline.FailingHooks: err is what the plugin's
+// OnFinish returned, failure the call's failure. The runtime calls it only
+// when the plugin declares OnFinish.
+func (r *remote) OnFinishErr(ctx context.Context, ex *gateway.Exchange) (err, failure error) {
+	resp, failure := r.call(ctx, ex, "on_finish", true, r.p.rpc.Finish)
+	if failure != nil {
+		return nil, failure
+	}
+	if e := resp.GetError(); e != "" {
+		return errors.New(e), nil
+	}
+	return nil, nil
 }
 
 func (r *remote) status(ctx context.Context, name string, f func(context.Context, *abkitv1.InstanceRequest, ...grpcCallOption) (*abkitv1.Status, error)) error {
@@ -459,10 +517,17 @@ func (r *remote) shutdown(ctx context.Context) error {
 }
 func (r *remote) ready(ctx context.Context) error { return r.status(ctx, "ready", r.p.rpc.Ready) }
 
-// frame sends one frame over the exchange's stream and waits for the answer
-// (P20: the runtime calls the next plugin, or sends the next frame, only
-// after this returns).
+// frame is the instance's gateway.StreamingResponder when the plugin
+// declares it; the runtime calls OnResponseFrameErr instead.
 func (r *remote) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) gateway.Action {
+	return mustAct(r.OnResponseFrameErr(ctx, ex, frame, last))
+}
+
+// OnResponseFrameErr implements pipeline.FailingHooks. It sends one frame
+// over the exchange's stream and waits for the answer (P20: the runtime
+// calls the next plugin, or sends the next frame, only after this
+// returns). The runtime calls it only when the plugin declares streaming.
+func (r *remote) OnResponseFrameErr(ctx context.Context, ex *gateway.Exchange, frame []byte, last bool) (gateway.Action, error) {
 	hx := r.state(ex)
 	final := last && !r.finishes
 	req := &abkitv1.FrameRequest{Frame: frame, Last: last, Extensions: hx.extensionsOut(ex), Final: final,
@@ -472,7 +537,7 @@ func (r *remote) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, 
 		fs, err := r.p.rpc.Frames(sctx)
 		if err != nil {
 			cancel()
-			panic(r.p.callErr("on_response_frame", err))
+			return gateway.Action{}, r.p.callErr("on_response_frame", err)
 		}
 		hx.fs, hx.fsCancel = fs, cancel
 		req.Instance, req.Exchange, req.Response = r.id, hx.id, hx.response(ex)
@@ -510,16 +575,16 @@ func (r *remote) frame(ctx context.Context, ex *gateway.Exchange, frame []byte, 
 	}
 	if err != nil {
 		if hx.fsTimed.Load() {
-			panic(&CallError{Plugin: r.p.name, Call: "on_response_frame",
-				Err: fmt.Errorf("no answer within %s (the call timeout %s, or the request's deadline if earlier): %w", bound.Round(time.Millisecond), r.p.opts.CallTimeout, context.DeadlineExceeded)})
+			return gateway.Action{}, &CallError{Plugin: r.p.name, Call: "on_response_frame",
+				Err: fmt.Errorf("no answer within %s (the call timeout %s, or the request's deadline if earlier): %w", bound.Round(time.Millisecond), r.p.opts.CallTimeout, context.DeadlineExceeded)}
 		}
-		panic(r.p.callErr("on_response_frame", err))
+		return gateway.Action{}, r.p.callErr("on_response_frame", err)
 	}
 	hx.applyWrites(ex, resp.GetWrites())
 	hx.extensionsIn(ex, resp.GetExtensions())
 	hx.changesIn(ex, resp.GetRequestHeader(), resp.GetResponseHeader(), resp.GetIdentityJson())
 	if resp.GetPanicked() {
-		panic(splitPanic(r.name, resp.GetError()))
+		return gateway.Action{}, splitPanic(r.name, resp.GetError())
 	}
-	return resp.GetAction().Gateway()
+	return resp.GetAction().Gateway(), nil
 }
