@@ -283,6 +283,7 @@ func PluginSuite() *Registry {
 	addFinishCases(r)
 	addStateCases(r)
 	addAxisCases(r)
+	addDeadlineAxisCases(r)
 	addHeaderCases(r)
 	addOutputCases(r)
 	addInterceptCases(r)
