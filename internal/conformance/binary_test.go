@@ -177,8 +177,8 @@ func TestSlowFinishBinaryReportsP28(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 3 {
-		t.Fatalf("got %d results, want the 3 finish cases", len(rep.Results))
+	if len(rep.Results) != 4 {
+		t.Fatalf("got %d results, want the 4 finish cases", len(rep.Results))
 	}
 	for _, r := range rep.Results {
 		if !r.Status.Bad() || len(r.Failures) == 0 {

@@ -284,6 +284,7 @@ func PluginSuite() *Registry {
 	addPipelineFinishCases(r)
 	addPipelineStateCases(r)
 	addPipelineAxisCases(r)
+	addPipelineDeadlineCases(r)
 	addPipelineHeaderCases(r)
 	addOutputCases(r)
 	addDispatchCases(r)

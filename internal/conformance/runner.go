@@ -62,7 +62,7 @@ type Options struct {
 	Parallel int
 	// Timeout bounds each case; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Isolation is case (default) or suite.
+	// Isolation is case (default), suite or pool.
 	Isolation Isolation
 	// Run keeps only the cases whose ID matches one of the patterns (all
 	// when empty); Skip drops the cases whose ID matches one.
@@ -259,9 +259,13 @@ func Run(ctx context.Context, reg *Registry, l Launcher, opts Options) (*Report,
 
 	r := &runner{l: l, opts: opts, kind: KindOf(l)}
 	cases := Select(reg, opts.Run, opts.Skip)
-	if opts.Isolation == IsolationSuite {
+	switch opts.Isolation {
+	case IsolationSuite:
 		r.shared = first
-	} else {
+	case IsolationPool:
+		r.pool = newPool(l, first)
+		defer r.pool.close()
+	default:
 		// The first case runs on the process that answered Describe: it
 		// is as fresh as any (every start is described), so a run starts
 		// one process per case, not one more.
@@ -394,6 +398,8 @@ type runner struct {
 	kind string // plugin or runtime, in findings
 	// spares are the fresh subjects of case isolation, started ahead.
 	spares *spares
+	// pool holds the subjects of pool isolation between cases.
+	pool *pool
 
 	mu     sync.Mutex
 	shared Subject
@@ -411,6 +417,10 @@ func (r *runner) closeShared() {
 // subject returns the subject a case runs against and whether the case owns
 // it (and must close it).
 func (r *runner) subject(ctx context.Context) (Subject, bool, error) {
+	if r.pool != nil {
+		s, err := r.pool.take(ctx)
+		return s, true, err
+	}
 	if r.opts.Isolation != IsolationSuite {
 		s, err := r.spares.take(ctx)
 		return s, true, err
@@ -546,7 +556,10 @@ func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
 	if !r.opts.DebugLog {
 		res.Stderr = StripDebugLog(res.Stderr)
 	}
-	if owned || timedOut || exited != nil {
+	switch {
+	case owned && r.pool != nil && !timedOut && exited == nil && !t.Failed():
+		r.pool.put(subj)
+	case owned || timedOut || exited != nil:
 		subj.Close()
 	}
 	t.closeExtra()

@@ -330,6 +330,11 @@ func newRunCmd(app *App) *cobra.Command {
 			if cmd.Flags().Changed("seed") && !cmd.Flags().Changed("explore") || o.x.reference != "" {
 				return usage(errors.New("--seed goes with --explore N, --reference with --runtime and --explore N or --scenario FILE"))
 			}
+			if o.runtime != "" && !cmd.Flags().Changed("isolation") {
+				// A runtime's scenarios share nothing through its process,
+				// and a process per case costs more than the cases.
+				o.isolation = string(conformance.IsolationPool)
+			}
 			return o.exec(cmd.Context(), app, cmd.Flags().Changed("isolation") && o.isolation == string(conformance.IsolationCase))
 		},
 	}
@@ -344,7 +349,7 @@ func newRunCmd(app *App) *cobra.Command {
 	f.StringVar(&o.knownFlk, "known-flaky", "", "baseline file of cases retried up to 3 times")
 	f.IntVarP(&o.parallel, "parallel", "p", 0, "cases run at once (default GOMAXPROCS)")
 	f.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "timeout of each case")
-	f.StringVar(&o.isolation, "isolation", "case", "case: a fresh plugin process per case; suite: one shared process (always suite with --reattach)")
+	f.StringVar(&o.isolation, "isolation", "case", "case: a fresh plugin process per case; suite: one shared process (always suite with --reattach); pool: at most -p processes, each reused by the next case after a case that passed (the default with --runtime)")
 	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to FILE")
 	f.StringVarP(&o.out, "output", "o", "text", "output format: text or json")
 	f.StringVar(&o.artifacts, "artifacts", "", "keep each case's trace, log and plugin stderr under DIR")
@@ -365,6 +370,7 @@ func newRunCmd(app *App) *cobra.Command {
 	_ = c.RegisterFlagCompletionFunc("isolation", cobra.FixedCompletions([]cobra.Completion{
 		cobra.CompletionWithDesc(string(conformance.IsolationCase), "a fresh plugin process per case"),
 		cobra.CompletionWithDesc(string(conformance.IsolationSuite), "one shared process for the run"),
+		cobra.CompletionWithDesc(string(conformance.IsolationPool), "processes reused between cases that pass"),
 	}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -447,8 +453,8 @@ func (o *runOpts) options() (conformance.Options, error) {
 		return conformance.Options{}, usage(fmt.Errorf("output format %q: want text or json", o.out))
 	}
 	iso := conformance.Isolation(o.isolation)
-	if iso != conformance.IsolationCase && iso != conformance.IsolationSuite {
-		return conformance.Options{}, usage(fmt.Errorf("isolation %q: want case or suite", o.isolation))
+	if iso != conformance.IsolationCase && iso != conformance.IsolationSuite && iso != conformance.IsolationPool {
+		return conformance.Options{}, usage(fmt.Errorf("isolation %q: want case, suite or pool", o.isolation))
 	}
 	if o.parallel < 0 || o.timeout <= 0 {
 		return conformance.Options{}, usage(errors.New("-p must be at least 0 and --timeout positive"))

@@ -46,7 +46,7 @@ func TestWrongKind(t *testing.T) {
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 
 // TestCompletion: explain and --run/--skip complete case IDs of both
-// suites, --isolation its two values.
+// suites, --isolation its three values.
 func TestCompletion(t *testing.T) {
 	complete := func(args ...string) string {
 		var out, errb bytes.Buffer
@@ -59,7 +59,7 @@ func TestCompletion(t *testing.T) {
 	}{
 		{[]string{"explain", ""}, []string{"P21/last-exactly-once/zero-frames\t", "P1/name/non-empty\t"}},
 		{[]string{"run", "--run", ""}, []string{"P15/order/6-plugins/allow\t"}},
-		{[]string{"run", "--isolation", ""}, []string{"case\t", "suite\t"}},
+		{[]string{"run", "--isolation", ""}, []string{"case\t", "suite\t", "pool\t"}},
 	} {
 		got := complete(tc.args...)
 		for _, w := range tc.want {

@@ -79,7 +79,18 @@ func pf(name, rule, story string, p func() sdk.Plugin) PluginFault {
 }
 
 func pluginFaults() []PluginFault {
-	inProc := func(f PluginFault) PluginFault { f.InProcess = true; return f }
+	var fs []PluginFault
+	for _, g := range [][]PluginFault{pChainPluginFaults(), pStreamPluginFaults(), dPluginFaults(), hPluginFaults()} {
+		fs = append(fs, g...)
+	}
+	return fs
+}
+
+// inProcess marks a fault observable only in-process.
+func inProcess(f PluginFault) PluginFault { f.InProcess = true; return f }
+
+// pChainPluginFaults lists the faulty plugins of the control and P1-P17: identity, chains, lifecycle, requests and bodies.
+func pChainPluginFaults() []PluginFault {
 	return []PluginFault{
 		// The control: the building blocks with no fault, streaming and
 		// finishing. It must pass the plugin suite.
@@ -145,6 +156,12 @@ func pluginFaults() []PluginFault {
 		pf("p-request-writer-undeclared", "P17", "normalises the request JSON but declared only the response writer it had first", func() sdk.Plugin {
 			return simple("p-request-writer-undeclared", gateway.Capabilities{ReadsBody: true, WritesResponseBody: true, Description: "Normalises JSON bodies"}, reqWriter{})
 		}),
+	}
+}
+
+// pStreamPluginFaults lists the faulty plugins of P19-P36 and X1: frames, finishing, state, headers, rejections, identity and extensions.
+func pStreamPluginFaults() []PluginFault {
+	return []PluginFault{
 		pf("p-frames-split-on-lf", "P19", "splits each frame on \"\\n\" and takes the second line; a CR-framed stream has one line", func() sdk.Plugin {
 			return simple("p-frames-split-on-lf", caps("Reads event names"), lfFrames{})
 		}),
@@ -157,7 +174,7 @@ func pluginFaults() []PluginFault {
 		pf("p-json-frame-as-sse", "P22", "assumes every frame starts with \"data: \" and slices the prefix off a JSON body too", func() sdk.Plugin {
 			return simple("p-json-frame-as-sse", caps("Extracts stream payloads"), dataPrefix{})
 		}),
-		inProc(pf("p-frame-substring", "P24", "keeps a sub-slice of the first frame as the stream's id, to avoid a copy", func() sdk.Plugin {
+		inProcess(pf("p-frame-substring", "P24", "keeps a sub-slice of the first frame as the stream's id, to avoid a copy", func() sdk.Plugin {
 			return pipeNamed("p-frame-substring", "p-frame-substring", func(json.RawMessage) gateway.Plugin {
 				return &firstFrame{quiet: quiet{name: "p-frame-substring", caps: caps("Tags streams with their first event")}}
 			})
@@ -195,7 +212,12 @@ func pluginFaults() []PluginFault {
 			return simple("p-inference-model-number", gateway.Capabilities{ReadsBody: true, Description: "Extracts the model of chat requests",
 				Extensions: []gateway.ExtensionSpec{{Key: "inference", Writes: true, Schema: json.RawMessage(`{"type":"object","properties":{"model":{"type":"string"}},"required":["model"]}`)}}}, modelNumber{})
 		}),
-		// Family D.
+	}
+}
+
+// dPluginFaults lists the faulty plugins of D1-D20: extensions.
+func dPluginFaults() []PluginFault {
+	return []PluginFault{
 		pf("d-point-typo", "D1", "the manifest lists \"tool.beforeCall\", the point's name in the framework it was ported from", func() sdk.Plugin {
 			return extension("d-point-typo", intercept.Manifest{PluginID: "d-point-typo", Points: []intercept.Point{"tool.beforeCall"}}, continueAll)
 		}),
@@ -266,7 +288,12 @@ func pluginFaults() []PluginFault {
 			}
 			return p
 		}),
-		// Family H.
+	}
+}
+
+// hPluginFaults lists the faulty plugins of H1-H6: hooks.
+func hPluginFaults() []PluginFault {
+	return []PluginFault{
 		pf("h-hook-without-id", "H1", "the hook's ID is read from an environment variable that is unset outside production", func() sdk.Plugin {
 			return hookPlugin("h-hook-without-id", &sdk.HookSet{Submit: []hooks.SubmitHook{hooks.NewSubmitHook(hooks.Spec{ID: "", Kind: hooks.KindSubmit}, func(context.Context, *hooks.Submit) error { return nil })}})
 		}),

@@ -148,7 +148,7 @@ func Run(ctx context.Context, o Options) ([]Verdict, error) {
 			// checks what it cites (the plugin suite runs whole, since its
 			// monitors cite their rule in any case).
 			reg := runtimesuite.Suite()
-			return conformance.Run(ctx, reg, runtimesuite.Launcher{Path: path}, conformance.Options{Parallel: 4, Run: citing(reg, rf.Rule)})
+			return conformance.Run(ctx, reg, runtimesuite.Launcher{Path: path}, conformance.Options{Parallel: 4, Isolation: conformance.IsolationPool, Run: citing(reg, rf.Rule)})
 		}})
 	}
 	out := make([]Verdict, len(jobs))
@@ -208,7 +208,7 @@ func RunControls(ctx context.Context, dir string) ([]string, error) {
 			if err := os.Link(filepath.Join(dir, Binaries[RoleRuntime]), p); err != nil {
 				return nil, err
 			}
-			return conformance.Run(ctx, runtimesuite.Suite(), runtimesuite.Launcher{Path: p}, conformance.Options{})
+			return conformance.Run(ctx, runtimesuite.Suite(), runtimesuite.Launcher{Path: p}, conformance.Options{Isolation: conformance.IsolationPool})
 		},
 	}
 	for _, role := range []string{RolePlugin, RoleRuntime} {

@@ -103,35 +103,9 @@ func Run(ctx context.Context, mutants []*Mutant, o Options) ([]Result, error) {
 		}
 		todo = append(todo, i)
 	}
-
-	// The unmutated binaries of every package a mutant builds, once: the
-	// reference must pass before any kill means anything.
-	builds := map[string]bool{}
-	for _, i := range todo {
-		builds[mutants[i].Build+"\x00"+mutants[i].Suite+"\x00"+mutants[i].Examples] = true
-	}
-	var keys []string
-	for k := range builds {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if o.NoReference {
-			break
-		}
-		parts := strings.Split(k, "\x00")
-		pkg, suite := parts[0], parts[1]
-		j := judgement{suite: suite, examples: examplesPath(o.Root, parts[2])}
-		bin := filepath.Join(tmp, "ref-"+safeName(pkg))
-		if out, err := goBuild(ctx, o.Root, bin, pkg, ""); err != nil {
-			return nil, fmt.Errorf("build the unmutated %s: %v\n%s", pkg, err, out)
-		}
-		first, err := j.judge(ctx, bin)
-		if err != nil {
-			return nil, fmt.Errorf("the unmutated %s: %w", pkg, err)
-		}
-		if first != "" {
-			return nil, fmt.Errorf("the unmutated %s fails %s; mutation scores mean nothing until the reference passes its suite", pkg, first)
+	if !o.NoReference {
+		if err := checkReferences(ctx, o, tmp, mutants, todo); err != nil {
+			return nil, err
 		}
 	}
 
@@ -159,36 +133,7 @@ func Run(ctx context.Context, mutants []*Mutant, o Options) ([]Result, error) {
 				r.Verdict, r.Reason = NotBuilt, firstLine(out, err)
 			} else {
 				runSem <- struct{}{}
-				j := judgement{suite: m.Suite, examples: examplesPath(o.Root, m.Examples)}
-				if o.NoExamples {
-					j.examples = ""
-				}
-				first, jerr := j.judge(ctx, filepath.Join(dir, "bin"))
-				switch {
-				case jerr != nil:
-					r.Verdict, r.KilledBy = Killed, "start"
-				case first != "":
-					// Confirm: the case alone. A case can fail only because
-					// another one crashed the shared process under it, so
-					// when it passes alone the whole suite runs again one
-					// case at a time, and any failure there confirms.
-					again, aerr := j.judgeOne(ctx, filepath.Join(dir, "bin"), first)
-					if aerr != nil || again {
-						r.Verdict, r.KilledBy = Killed, first
-						break
-					}
-					seq, serr := j.judgeSeq(ctx, filepath.Join(dir, "bin"))
-					switch {
-					case serr != nil:
-						r.Verdict, r.KilledBy = Killed, "start"
-					case seq != "":
-						r.Verdict, r.KilledBy = Killed, seq
-					default:
-						r.Verdict, r.Reason = Survived, "only an unconfirmed failure of "+first
-					}
-				default:
-					r.Verdict = Survived
-				}
+				judgeMutant(ctx, o, m, filepath.Join(dir, "bin"), r)
 				<-runSem
 			}
 			if ctx.Err() != nil {
@@ -206,6 +151,74 @@ func Run(ctx context.Context, mutants []*Mutant, o Options) ([]Result, error) {
 		return results, ctx.Err()
 	}
 	return results, nil
+}
+
+// checkReferences builds the unmutated binaries of every package a mutant
+// builds, once, and runs their suites: the reference must pass before any
+// kill means anything.
+func checkReferences(ctx context.Context, o Options, tmp string, mutants []*Mutant, todo []int) error {
+	builds := map[string]bool{}
+	for _, i := range todo {
+		builds[mutants[i].Build+"\x00"+mutants[i].Suite+"\x00"+mutants[i].Examples] = true
+	}
+	var keys []string
+	for k := range builds {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts := strings.Split(k, "\x00")
+		pkg, suite := parts[0], parts[1]
+		j := judgement{suite: suite, examples: examplesPath(o.Root, parts[2])}
+		bin := filepath.Join(tmp, "ref-"+safeName(pkg))
+		if out, err := goBuild(ctx, o.Root, bin, pkg, ""); err != nil {
+			return fmt.Errorf("build the unmutated %s: %v\n%s", pkg, err, out)
+		}
+		first, err := j.judge(ctx, bin)
+		if err != nil {
+			return fmt.Errorf("the unmutated %s: %w", pkg, err)
+		}
+		if first != "" {
+			return fmt.Errorf("the unmutated %s fails %s; mutation scores mean nothing until the reference passes its suite", pkg, first)
+		}
+	}
+	return nil
+}
+
+// judgeMutant runs the mutant's suite against its binary bin and fills
+// r's verdict.
+func judgeMutant(ctx context.Context, o Options, m *Mutant, bin string, r *Result) {
+	j := judgement{suite: m.Suite, examples: examplesPath(o.Root, m.Examples)}
+	if o.NoExamples {
+		j.examples = ""
+	}
+	first, jerr := j.judge(ctx, bin)
+	switch {
+	case jerr != nil:
+		r.Verdict, r.KilledBy = Killed, "start"
+		return
+	case first == "":
+		r.Verdict = Survived
+		return
+	}
+	// Confirm: the case alone. A case can fail only because another one
+	// crashed the shared process under it, so when it passes alone the
+	// whole suite runs again one case at a time, and any failure there
+	// confirms.
+	again, aerr := j.judgeOne(ctx, bin, first)
+	if aerr != nil || again {
+		r.Verdict, r.KilledBy = Killed, first
+		return
+	}
+	seq, serr := j.judgeSeq(ctx, bin)
+	switch {
+	case serr != nil:
+		r.Verdict, r.KilledBy = Killed, "start"
+	case seq != "":
+		r.Verdict, r.KilledBy = Killed, seq
+	default:
+		r.Verdict, r.Reason = Survived, "only an unconfirmed failure of "+first
+	}
 }
 
 func safeName(pkg string) string {

@@ -15,7 +15,7 @@ func Suite() *conformance.Registry {
 	r := conformance.NewRegistry()
 	for _, add := range []func(*conformance.Registry){
 		addPipelineClientCases, addPipelineHeaderCases, addPipelineOrderCases, addPipelineStreamCases,
-		addPipelineFinishCases, addPipelineBodyCases, addPipelineLifecycleCases, addLifecycleChoiceCases, addPipelineBuildCases,
+		addPipelineFinishCases, addDeadlineAxisCases, addPipelineBodyCases, addPipelineLifecycleCases, addLifecycleChoiceCases, addPipelineBuildCases,
 		addDispatchSlotCases, addDispatchOrderCases, addDispatchWarningCases, addDispatchDecisionCases,
 		addDispatchPointCases, addDispatchEventCases,
 		addHooksSubmitCases, addHooksOrderCases, addHooksToolCases,

@@ -142,19 +142,15 @@ func canon(s string) string {
 }
 
 func pipelineEvents(p *XPipeline, calls []Call, res *abkitv1.PipelineRun, as map[string]string, convert bool) []Event {
-	var ev []Event
-	add := func(rule, format string, args ...any) {
-		ev = append(ev, Event{Rule: rule, Text: fmt.Sprintf(format, args...)})
-	}
 	// The build's errors come first and are compared apart (see compare).
-	ev = append(ev, Event{Rule: "P6", Text: "build"})
+	l := &eventList{ev: []Event{{Rule: "P6", Text: "build"}}}
 	// Concurrent Ready calls come in no fixed order: they are compared as
 	// a sorted set, where they happened.
 	var ready []string
 	flushReady := func() {
 		sort.Strings(ready)
 		for _, r := range ready {
-			add("P14", "%s", r)
+			l.add("P14", "%s", r)
 		}
 		ready = nil
 	}
@@ -168,109 +164,136 @@ func pipelineEvents(p *XPipeline, calls []Call, res *abkitv1.PipelineRun, as map
 			continue
 		}
 		flushReady()
-		base := fmt.Sprintf("ex%d %s.%s", c.Exchange, c.Probe, hook)
-		switch hook {
-		case "init", "shutdown":
-			base = c.Probe + "." + hook
-		case "frame":
-			base = fmt.Sprintf("ex%d %s.frame%d", c.Exchange, c.Probe, c.FrameIndex)
-		}
-		add(hookRule[hook], "%s", base)
-		switch hook {
-		case "frame":
-			f := c.Frame
-			if convert && as["P19.frame"] == "data-payload" {
-				f = sse.Parse([]byte(f)).Data
-			}
-			add("P19", "%s frame %q", base, f)
-		case "last":
-			add("P21", "%s frame %q", base, c.Frame)
-		case "finish":
-			add("P29", "%s outcome %s %d %s", base, c.Outcome.GetKind(), c.Outcome.GetStatus(), c.Outcome.GetDeniedBy())
-			ev[len(ev)-1].Hint = "P15.reject-status"
-			add("P28", "%s context done %v", base, c.CtxDone)
-		case "request", "response":
-			if c.Outcome != nil {
-				add("P29", "%s saw an outcome", base)
-			}
-		}
-		if hook == "init" || hook == "shutdown" {
-			continue
-		}
-		add("P31", "%s state %s", base, strp(c.State))
-		// Bodies are what P11 hands the hooks before finish; an empty
-		// body and none read alike (the contract does not tell them
-		// apart).
-		if hook != "finish" {
-			add("P11", "%s request body %s", base, bodyOf(c.ReqBody))
-		}
-		if hook != "request" && hook != "finish" {
-			add("P11", "%s response body %s", base, bodyOf(c.RespBody))
-		}
-		if hook != "request" {
-			add("P33", "%s response header %s", base, xHeaders(c.RespHeader))
-		}
-		add("P32", "%s request header %s", base, xHeaders(c.ReqHeader))
-		add("P36", "%s identity %s", base, canon(c.Identity))
+		l.call(c, hook, as, convert)
 	}
 	flushReady()
-	add("P12", "start error %v", res.GetStartError() != "")
+	l.run(p, res)
+	return l.ev
+}
+
+// eventList collects a scenario's events.
+type eventList struct{ ev []Event }
+
+func (l *eventList) add(rule, format string, args ...any) {
+	l.ev = append(l.ev, Event{Rule: rule, Text: fmt.Sprintf(format, args...)})
+}
+
+// hint marks the last event as following the choice point h.
+func (l *eventList) hint(h string) { l.ev[len(l.ev)-1].Hint = h }
+
+// call adds the events of one hook call (hook is "last" for the closing
+// frame call).
+func (l *eventList) call(c Call, hook string, as map[string]string, convert bool) {
+	base := fmt.Sprintf("ex%d %s.%s", c.Exchange, c.Probe, hook)
+	switch hook {
+	case "init", "shutdown":
+		base = c.Probe + "." + hook
+	case "frame":
+		base = fmt.Sprintf("ex%d %s.frame%d", c.Exchange, c.Probe, c.FrameIndex)
+	}
+	l.add(hookRule[hook], "%s", base)
+	switch hook {
+	case "frame":
+		f := c.Frame
+		if convert && as["P19.frame"] == "data-payload" {
+			f = sse.Parse([]byte(f)).Data
+		}
+		l.add("P19", "%s frame %q", base, f)
+	case "last":
+		l.add("P21", "%s frame %q", base, c.Frame)
+	case "finish":
+		l.add("P29", "%s outcome %s %d %s", base, c.Outcome.GetKind(), c.Outcome.GetStatus(), c.Outcome.GetDeniedBy())
+		l.hint("P15.reject-status")
+		l.add("P28", "%s context done %v", base, c.CtxDone)
+	case "request", "response":
+		if c.Outcome != nil {
+			l.add("P29", "%s saw an outcome", base)
+		}
+	}
+	if hook == "init" || hook == "shutdown" {
+		return
+	}
+	l.add("P31", "%s state %s", base, strp(c.State))
+	// Bodies are what P11 hands the hooks before finish; an empty
+	// body and none read alike (the contract does not tell them
+	// apart).
+	if hook != "finish" {
+		l.add("P11", "%s request body %s", base, bodyOf(c.ReqBody))
+	}
+	if hook != "request" && hook != "finish" {
+		l.add("P11", "%s response body %s", base, bodyOf(c.RespBody))
+	}
+	if hook != "request" {
+		l.add("P33", "%s response header %s", base, xHeaders(c.RespHeader))
+	}
+	l.add("P32", "%s request header %s", base, xHeaders(c.ReqHeader))
+	l.add("P36", "%s identity %s", base, canon(c.Identity))
+}
+
+// run adds the events of the run's results: start, readiness, stop and
+// each exchange.
+func (l *eventList) run(p *XPipeline, res *abkitv1.PipelineRun) {
+	l.add("P12", "start error %v", res.GetStartError() != "")
 	nr := 0
 	for _, e := range res.GetReadyErrors() {
 		if e != "" {
 			nr++
 		}
 	}
-	add("P14", "%d of %d ready answers not ready", nr, len(res.GetReadyErrors()))
-	add("P13", "stop error %v", res.GetStopError() != "")
-	add("P15", "%d exchange results", len(res.GetExchanges()))
+	l.add("P14", "%d of %d ready answers not ready", nr, len(res.GetReadyErrors()))
+	l.add("P13", "stop error %v", res.GetStopError() != "")
+	l.add("P15", "%d exchange results", len(res.GetExchanges()))
 	for i, e := range res.GetExchanges() {
 		x := XExchange{}
 		if i < len(p.Exchanges) {
 			x = p.Exchanges[i]
 		}
-		rule := "P15"
-		if x.Upstream == "error" {
-			rule = "P16"
-		}
-		o := e.GetOutcome()
-		add(rule, "ex%d outcome %s %d denied by %q", i, o.GetKind(), o.GetStatus(), o.GetDeniedBy())
-		ev[len(ev)-1].Hint = "P15.reject-status"
-		add(rule, "ex%d client status %d", i, e.GetStatus())
-		ev[len(ev)-1].Hint = "P15.deny-wire"
-		add("P15", "ex%d cancelled %v", i, e.GetCancelled())
-		add("P18", "ex%d streamed %v", i, e.GetStreamed())
-		add("P19", "ex%d frames %d", i, e.GetFrames())
-		// What the client gets of a denial or an error is a choice
-		// (P15.deny-wire) and, for an error, only its status is a rule.
-		switch {
-		case e.GetStreamed():
-			add("P19", "ex%d client stream %q", i, eventData(e.GetBody()))
-		case o.GetKind() == "allow":
-			add("P17", "ex%d client body %q", i, strings.TrimSpace(string(e.GetBody())))
-		case o.GetKind() == "deny":
-			add("P15", "ex%d client body %q", i, strings.TrimSpace(string(e.GetBody())))
-			ev[len(ev)-1].Hint = "P15.deny-wire"
-		}
-		add("P17", "ex%d upstream called %v, request body %q", i, e.GetUpstreamCalled(), e.GetRequestBody())
-		add("P32", "ex%d upstream header %s", i, xHeaders(abkitv1.HeaderFromProto(e.GetUpstreamHeader())))
-		add("P33", "ex%d client header %s", i, xHeaders(abkitv1.HeaderFromProto(e.GetHeader())))
-		// Only the warnings a rule asks for are compared: a runtime may
-		// warn about more.
-		var ws []string
-		for _, w := range e.GetWarnings() {
-			if slices.Contains(owedWarnings, w.GetRule()) {
-				ws = append(ws, w.GetRule())
-			}
-		}
-		sort.Strings(ws)
-		wr := "P30"
-		if len(ws) > 0 && ws[0] != "" {
-			wr = ws[0]
-		}
-		add(wr, "ex%d warnings by rule %v", i, ws)
+		l.exchange(i, x, e)
 	}
-	return ev
+}
+
+// exchange adds the events of one exchange's result.
+func (l *eventList) exchange(i int, x XExchange, e *abkitv1.ExchangeRun) {
+	rule := "P15"
+	if x.Upstream == "error" {
+		rule = "P16"
+	}
+	o := e.GetOutcome()
+	l.add(rule, "ex%d outcome %s %d denied by %q", i, o.GetKind(), o.GetStatus(), o.GetDeniedBy())
+	l.hint("P15.reject-status")
+	l.add(rule, "ex%d client status %d", i, e.GetStatus())
+	l.hint("P15.deny-wire")
+	l.add("P15", "ex%d cancelled %v", i, e.GetCancelled())
+	l.add("P18", "ex%d streamed %v", i, e.GetStreamed())
+	l.add("P19", "ex%d frames %d", i, e.GetFrames())
+	// What the client gets of a denial or an error is a choice
+	// (P15.deny-wire) and, for an error, only its status is a rule.
+	switch {
+	case e.GetStreamed():
+		l.add("P19", "ex%d client stream %q", i, eventData(e.GetBody()))
+	case o.GetKind() == "allow":
+		l.add("P17", "ex%d client body %q", i, strings.TrimSpace(string(e.GetBody())))
+	case o.GetKind() == "deny":
+		l.add("P15", "ex%d client body %q", i, strings.TrimSpace(string(e.GetBody())))
+		l.hint("P15.deny-wire")
+	}
+	l.add("P17", "ex%d upstream called %v, request body %q", i, e.GetUpstreamCalled(), e.GetRequestBody())
+	l.add("P32", "ex%d upstream header %s", i, xHeaders(abkitv1.HeaderFromProto(e.GetUpstreamHeader())))
+	l.add("P33", "ex%d client header %s", i, xHeaders(abkitv1.HeaderFromProto(e.GetHeader())))
+	// Only the warnings a rule asks for are compared: a runtime may
+	// warn about more.
+	var ws []string
+	for _, w := range e.GetWarnings() {
+		if slices.Contains(owedWarnings, w.GetRule()) {
+			ws = append(ws, w.GetRule())
+		}
+	}
+	sort.Strings(ws)
+	wr := "P30"
+	if len(ws) > 0 && ws[0] != "" {
+		wr = ws[0]
+	}
+	l.add(wr, "ex%d warnings by rule %v", i, ws)
 }
 
 // owedWarnings are the rules whose warnings the contracts ask for: a
@@ -570,144 +593,178 @@ func (e *Explorer) Shrink(ctx context.Context, x *XScenario, d *Difference) (*XS
 // candidates are x with one part removed or simplified, the largest cuts
 // first.
 func candidates(x *XScenario) []*XScenario {
-	var out []*XScenario
-	try := func(f func(y *XScenario) bool) {
-		y := x.clone()
-		if f(y) {
-			out = append(out, y)
+	c := &cuts{x: x}
+	if p := x.Pipeline; p != nil {
+		c.pipelineDrops(p)
+		c.pipelineSimplifications(p)
+		c.exchangeSimplifications(p)
+	}
+	if d := x.Intercept; d != nil {
+		c.interceptCuts(d)
+	}
+	if h := x.Hooks; h != nil {
+		c.hookCuts(h)
+	}
+	return c.out
+}
+
+// cuts collects the candidates of one scenario, in the order tried.
+type cuts struct {
+	x   *XScenario
+	out []*XScenario
+}
+
+// try keeps a copy of the scenario that f changed (f reports whether it
+// changed anything).
+func (c *cuts) try(f func(y *XScenario) bool) {
+	y := c.x.clone()
+	if f(y) {
+		c.out = append(c.out, y)
+	}
+}
+
+// pipelineDrops removes halves, exchanges, plugins and entries.
+func (c *cuts) pipelineDrops(p *XPipeline) {
+	if n := len(p.Plugins); n > 3 {
+		c.try(func(y *XScenario) bool { keepPlugins(y.Pipeline, 0, n/2); return true })
+		c.try(func(y *XScenario) bool { keepPlugins(y.Pipeline, n/2, n); return true })
+	}
+	for i := range p.Exchanges {
+		if len(p.Exchanges) > 1 {
+			c.try(func(y *XScenario) bool { dropExchange(y.Pipeline, i); return true })
 		}
 	}
-	if p := x.Pipeline; p != nil {
-		if n := len(p.Plugins); n > 3 {
-			try(func(y *XScenario) bool { keepPlugins(y.Pipeline, 0, n/2); return true })
-			try(func(y *XScenario) bool { keepPlugins(y.Pipeline, n/2, n); return true })
+	for i := range p.Plugins {
+		if len(p.Plugins) > 1 {
+			c.try(func(y *XScenario) bool { keepPlugins(y.Pipeline, -1, i); return true })
 		}
-		for i := range p.Exchanges {
-			if len(p.Exchanges) > 1 {
-				try(func(y *XScenario) bool { dropExchange(y.Pipeline, i); return true })
-			}
-		}
-		for i := range p.Plugins {
-			if len(p.Plugins) > 1 {
-				try(func(y *XScenario) bool { keepPlugins(y.Pipeline, -1, i); return true })
-			}
-		}
-		for i := range p.Entries {
-			try(func(y *XScenario) bool {
-				y.Pipeline.Entries = slices.Delete(y.Pipeline.Entries, i, i+1)
+	}
+	for i := range p.Entries {
+		c.try(func(y *XScenario) bool {
+			y.Pipeline.Entries = slices.Delete(y.Pipeline.Entries, i, i+1)
+			return true
+		})
+	}
+}
+
+// pipelineSimplifications resets the plugins', entries' and chain's settings.
+func (c *cuts) pipelineSimplifications(p *XPipeline) {
+	for i, pl := range p.Plugins {
+		for j := range pl.Acts {
+			c.try(func(y *XScenario) bool {
+				y.Pipeline.Plugins[i].Acts = slices.Delete(y.Pipeline.Plugins[i].Acts, j, j+1)
 				return true
 			})
 		}
-		for i, pl := range p.Plugins {
-			for j := range pl.Acts {
-				try(func(y *XScenario) bool {
-					y.Pipeline.Plugins[i].Acts = slices.Delete(y.Pipeline.Plugins[i].Acts, j, j+1)
-					return true
-				})
-			}
-			for j := range pl.Behaviours {
-				try(func(y *XScenario) bool {
-					y.Pipeline.Plugins[i].Behaviours = slices.Delete(y.Pipeline.Plugins[i].Behaviours, j, j+1)
-					return true
-				})
-			}
-			try(func(y *XScenario) bool {
-				q := &y.Pipeline.Plugins[i]
-				ch := q.ReadsBody || q.WritesRequestBody || q.WritesResponseBody || q.Requires != nil || q.Schema
-				q.ReadsBody, q.WritesRequestBody, q.WritesResponseBody, q.Requires, q.Schema = false, false, false, nil, false
-				return ch
+		for j := range pl.Behaviours {
+			c.try(func(y *XScenario) bool {
+				y.Pipeline.Plugins[i].Behaviours = slices.Delete(y.Pipeline.Plugins[i].Behaviours, j, j+1)
+				return true
 			})
 		}
-		for i, en := range p.Entries {
-			try(func(y *XScenario) bool {
-				y.Pipeline.Entries[i].OnError, y.Pipeline.Entries[i].Config = "", ""
-				return en.OnError != "" || en.Config != ""
-			})
-		}
-		try(func(y *XScenario) bool {
-			q := y.Pipeline
-			ch := q.Start || q.Stop || q.Ready != 0 || q.Mode != "" || q.FinishTimeoutMs != 0
-			q.Start, q.Stop, q.Ready, q.Mode, q.FinishTimeoutMs = false, false, 0, "", 0
+		c.try(func(y *XScenario) bool {
+			q := &y.Pipeline.Plugins[i]
+			ch := q.ReadsBody || q.WritesRequestBody || q.WritesResponseBody || q.Requires != nil || q.Schema
+			q.ReadsBody, q.WritesRequestBody, q.WritesResponseBody, q.Requires, q.Schema = false, false, false, nil, false
 			return ch
 		})
-		for i, ex := range p.Exchanges {
-			try(func(y *XScenario) bool {
+	}
+	for i, en := range p.Entries {
+		c.try(func(y *XScenario) bool {
+			y.Pipeline.Entries[i].OnError, y.Pipeline.Entries[i].Config = "", ""
+			return en.OnError != "" || en.Config != ""
+		})
+	}
+	c.try(func(y *XScenario) bool {
+		q := y.Pipeline
+		ch := q.Start || q.Stop || q.Ready != 0 || q.Mode != "" || q.FinishTimeoutMs != 0
+		q.Start, q.Stop, q.Ready, q.Mode, q.FinishTimeoutMs = false, false, 0, "", 0
+		return ch
+	})
+}
+
+// exchangeSimplifications simplifies each exchange and its stream.
+func (c *cuts) exchangeSimplifications(p *XPipeline) {
+	for i, ex := range p.Exchanges {
+		c.try(func(y *XScenario) bool {
+			q := &y.Pipeline.Exchanges[i]
+			ch := q.Cancelled || q.FinishTwice || q.EarlyEnd || q.Body != nil || q.Header != nil || q.Status != 0 || q.Method != "GET"
+			q.Cancelled, q.FinishTwice, q.EarlyEnd, q.Body, q.Header, q.Status, q.Method = false, false, false, nil, nil, 0, "GET"
+			return ch
+		})
+		if ex.Upstream == "sse" {
+			c.try(func(y *XScenario) bool {
 				q := &y.Pipeline.Exchanges[i]
-				ch := q.Cancelled || q.FinishTwice || q.EarlyEnd || q.Body != nil || q.Header != nil || q.Status != 0 || q.Method != "GET"
-				q.Cancelled, q.FinishTwice, q.EarlyEnd, q.Body, q.Header, q.Status, q.Method = false, false, false, nil, nil, 0, "GET"
-				return ch
+				q.Upstream, q.Chunks, q.EarlyEnd, q.JSON = "json", nil, false, "{}"
+				return true
 			})
-			if ex.Upstream == "sse" {
-				try(func(y *XScenario) bool {
-					q := &y.Pipeline.Exchanges[i]
-					q.Upstream, q.Chunks, q.EarlyEnd, q.JSON = "json", nil, false, "{}"
-					return true
-				})
-				// Fewer events: the stream without its first or its last
-				// block.
-				if body := strings.Join(ex.Chunks, ""); strings.Count(body, "\n\n") > 1 {
-					k := strings.Index(body, "\n\n") + 2
-					l := strings.LastIndex(strings.TrimSuffix(body, "\n\n"), "\n\n") + 2
-					for _, cut := range []string{body[k:], body[:l]} {
-						try(func(y *XScenario) bool {
-							y.Pipeline.Exchanges[i].Chunks = []string{cut}
-							return cut != body
-						})
-					}
-				}
-			}
-			if len(ex.Chunks) > 1 {
-				try(func(y *XScenario) bool {
-					q := &y.Pipeline.Exchanges[i]
-					q.Chunks = []string{strings.Join(q.Chunks, "")}
-					return true
-				})
-				for j := range ex.Chunks {
-					try(func(y *XScenario) bool {
-						q := &y.Pipeline.Exchanges[i]
-						q.Chunks = slices.Delete(q.Chunks, j, j+1)
-						return true
+			// Fewer events: the stream without its first or its last
+			// block.
+			if body := strings.Join(ex.Chunks, ""); strings.Count(body, "\n\n") > 1 {
+				k := strings.Index(body, "\n\n") + 2
+				l := strings.LastIndex(strings.TrimSuffix(body, "\n\n"), "\n\n") + 2
+				for _, cut := range []string{body[k:], body[:l]} {
+					c.try(func(y *XScenario) bool {
+						y.Pipeline.Exchanges[i].Chunks = []string{cut}
+						return cut != body
 					})
 				}
 			}
 		}
-	}
-	if d := x.Intercept; d != nil {
-		for i := range d.Extensions {
-			if len(d.Extensions) > 1 {
-				try(func(y *XScenario) bool {
-					y.Intercept.Extensions = slices.Delete(y.Intercept.Extensions, i, i+1)
+		if len(ex.Chunks) > 1 {
+			c.try(func(y *XScenario) bool {
+				q := &y.Pipeline.Exchanges[i]
+				q.Chunks = []string{strings.Join(q.Chunks, "")}
+				return true
+			})
+			for j := range ex.Chunks {
+				c.try(func(y *XScenario) bool {
+					q := &y.Pipeline.Exchanges[i]
+					q.Chunks = slices.Delete(q.Chunks, j, j+1)
 					return true
 				})
 			}
 		}
-		for i, ext := range d.Extensions {
-			try(func(y *XScenario) bool {
-				q := &y.Intercept.Extensions[i]
-				ch := q.Required || q.Priority != 0 || q.Slots != nil || q.NotifyError || q.Decision != "continue"
-				q.Required, q.Priority, q.Slots, q.Points, q.NotifyError, q.Decision, q.Replacement, q.TimeoutMs = false, 0, nil, nil, false, "continue", "", 0
-				return ch && ext.ID != ""
+	}
+}
+
+// interceptCuts removes and resets extensions.
+func (c *cuts) interceptCuts(d *XIntercept) {
+	for i := range d.Extensions {
+		if len(d.Extensions) > 1 {
+			c.try(func(y *XScenario) bool {
+				y.Intercept.Extensions = slices.Delete(y.Intercept.Extensions, i, i+1)
+				return true
 			})
 		}
 	}
-	if h := x.Hooks; h != nil {
-		for i := range h.Hooks {
-			if len(h.Hooks) > 1 {
-				try(func(y *XScenario) bool {
-					y.Hooks.Hooks = slices.Delete(y.Hooks.Hooks, i, i+1)
-					return true
-				})
-			}
-		}
-		for i, k := range h.Hooks {
-			try(func(y *XScenario) bool {
-				q := &y.Hooks.Hooks[i]
-				q.Do, q.Value, q.Policy, q.Order = "pass", "", "", 0
-				return k.Do != "pass" || k.Policy != "" || k.Order != 0
+	for i, ext := range d.Extensions {
+		c.try(func(y *XScenario) bool {
+			q := &y.Intercept.Extensions[i]
+			ch := q.Required || q.Priority != 0 || q.Slots != nil || q.NotifyError || q.Decision != "continue"
+			q.Required, q.Priority, q.Slots, q.Points, q.NotifyError, q.Decision, q.Replacement, q.TimeoutMs = false, 0, nil, nil, false, "continue", "", 0
+			return ch && ext.ID != ""
+		})
+	}
+}
+
+// hookCuts removes and resets hooks.
+func (c *cuts) hookCuts(h *XHooks) {
+	for i := range h.Hooks {
+		if len(h.Hooks) > 1 {
+			c.try(func(y *XScenario) bool {
+				y.Hooks.Hooks = slices.Delete(y.Hooks.Hooks, i, i+1)
+				return true
 			})
 		}
 	}
-	return out
+	for i, k := range h.Hooks {
+		c.try(func(y *XScenario) bool {
+			q := &y.Hooks.Hooks[i]
+			q.Do, q.Value, q.Policy, q.Order = "pass", "", "", 0
+			return k.Do != "pass" || k.Policy != "" || k.Order != 0
+		})
+	}
 }
 
 // keepPlugins keeps plugins [from, to) (from < 0: every plugin but to)

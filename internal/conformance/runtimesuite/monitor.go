@@ -80,148 +80,201 @@ func entriesOf(sc *abkitv1.PipelineScenario) map[string]int {
 // the obligations of every run; decl is the runtime's declared
 // alternatives.
 func MonitorPipeline(sc *abkitv1.PipelineScenario, calls []Call, res *abkitv1.PipelineRun, decl map[string]string) []Finding {
-	var out []Finding
-	add := func(rule, format string, args ...any) {
-		out = append(out, Finding{rule, fmt.Sprintf(format, args...)})
-	}
-	entries := entriesOf(sc)
-	behav := map[string][]string{}
+	m := &pipeMonitor{sc: sc, res: res, entries: entriesOf(sc), behav: map[string][]string{},
+		req: map[pipeKey]int{}, fin: map[pipeKey]int{}, last: map[pipeKey]int{}, frames: map[pipeKey]int{},
+		init: map[string]int{}, shut: map[string]int{}, setState: map[pipeKey][]string{}, stateEx: map[string]map[string]uint32{},
+		identSet: map[uint32]bool{}, identEx: map[string]uint32{},
+		rawFrames: decl["P19.frame"] == "" || decl["P19.frame"] == "raw-block", nex: uint32(len(sc.GetExchanges()))}
 	for _, p := range sc.GetPlugins() {
-		behav[p.GetName()] = p.GetBehaviours()
+		m.behav[p.GetName()] = p.GetBehaviours()
 	}
 	if len(res.GetBuildErrors()) > 0 {
 		if len(calls) > 0 {
-			add("P6", "the build failed (%d errors), yet %d hooks were called (first %s.%s): a chain that does not build runs nothing", len(res.GetBuildErrors()), len(calls), calls[0].Probe, calls[0].Hook)
+			m.add("P6", "the build failed (%d errors), yet %d hooks were called (first %s.%s): a chain that does not build runs nothing", len(res.GetBuildErrors()), len(calls), calls[0].Probe, calls[0].Hook)
 		}
-		return out
+		return m.out
 	}
 	if decl["P1.names"] != "repeated" {
-		for name, n := range entries {
+		for name, n := range m.entries {
 			if n > 1 {
-				add("P1", "the chain names %s %d times and was built, although the runtime does not declare P1.names=repeated", name, n)
+				m.add("P1", "the chain names %s %d times and was built, although the runtime does not declare P1.names=repeated", name, n)
 			}
 		}
 	}
-	type key struct {
-		ex    uint32
-		probe string
-	}
-	req, fin, last, frames := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
-	lastSeq := map[key]int{}
-	init, shut := map[string]int{}, map[string]int{}
-	setState := map[key][]string{}            // values a probe set, per exchange
-	stateEx := map[string]map[string]uint32{} // probe → value → exchange that set it
-	identSet := map[uint32]bool{}
-	identEx := map[string]uint32{}
-	rawFrames := decl["P19.frame"] == "" || decl["P19.frame"] == "raw-block"
-	nex := uint32(len(sc.GetExchanges()))
 	for _, c := range calls {
-		k := key{c.Exchange, c.Probe}
-		exchangeHook := c.Hook == "request" || c.Hook == "response" || c.Hook == "frame" || c.Hook == "finish"
-		if exchangeHook && c.Exchange >= nex {
-			add("P15", "%s.%s was called for exchange %d; the scenario has %d", c.Probe, c.Hook, c.Exchange, nex)
-			continue
-		}
-		if exchangeHook && entries[c.Probe] == 0 {
-			add("P15", "%s.%s was called, but no active entry of the chain names %s", c.Probe, c.Hook, c.Probe)
-		}
-		// What the hook saw, before its own reply counts.
-		if c.State != nil && exchangeHook {
-			if !slices.Contains(setState[k], *c.State) {
-				if ex, ok := stateEx[c.Probe][*c.State]; ok && ex != c.Exchange {
-					add("P31", "%s.%s of exchange %d saw state %q, set in exchange %d: state must not cross exchanges", c.Probe, c.Hook, c.Exchange, *c.State, ex)
-				} else {
-					add("P31", "%s.%s of exchange %d saw state %q that no hook of the exchange set", c.Probe, c.Hook, c.Exchange, *c.State)
-				}
+		m.observe(c)
+	}
+	m.exchangeCounts()
+	m.lifecycleCounts()
+	sortFindings(m.out)
+	return m.out
+}
+
+type pipeKey struct {
+	ex    uint32
+	probe string
+}
+
+// pipeMonitor is MonitorPipeline's state over one scenario's calls.
+type pipeMonitor struct {
+	sc      *abkitv1.PipelineScenario
+	res     *abkitv1.PipelineRun
+	entries map[string]int
+	behav   map[string][]string
+	out     []Finding
+
+	req, fin, last, frames map[pipeKey]int
+	init, shut             map[string]int
+	setState               map[pipeKey][]string         // values a probe set, per exchange
+	stateEx                map[string]map[string]uint32 // probe → value → exchange that set it
+	identSet               map[uint32]bool
+	identEx                map[string]uint32
+	rawFrames              bool
+	nex                    uint32
+}
+
+func (m *pipeMonitor) add(rule, format string, args ...any) {
+	m.out = append(m.out, Finding{rule, fmt.Sprintf(format, args...)})
+}
+
+func isExchangeHook(hook string) bool {
+	return hook == "request" || hook == "response" || hook == "frame" || hook == "finish"
+}
+
+// observe checks one call and counts it.
+func (m *pipeMonitor) observe(c Call) {
+	k := pipeKey{c.Exchange, c.Probe}
+	exchangeHook := isExchangeHook(c.Hook)
+	if exchangeHook && c.Exchange >= m.nex {
+		m.add("P15", "%s.%s was called for exchange %d; the scenario has %d", c.Probe, c.Hook, c.Exchange, m.nex)
+		return
+	}
+	if exchangeHook && m.entries[c.Probe] == 0 {
+		m.add("P15", "%s.%s was called, but no active entry of the chain names %s", c.Probe, c.Hook, c.Probe)
+	}
+	if exchangeHook {
+		m.sawCrossing(c, k)
+	}
+	switch c.Hook {
+	case "request":
+		m.req[k]++
+	case "finish":
+		m.fin[k]++
+	case "frame":
+		m.frame(c, k)
+	case "init":
+		m.init[c.Probe]++
+	case "shutdown":
+		m.shut[c.Probe]++
+	}
+	if r := c.Reply; r != nil && exchangeHook {
+		if r.GetSetState() {
+			m.setState[k] = append(m.setState[k], r.GetState())
+			if m.stateEx[c.Probe] == nil {
+				m.stateEx[c.Probe] = map[string]uint32{}
+			}
+			if _, ok := m.stateEx[c.Probe][r.GetState()]; !ok {
+				m.stateEx[c.Probe][r.GetState()] = c.Exchange
 			}
 		}
-		if c.Identity != "" && exchangeHook && !identSet[c.Exchange] {
-			if ex, ok := identEx[c.Identity]; ok && ex != c.Exchange {
-				add("P36", "%s.%s of exchange %d saw the identity set in exchange %d: an identity must not cross exchanges", c.Probe, c.Hook, c.Exchange, ex)
-			} else {
-				add("P36", "%s.%s of exchange %d saw an identity no hook of the exchange set", c.Probe, c.Hook, c.Exchange)
-			}
-		}
-		switch c.Hook {
-		case "request":
-			req[k]++
-		case "finish":
-			fin[k]++
-		case "frame":
-			if c.Last {
-				last[k]++
-				lastSeq[k] = c.Seq
-			} else {
-				if last[k] >= entries[c.Probe] && last[k] > 0 {
-					add("P21", "%s got frame %d of exchange %d after its last=true call: the closing call is the plugin's final frame call", c.Probe, c.FrameIndex, c.Exchange)
-				}
-				frames[k]++
-				if rawFrames && c.Frame != "" && !(strings.HasSuffix(c.Frame, "\n\n") || strings.HasSuffix(c.Frame, "\r\n\r\n") || strings.HasSuffix(c.Frame, "\r\r") || strings.HasSuffix(c.Frame, "\n\r\n") || strings.HasSuffix(c.Frame, "\r\n\n") || strings.HasSuffix(c.Frame, "\r\r\n") || strings.HasSuffix(c.Frame, "\n\r")) &&
-					int(c.Exchange) < len(res.GetExchanges()) && res.GetExchanges()[c.Exchange].GetStreamed() {
-					add("P19", "%s frame %d of exchange %d is %q, not a complete event (P19.frame=raw-block: the block with its blank line)", c.Probe, c.FrameIndex, c.Exchange, c.Frame)
-				}
-			}
-		case "init":
-			init[c.Probe]++
-		case "shutdown":
-			shut[c.Probe]++
-		}
-		if r := c.Reply; r != nil && exchangeHook {
-			if r.GetSetState() {
-				setState[k] = append(setState[k], r.GetState())
-				if stateEx[c.Probe] == nil {
-					stateEx[c.Probe] = map[string]uint32{}
-				}
-				if _, ok := stateEx[c.Probe][r.GetState()]; !ok {
-					stateEx[c.Probe][r.GetState()] = c.Exchange
-				}
-			}
-			if len(r.GetSetIdentityJson()) > 0 {
-				identSet[c.Exchange] = true
-			}
-		}
-		if c.Identity != "" {
-			if _, ok := identEx[c.Identity]; !ok {
-				identEx[c.Identity] = c.Exchange
-			}
+		if len(r.GetSetIdentityJson()) > 0 {
+			m.identSet[c.Exchange] = true
 		}
 	}
-	for k, n := range req {
-		if n > entries[k.probe] {
-			add("P15", "%s got OnRequest %d times in exchange %d; the chain names it %d times", k.probe, n, k.ex, entries[k.probe])
-		}
-		if f := fin[k]; f > n {
-			add("P26", "%s got OnFinish %d times in exchange %d for %d OnRequest calls: OnFinish runs exactly once per plugin whose OnRequest ran", k.probe, f, k.ex, n)
-		} else if f < n && slices.Contains(behav[k.probe], "finish") && int(k.ex) < len(res.GetExchanges()) {
-			add("P26", "%s got OnRequest in exchange %d but OnFinish %d times for %d OnRequest calls: every plugin whose OnRequest ran finishes, once", k.probe, k.ex, f, n)
-		}
-		if l := last[k]; l > n {
-			add("P21", "%s got %d last=true calls in exchange %d: exactly one per streaming plugin", k.probe, l, k.ex)
-		} else if frames[k] > 0 && l == 0 && int(k.ex) < len(res.GetExchanges()) {
-			add("P21", "%s got %d frames of exchange %d but no last=true call: the closing call is owed after every stream", k.probe, frames[k], k.ex)
+	if c.Identity != "" {
+		if _, ok := m.identEx[c.Identity]; !ok {
+			m.identEx[c.Identity] = c.Exchange
 		}
 	}
-	for k, f := range fin {
-		if req[k] == 0 && f > 0 {
-			add("P26", "%s got OnFinish in exchange %d without OnRequest: only plugins whose OnRequest ran finish", k.probe, k.ex)
+}
+
+// sawCrossing checks what an exchange hook saw of state and identity,
+// before its own reply counts (P31, P36).
+func (m *pipeMonitor) sawCrossing(c Call, k pipeKey) {
+	if c.State != nil && !slices.Contains(m.setState[k], *c.State) {
+		if ex, ok := m.stateEx[c.Probe][*c.State]; ok && ex != c.Exchange {
+			m.add("P31", "%s.%s of exchange %d saw state %q, set in exchange %d: state must not cross exchanges", c.Probe, c.Hook, c.Exchange, *c.State, ex)
+		} else {
+			m.add("P31", "%s.%s of exchange %d saw state %q that no hook of the exchange set", c.Probe, c.Hook, c.Exchange, *c.State)
 		}
 	}
-	for p, n := range init {
-		if n > entries[p] {
-			add("P12", "%s got Init %d times; the chain names it %d times: Init runs once per plugin", p, n, entries[p])
+	if c.Identity != "" && !m.identSet[c.Exchange] {
+		if ex, ok := m.identEx[c.Identity]; ok && ex != c.Exchange {
+			m.add("P36", "%s.%s of exchange %d saw the identity set in exchange %d: an identity must not cross exchanges", c.Probe, c.Hook, c.Exchange, ex)
+		} else {
+			m.add("P36", "%s.%s of exchange %d saw an identity no hook of the exchange set", c.Probe, c.Hook, c.Exchange)
 		}
 	}
-	for p, n := range shut {
-		owed := init[p]
-		if !slices.Contains(behav[p], "init") {
-			owed = entries[p]
+}
+
+// completeBlock reports whether frame ends with an SSE block's blank line.
+func completeBlock(frame string) bool {
+	for _, end := range []string{"\n\n", "\r\n\r\n", "\r\r", "\n\r\n", "\r\n\n", "\r\r\n", "\n\r"} {
+		if strings.HasSuffix(frame, end) {
+			return true
+		}
+	}
+	return false
+}
+
+// frame checks one frame call (P19, P21).
+func (m *pipeMonitor) frame(c Call, k pipeKey) {
+	if c.Last {
+		m.last[k]++
+		return
+	}
+	if m.last[k] >= m.entries[c.Probe] && m.last[k] > 0 {
+		m.add("P21", "%s got frame %d of exchange %d after its last=true call: the closing call is the plugin's final frame call", c.Probe, c.FrameIndex, c.Exchange)
+	}
+	m.frames[k]++
+	xs := m.res.GetExchanges()
+	if m.rawFrames && c.Frame != "" && !completeBlock(c.Frame) && int(c.Exchange) < len(xs) && xs[c.Exchange].GetStreamed() {
+		m.add("P19", "%s frame %d of exchange %d is %q, not a complete event (P19.frame=raw-block: the block with its blank line)", c.Probe, c.FrameIndex, c.Exchange, c.Frame)
+	}
+}
+
+// exchangeCounts checks the per-exchange counts: requests, finishes and
+// closing calls (P15, P21, P26).
+func (m *pipeMonitor) exchangeCounts() {
+	nres := len(m.res.GetExchanges())
+	for k, n := range m.req {
+		if n > m.entries[k.probe] {
+			m.add("P15", "%s got OnRequest %d times in exchange %d; the chain names it %d times", k.probe, n, k.ex, m.entries[k.probe])
+		}
+		if f := m.fin[k]; f > n {
+			m.add("P26", "%s got OnFinish %d times in exchange %d for %d OnRequest calls: OnFinish runs exactly once per plugin whose OnRequest ran", k.probe, f, k.ex, n)
+		} else if f < n && slices.Contains(m.behav[k.probe], "finish") && int(k.ex) < nres {
+			m.add("P26", "%s got OnRequest in exchange %d but OnFinish %d times for %d OnRequest calls: every plugin whose OnRequest ran finishes, once", k.probe, k.ex, f, n)
+		}
+		if l := m.last[k]; l > n {
+			m.add("P21", "%s got %d last=true calls in exchange %d: exactly one per streaming plugin", k.probe, l, k.ex)
+		} else if m.frames[k] > 0 && l == 0 && int(k.ex) < nres {
+			m.add("P21", "%s got %d frames of exchange %d but no last=true call: the closing call is owed after every stream", k.probe, m.frames[k], k.ex)
+		}
+	}
+	for k, f := range m.fin {
+		if m.req[k] == 0 && f > 0 {
+			m.add("P26", "%s got OnFinish in exchange %d without OnRequest: only plugins whose OnRequest ran finish", k.probe, k.ex)
+		}
+	}
+}
+
+// lifecycleCounts checks Init and Shutdown counts (P12, P13).
+func (m *pipeMonitor) lifecycleCounts() {
+	for p, n := range m.init {
+		if n > m.entries[p] {
+			m.add("P12", "%s got Init %d times; the chain names it %d times: Init runs once per plugin", p, n, m.entries[p])
+		}
+	}
+	for p, n := range m.shut {
+		owed := m.init[p]
+		if !slices.Contains(m.behav[p], "init") {
+			owed = m.entries[p]
 		}
 		if n > owed {
-			add("P13", "%s got Shutdown %d times after %d Init calls: Shutdown runs once, on the started plugins", p, n, init[p])
+			m.add("P13", "%s got Shutdown %d times after %d Init calls: Shutdown runs once, on the started plugins", p, n, m.init[p])
 		}
 	}
-	sortFindings(out)
-	return out
 }
 
 // eventOnly reports whether point is one of D1's event-only points.
