@@ -23,23 +23,7 @@ func TestRecordLostExchangesExitNonZero(t *testing.T) {
 	}))
 	defer up.Close()
 	out := filepath.Join(t.TempDir(), "out")
-	cmd := exec.Command(os.Args[0], "record", "--upstream", up.URL, "--listen", "127.0.0.1:0", "--out", out)
-	cmd.Env = append(os.Environ(), abctlEnv+"=1")
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	addr := regexp.MustCompile(`recording on (http://\S+);`)
-	var base string
-	for deadline := time.Now().Add(30 * time.Second); base == ""; time.Sleep(10 * time.Millisecond) { // hang guard
-		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
-			base = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("abctl record did not start: %s", stderr.String())
-		}
-	}
+	cmd, stderr, base := startRecord(t, up.URL, out)
 	if err := os.RemoveAll(out); err != nil {
 		t.Fatal(err)
 	}
@@ -63,5 +47,29 @@ func TestRecordLostExchangesExitNonZero(t *testing.T) {
 	}
 	if code := cmd.ProcessState.ExitCode(); code != ExitRead || !strings.Contains(stderr.String(), "0 exchange(s) recorded, 3 NOT recorded") {
 		t.Errorf("exit %d, want %d saying 3 were not recorded; stderr:\n%s", code, ExitRead, stderr.String())
+	}
+}
+
+// startRecord starts abctl record (this test binary as cmd/abctl runs) in
+// front of upstream, writing to out, and returns once it listens, with its
+// stderr and its address. The process is killed when the test ends.
+func startRecord(t *testing.T, upstream, out string) (*exec.Cmd, *lockedBuffer, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "record", "--upstream", upstream, "--listen", "127.0.0.1:0", "--out", out)
+	cmd.Env = append(os.Environ(), abctlEnv+"=1")
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	addr := regexp.MustCompile(`recording on (http://\S+);`)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) { // hang guard
+		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
+			return cmd, stderr, m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("abctl record did not start: %s", stderr.String())
+		}
 	}
 }

@@ -82,17 +82,7 @@ func TestStderrLongLineBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	f, _ := p.Factory()
-	c, err := pipeline.Build(pipeline.Spec{Entries: []pipeline.Entry{{Plugin: f.Name}}}, []gateway.Factory{f}, pipeline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	res := c.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"},
-		pipeline.Upstream{Status: 200, Header: http.Header{}, Body: []byte("{}")}, pipeline.ExchangeOptions{})
-	if res.Err != nil {
+	if res := runExchange(t, p); res.Err != nil {
 		t.Fatal(res.Err)
 	}
 	// The second flood crosses go-plugin's stdio stream after the call
@@ -131,4 +121,20 @@ func TestStderrLongLineBounded(t *testing.T) {
 			held, n, longest, 2*floodBytes>>20)
 	}
 	t.Logf("%d MiB of stderr without a newline: %d bytes held at the most, %d forwarded in %d lines", 2*floodBytes>>20, held, n, len(lines))
+}
+
+// runExchange runs one GET exchange, with a small JSON answer, through a
+// chain of p alone.
+func runExchange(t *testing.T, p *pluginhost.Plugin) *pipeline.Result {
+	t.Helper()
+	f, _ := p.Factory()
+	c, err := pipeline.Build(pipeline.Spec{Entries: []pipeline.Entry{{Plugin: f.Name}}}, []gateway.Factory{f}, pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"},
+		pipeline.Upstream{Status: 200, Header: http.Header{}, Body: []byte("{}")}, pipeline.ExchangeOptions{})
 }
