@@ -135,6 +135,7 @@ func TestCatalogDirSweepSparesStarts(t *testing.T) {
 		} else {
 			opts := CatalogOptions()
 			opts.CacheDir = "-"
+			opts.DescribeTimeout = time.Minute // a hang guard: the plugins start at once, session-forker forks three copies of this -race binary first
 			var o, e bytes.Buffer
 			if code := Main(context.Background(), &App{Out: &o, Err: &e, Catalog: opts}, args); code != 0 {
 				t.Fatalf("exit %d: %s", code, e.String())

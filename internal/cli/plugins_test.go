@@ -57,7 +57,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(abctlEnv) == "1" {
 		// As cmd/abctl runs, with a call timeout far beyond any test, so
 		// that only the signal handling can end a hung call.
-		app := &App{Out: os.Stdout, Err: os.Stderr, Catalog: catalog.Options{Builtin: Builtins, CacheDir: "-", Describer: NewDescriber()},
+		// The describe bound too: 16 -race copies starting at once on a
+		// loaded machine overran the 5 s default.
+		app := &App{Out: os.Stdout, Err: os.Stderr, Catalog: catalog.Options{Builtin: Builtins, CacheDir: "-", Describer: NewDescriber(), DescribeTimeout: time.Minute},
 			Pipeline:   func() []gateway.Factory { return nil },
 			PluginHost: pluginhost.Options{CallTimeout: 10 * time.Minute}}
 		if g := os.Getenv(graceEnv); g != "" {
