@@ -35,7 +35,8 @@ test-stress:
 # a real abctl serve (idle connections, slow bodies, stalled event
 # subscribers, a 1 GiB body, an endless SSE line, a broken upstream) and
 # prints a table: probe, bound, measured (docs/limits.md, docs/perf.md).
-# Long, so not part of make test; the bounds have fast tests there.
+# Long, so not part of make test, which runs the same probes small
+# (TestHostileServeProbesShort); the bounds have fast tests there too.
 test-hostile:
 	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
 	$(GO) build -o "$$bin/" $(TESTBIN_PKGS) && \

@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/proctest"
 	"github.com/abkit/abkit/internal/replay"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -58,7 +57,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(abctlEnv) == "1" {
 		// As cmd/abctl runs, with a call timeout far beyond any test, so
 		// that only the signal handling can end a hung call.
-		app := &App{Out: os.Stdout, Err: os.Stderr, Catalog: catalog.Options{Builtin: Builtins, CacheDir: "-", Describer: NewDescriber()},
+		// The describe bound too: 16 -race copies starting at once on a
+		// loaded machine overran the 5 s default.
+		app := &App{Out: os.Stdout, Err: os.Stderr, Catalog: catalog.Options{Builtin: Builtins, CacheDir: "-", Describer: NewDescriber(), DescribeTimeout: time.Minute},
 			Pipeline:   func() []gateway.Factory { return nil },
 			PluginHost: pluginhost.Options{CallTimeout: 10 * time.Minute}}
 		if g := os.Getenv(graceEnv); g != "" {
@@ -123,24 +124,15 @@ func slowBundle() sdk.Plugin {
 // their parent is now: a leaked plugin is reparented when abctl exits.
 func pluginProcs(t testing.TB, dir string) []string {
 	t.Helper()
-	if runtime.GOOS != "linux" {
+	skipNoProcs(t)
+	return proctest.List(dir)
+}
+
+func skipNoProcs(t testing.TB) {
+	t.Helper()
+	if !proctest.Supported() {
 		t.Skip("process listing needs /proc")
 	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err == nil && strings.HasPrefix(exe, dir+string(filepath.Separator)) {
-			out = append(out, e.Name()+" "+exe)
-		}
-	}
-	return out
 }
 
 // runApp runs abctl in-process with the given in-process plugins.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/abkit/abkit/internal/proctest"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 )
@@ -19,30 +20,31 @@ import (
 const (
 	// forkerPlugin is this test binary serving a well-behaved plugin that
 	// first starts a child (a copy of itself that sleeps) with its output
-	// detached, as a plugin starting a helper or daemon would, and exits
-	// normally when asked.
+	// detached, as a plugin starting a helper or daemon would
+	// (proctest.ForkChild), and exits normally when asked.
 	forkerPlugin = "forker"
 	// hangPlugin is this test binary serving a plugin whose OnRequest and
 	// Shutdown never return. It creates the file $ABKIT_CLI_TEST_MARK.NAME
 	// on entering each.
 	hangPlugin = "hang-request"
-	childEnv   = "ABKIT_CLI_TEST_CHILD"
 	markEnv    = "ABKIT_CLI_TEST_MARK"
 	graceEnv   = "ABKIT_CLI_TEST_GRACE"
 )
 
 func serveForker() {
-	if os.Getenv(childEnv) == "1" {
-		time.Sleep(10 * time.Minute)
-		os.Exit(0)
-	}
-	child := exec.Command(os.Args[0])
-	child.Env = append(os.Environ(), childEnv+"=1")
-	if err := child.Start(); err != nil {
+	serveForking(forkerPlugin, "Starts a helper process and leaves it running", proctest.ForkChild)
+}
+
+// serveForking serves plugin name, passing everything through, after
+// fork has left processes behind (or, in a forked copy, plays the copy's
+// role: proctest.Role).
+func serveForking(name, description string, fork func() error) {
+	proctest.Role()
+	if err := fork(); err != nil {
 		panic(err)
 	}
-	sdk.Serve(sdk.Plugin{Name: forkerPlugin, Description: "Starts a helper process and leaves it running",
-		Pipeline: &gateway.Factory{Name: forkerPlugin, New: func(json.RawMessage) (gateway.Plugin, error) { return passThrough{forkerPlugin}, nil }}})
+	sdk.Serve(sdk.Plugin{Name: name, Description: description,
+		Pipeline: &gateway.Factory{Name: name, New: func(json.RawMessage) (gateway.Plugin, error) { return passThrough{name}, nil }}})
 }
 
 type passThrough struct{ name string }
@@ -90,19 +92,12 @@ func chainOf(t *testing.T, name string) string {
 	return p
 }
 
-// waitGone waits for every process running a binary from binDir to be
-// gone; it is a hang guard, not a timing assertion: a process that is
-// still there after it has leaked.
-func waitGone(t *testing.T) []string {
+// waitGone waits for every process running a binary from dir to be gone
+// (bounded by proctest.Guard, a hang guard) and returns what is left.
+func waitGone(t testing.TB, dir string) []string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second) // hang guard: the wait ends when the last process is gone
-	for {
-		left := pluginProcs(t, binDir)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	skipNoProcs(t)
+	return proctest.WaitGone(dir)
 }
 
 // A plugin that starts a child and then exits normally when the host
@@ -117,7 +112,7 @@ func TestPluginChildNotLeaked(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		if left := waitGone(t); len(left) > 0 {
+		if left := waitGone(t, binDir); len(left) > 0 {
 			t.Fatalf("left running after dryrun: %v", left)
 		}
 	})
@@ -135,11 +130,7 @@ func TestPluginChildNotLeaked(t *testing.T) {
 		if !strings.Contains(o.String(), forkerPlugin) {
 			t.Fatalf("forker not listed: %s", o.String())
 		}
-		deadline := time.Now().Add(30 * time.Second) // hang guard
-		for len(pluginProcs(t, dir)) > 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if left := pluginProcs(t, dir); len(left) > 0 {
+		if left := waitGone(t, dir); len(left) > 0 {
 			t.Fatalf("left running after describing: %v", left)
 		}
 	})
@@ -212,7 +203,7 @@ func TestDryrunSignalCancelsHungCall(t *testing.T) {
 			if !strings.Contains(stderr.String(), "dryrun interrupted: interrupted by "+tc.name) {
 				t.Errorf("stderr %q does not say which signal interrupted the run", stderr.String())
 			}
-			if left := waitGone(t); len(left) > 0 {
+			if left := waitGone(t, binDir); len(left) > 0 {
 				t.Errorf("plugin processes left after %s: %v", tc.name, left)
 			}
 		})
@@ -233,7 +224,7 @@ func TestDryrunSecondSignalKills(t *testing.T) {
 	if !strings.Contains(stderr.String(), "SIGINT again: stopping now") {
 		t.Errorf("stderr %q", stderr.String())
 	}
-	if left := waitGone(t); len(left) > 0 {
+	if left := waitGone(t, binDir); len(left) > 0 {
 		t.Errorf("plugin processes left after the second signal: %v", left)
 	}
 }

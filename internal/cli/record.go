@@ -116,7 +116,8 @@ func serveRecord(ctx context.Context, o *globalOpts, format string, p *record.Pr
 		return err
 	}
 	if lost > 0 {
-		return readErr(fmt.Errorf("%d finished exchange(s) could not be written to %s", lost, p.Dir()))
+		// Exit 3 also after the Ctrl-C that stopped the recorder.
+		return &ExitError{Code: ExitRead, Err: fmt.Errorf("%d finished exchange(s) could not be written to %s", lost, p.Dir()), Stands: true}
 	}
 	return nil
 }

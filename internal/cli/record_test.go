@@ -7,9 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -65,23 +63,7 @@ func TestRecordSIGINT(t *testing.T) {
 	defer up.Close()
 	out := filepath.Join(t.TempDir(), "out")
 
-	cmd := exec.Command(os.Args[0], "record", "--upstream", up.URL, "--listen", "127.0.0.1:0", "--out", out)
-	cmd.Env = append(os.Environ(), abctlEnv+"=1")
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	addr := regexp.MustCompile(`recording on (http://\S+);`)
-	var base string
-	for deadline := time.Now().Add(10 * time.Second); base == ""; time.Sleep(10 * time.Millisecond) {
-		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
-			base = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("abctl record did not start: %s", stderr.String())
-		}
-	}
+	cmd, stderr, base := startRecord(t, up.URL, out)
 	for _, p := range []string{"/v1/done", "/v1/short-stream", "/v1/done"} {
 		resp, err := http.Get(base + p)
 		if err != nil {

@@ -139,7 +139,7 @@ func TestServeSIGTERM(t *testing.T) {
 	if !strings.Contains(stderr.String(), "stopped: 2 exchange(s) served, 0 cut, 2 recorded") {
 		t.Errorf("stderr: %s", stderr.String())
 	}
-	if left := waitGone(t); len(left) > 0 {
+	if left := waitGone(t, binDir); len(left) > 0 {
 		t.Errorf("plugin processes left after serve stopped: %v", left)
 	}
 

@@ -18,6 +18,7 @@ import (
 	"github.com/abkit/abkit/internal/conformance"
 	"github.com/abkit/abkit/internal/conformance/broken"
 	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/proctest"
 )
 
 // binDir holds the example plugin binaries and the broken ones (links of
@@ -272,7 +273,7 @@ func TestForkingPluginLeavesNoChild(t *testing.T) {
 	}
 	pids := filepath.Join(t.TempDir(), "pids")
 	opts := hostGuard
-	opts.Env = []string{"ABKIT_BROKEN_CHILD_PIDS=" + pids}
+	opts.Env = []string{proctest.PidsEnv + "=" + pids}
 	rep, err := conformance.Run(context.Background(), conformance.PluginSuite(),
 		conformance.Binary(filepath.Join(binDir, "forks-child"), opts),
 		conformance.Options{Isolation: conformance.IsolationCase})

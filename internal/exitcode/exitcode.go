@@ -10,6 +10,10 @@ import "fmt"
 type Error struct {
 	Code int
 	Err  error
+	// Stands keeps Code after a signal: the command's normal end is the
+	// signal (abctl record stops on Ctrl-C), and the error is the outcome
+	// of that stop, not a consequence of being cut short.
+	Stands bool
 }
 
 func (e *Error) Error() string {

@@ -27,7 +27,8 @@ type Program struct {
 // Main is the body both CLIs' Main share: a limit variable set to nonsense
 // is a usage error before anything runs (docs/limits.md); otherwise run
 // runs. A command a signal cut short exits as a shell reports the signal
-// (130 SIGINT, 143 SIGTERM, see internal/interrupt). An error is printed to
+// (130 SIGINT, 143 SIGTERM, see internal/interrupt), unless its error
+// Stands. An error is printed to
 // stderr, escaped (it may quote files, plugins and traffic), unless it is
 // an *Error with no Err, and a usage error points to Help.
 func Main(ctx context.Context, stderr io.Writer, p Program, run func() error) int {
@@ -38,10 +39,11 @@ func Main(ctx context.Context, stderr io.Writer, p Program, run func() error) in
 		err = run()
 	}
 	code := p.Code(err)
-	if sc, ok := interrupt.Code(ctx); ok && code != 0 {
+	var ee *Error
+	stands := errors.As(err, &ee) && ee.Stands
+	if sc, ok := interrupt.Code(ctx); ok && code != 0 && !stands {
 		code = sc
 	}
-	var ee *Error
 	if err != nil && !(errors.As(err, &ee) && ee.Err == nil) {
 		fmt.Fprintf(stderr, "%s %s\n", p.Prefix, termsafe.String(err.Error()))
 		if code == p.Usage {

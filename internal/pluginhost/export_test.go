@@ -34,3 +34,11 @@ func Addr(p *Plugin) net.Addr {
 	}
 	return nil
 }
+
+// StderrHeld is the most the host held at once of a stderr line the
+// plugin was still writing (the capacity of its buffer, which only grows).
+func StderrHeld(p *Plugin) int {
+	p.log.mu.Lock()
+	defer p.log.mu.Unlock()
+	return cap(p.log.partial)
+}

@@ -14,6 +14,7 @@ package pluginhost
 import (
 	"github.com/abkit/abkit/internal/pluginenv"
 
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -575,7 +576,8 @@ type stderrLog struct {
 	mu      sync.Mutex
 	name    string
 	out     io.Writer
-	partial []byte
+	partial []byte // the line being written, at most maxQuote bytes of it
+	cut     bool   // the line being written went past maxQuote and was cut
 	lines   []string
 	panicAt int // index in lines of the panic's first line; -1 if none
 }
@@ -608,39 +610,80 @@ func (l *stderrLog) setName(n string) {
 	l.mu.Unlock()
 }
 
-// Write receives go-plugin's copy of the raw stderr (a line, then its
-// newline, in separate writes).
+// Write receives go-plugin's copy of the raw stderr (before the handshake
+// a line, or 64 KiB of one, then its newline, in separate writes; after
+// it, whatever the plugin wrote). A line is held up to maxQuote bytes: one
+// that goes past it is kept and forwarded at once, cut there and saying
+// so, and what follows up to its newline is skipped, so that a plugin
+// writing without a newline costs the host 4 KiB and the lines after it
+// still arrive.
 func (l *stderrLog) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.partial = append(l.partial, b...)
-	for {
-		i := strings.IndexByte(string(l.partial), '\n')
+	n := len(b)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		part := b
+		if i >= 0 {
+			part = b[:i]
+		}
+		if !l.cut {
+			if room := maxQuote - len(l.partial); len(part) > room {
+				l.partial = append(l.partial, part[:room]...)
+				l.cut = true
+				l.addLine(cutLine(l.partial))
+			} else {
+				l.partial = append(l.partial, part...)
+			}
+		}
 		if i < 0 {
 			break
 		}
-		line := clip(string(l.partial[:i]), maxQuote)
-		l.partial = l.partial[i+1:]
-		if l.out != nil {
-			fmt.Fprintf(l.out, "[%s] %s\n", l.name, line)
+		if !l.cut {
+			l.addLine(string(l.partial))
 		}
-		if l.panicAt < 0 && (strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")) {
-			l.panicAt = len(l.lines)
-		}
-		switch {
-		case len(l.lines) < stderrKeep:
-			l.lines = append(l.lines, line)
-		case l.panicAt != 0:
-			// Drop the oldest line, but never a panic's first line.
-			l.lines = append(l.lines[1:], line)
-			if l.panicAt > 0 {
-				l.panicAt--
+		l.partial, l.cut = l.partial[:0], false
+		b = b[i+1:]
+	}
+	return n, nil
+}
+
+// cutLine is the first maxQuote bytes of a longer line, cut on a
+// character boundary, saying where it was cut.
+func cutLine(p []byte) string {
+	n := len(p)
+	for k := len(p) - 1; k >= 0 && k >= len(p)-utf8.UTFMax; k-- {
+		if utf8.RuneStart(p[k]) {
+			if !utf8.FullRune(p[k:]) {
+				n = k // a character whose rest was cut off
 			}
-		case len(l.lines) < 4*stderrKeep:
-			l.lines = append(l.lines, line) // a long stack: keep more of it
+			break
 		}
 	}
-	return len(b), nil
+	return fmt.Sprintf("%s… (line cut at %d bytes, the limit of one stderr line; the rest of it is skipped)", p[:n], maxQuote)
+}
+
+// addLine forwards line and keeps it (the last stderrKeep lines, more
+// from a panic on).
+func (l *stderrLog) addLine(line string) {
+	if l.out != nil {
+		fmt.Fprintf(l.out, "[%s] %s\n", l.name, line)
+	}
+	if l.panicAt < 0 && (strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")) {
+		l.panicAt = len(l.lines)
+	}
+	switch {
+	case len(l.lines) < stderrKeep:
+		l.lines = append(l.lines, line)
+	case l.panicAt != 0:
+		// Drop the oldest line, but never a panic's first line.
+		l.lines = append(l.lines[1:], line)
+		if l.panicAt > 0 {
+			l.panicAt--
+		}
+	case len(l.lines) < 4*stderrKeep:
+		l.lines = append(l.lines, line) // a long stack: keep more of it
+	}
 }
 
 func (l *stderrLog) tail() string {

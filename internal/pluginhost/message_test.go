@@ -3,16 +3,13 @@ package pluginhost_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/abkit/abkit/internal/limits"
-	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/pluginhost"
-	"github.com/abkit/abkit/sdk/gateway"
 )
 
 // A plugin that sends a 100 MiB message (a description, a reason) is
@@ -61,16 +58,7 @@ func TestPluginMessageOverLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		f, _ := p.Factory()
-		c, err := pipeline.Build(pipeline.Spec{Entries: []pipeline.Entry{{Plugin: f.Name}}}, []gateway.Factory{f}, pipeline.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		res := c.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"},
-			pipeline.Upstream{Status: 200, Header: http.Header{}, Body: []byte("{}")}, pipeline.ExchangeOptions{})
+		res := runExchange(t, p)
 		if res.Err == nil {
 			t.Fatalf("outcome %s (%d bytes of reason): want the call's error", res.Outcome.Kind, len(res.Outcome.Reason))
 		}

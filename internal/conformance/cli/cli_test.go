@@ -24,6 +24,10 @@ var bin string
 const conformanceEnv = "ABKIT_CONFORMANCE_CLI_TEST_MAIN"
 
 func TestMain(m *testing.M) {
+	// By name first: a runtime conformance starts inherits conformanceEnv.
+	if filepath.Base(os.Args[0]) == sessionRuntime {
+		serveSessionRuntime()
+	}
 	if os.Getenv(conformanceEnv) == "1" {
 		os.Exit(MainWithSignals(&App{Out: os.Stdout, Err: os.Stderr}, os.Args[1:]))
 	}

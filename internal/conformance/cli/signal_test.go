@@ -6,36 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// procsFrom lists live (not zombie) processes running a binary from dir.
-func procsFrom(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || !strings.HasPrefix(exe, dir+string(filepath.Separator)) {
-			continue
-		}
-		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
-			s := string(st)
-			if i := strings.LastIndexByte(s, ')'); i >= 0 && strings.HasPrefix(s[i:], ") Z") {
-				continue
-			}
-		}
-		out = append(out, e.Name()+" "+exe)
-	}
-	return out
-}
+	"github.com/abkit/abkit/internal/proctest"
+)
 
 // SIGINT and SIGTERM alike stop a conformance run whose plugin hangs in a
 // call (with a 10-minute case timeout, so only the signal can end it):
@@ -50,7 +26,7 @@ func TestRunSignals(t *testing.T) {
 		code int
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
 		t.Run(tc.sig.String(), func(t *testing.T) {
-			if left := procsFrom(t, bin); len(left) > 0 {
+			if left := proctest.List(bin); len(left) > 0 {
 				t.Fatalf("processes left by an earlier test: %v", left)
 			}
 			cmd := exec.Command(os.Args[0], "run", "--plugin", filepath.Join(bin, "hang"), "--timeout", "10m", "-p", "2")
@@ -65,7 +41,7 @@ func TestRunSignals(t *testing.T) {
 			// the run a moment to reach them. Signalled earlier, the run
 			// ends the same way.
 			deadline := time.Now().Add(30 * time.Second)
-			for len(procsFrom(t, bin)) == 0 && time.Now().Before(deadline) {
+			for len(proctest.List(bin)) == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			time.Sleep(time.Second)
@@ -80,11 +56,7 @@ func TestRunSignals(t *testing.T) {
 			if code := cmd.ProcessState.ExitCode(); code != tc.code {
 				t.Errorf("exit %d, want %d; stderr: %s", code, tc.code, stderr.String())
 			}
-			deadline = time.Now().Add(30 * time.Second) // hang guard
-			for len(procsFrom(t, bin)) > 0 && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if left := procsFrom(t, bin); len(left) > 0 {
+			if left := proctest.WaitGone(bin); len(left) > 0 {
 				t.Errorf("plugin processes left: %v", left)
 			}
 		})
