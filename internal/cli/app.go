@@ -207,6 +207,7 @@ not be read.`,
 	pf.StringVarP(&o.output, "output", "o", "table", "output format: table, json or yaml")
 	pf.BoolVar(&o.noColor, "no-color", false, "disable colour (also when NO_COLOR is set)")
 	pf.BoolVar(&o.noCache, "no-cache", false, "describe every dir: binary afresh, without reading or writing the description cache")
+	pf.DurationVar(&o.describeTimeout, "describe-timeout", 0, "how long one dir: binary may take to start and describe itself before it is left out with a note (0: the default, 5s)")
 	_ = root.RegisterFlagCompletionFunc("source", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return []cobra.Completion{"builtin", "dir:", "file:", "url:"}, cobra.ShellCompDirectiveNoSpace
 	})
@@ -232,6 +233,9 @@ type globalOpts struct {
 	output  string
 	noColor bool
 	noCache bool
+	// describeTimeout bounds describing one dir: binary; 0 keeps the
+	// catalog's default (a slow or loaded machine may need more).
+	describeTimeout time.Duration
 }
 
 // catalogOptions are the app's catalog options with --no-cache applied.
@@ -239,6 +243,9 @@ func (o *globalOpts) catalogOptions() catalog.Options {
 	opts := o.app.Catalog
 	if o.noCache {
 		opts.CacheDir = "-"
+	}
+	if o.describeTimeout > 0 {
+		opts.DescribeTimeout = o.describeTimeout
 	}
 	return opts
 }

@@ -120,7 +120,7 @@ func sessionDir(t *testing.T, all bool) string {
 func TestCatalogDirSweepSparesStarts(t *testing.T) {
 	dir := sessionDir(t, true)
 	list := func(sub bool) map[string]bool {
-		args := []string{"catalog", "list", "--no-cache", "--source", "dir:" + dir, "-o", "json"}
+		args := []string{"catalog", "list", "--no-cache", "--describe-timeout", "1m", "--source", "dir:" + dir, "-o", "json"}
 		var out []byte
 		var err error
 		if sub {
