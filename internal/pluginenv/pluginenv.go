@@ -1,7 +1,8 @@
 // Package pluginenv decides which of the host's environment variables a
-// plugin process gets. go-plugin passes the whole environment by
-// default, so a plugin could read OPENAI_API_KEY and every other
-// credential of the operator's shell. A plugin gets the variables a
+// plugin process gets, and a runtime that `conformance run --runtime`
+// starts (conformance's plugin in this sense). go-plugin passes the whole
+// environment by default, so a plugin could read OPENAI_API_KEY and every
+// other credential of the operator's shell. A plugin gets the variables a
 // process needs to run (PATH, HOME, locale, temporary directory, time
 // zone), abkit's own (ABKIT_*), the Go runtime's (GO*) and go-plugin's
 // (PLUGIN_*); ABKIT_PLUGIN_ENV names more, comma-separated

@@ -101,11 +101,41 @@ func Plugins(crash func()) map[string]sdk.Plugin {
 		// of its plugins (conformance, abctl) kills those, so the suites
 		// of this package would leak them; its test runs conformance.
 		"forks-session": pipe("forks-session", basic{caps: gateway.Capabilities{Description: "Forks into sessions of its own as a binary"}}),
+		// escape-stdout and escape-panic are not in Expect either: as a
+		// binary, escape-stdout writes Escapes to stdout before its
+		// handshake (which fails), and escape-panic panics with them in
+		// every OnRequest, which in-process would take the test down. Their
+		// test runs conformance on them: what it prints holds no raw
+		// control byte.
+		"escape-stdout": pipe("escape-stdout", basic{caps: gateway.Capabilities{Description: "Writes escape sequences before its handshake"}}),
+		"escape-panic":  pipe("escape-panic", panicker{basic{caps: gateway.Capabilities{Description: "Panics with escape sequences in its message"}}}),
 		// slow-request is not in Expect: whether it fails P15 for its
 		// time or for a deadline depends on the host's call timeout, which
 		// its own test sets (TestDeadlineOverrunWording).
 		"slow-request": pipe("slow-request", slowRequest{basic{caps: gateway.Capabilities{Description: "Never answers OnRequest for /mcp"}}}),
 	}
+}
+
+// Escapes are what escape-stdout and escape-panic write: a window title,
+// a screen clear and a colour (which once cleared the operator's terminal
+// and set its title), an 8-bit CSI (a C1 control, U+009B), a carriage
+// return, a backspace and a bell.
+const Escapes = "\x1b]0;owned\x07\x1b[2J\x1b[31mred\u009b0m\r\x08\x07"
+
+// panicker panics in OnRequest with Escapes in the panic's message: the
+// SDK recovers that panic and answers with its text, except for /mcp,
+// where it panics on a goroutine of its own, which no one recovers: the
+// process dies with the panic text and a stack on its stderr.
+type panicker struct{ basic }
+
+func (panicker) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Action {
+	msg := "escape-panic: " + Escapes + " on purpose"
+	if ex.Request.URL == "/mcp" {
+		done := make(chan struct{})
+		go func() { defer close(done); panic(msg + ", crashing") }()
+		<-done
+	}
+	panic(msg)
 }
 
 // slowRequest does not answer OnRequest for /mcp for a minute, ignoring
@@ -154,6 +184,9 @@ func named(name string, p gateway.Plugin) gateway.Plugin {
 		x.name = name
 		return x
 	case slowRequest:
+		x.name = name
+		return x
+	case panicker:
 		x.name = name
 		return x
 	case framer:

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		// The broken plugins and the broken runtimes pick their behaviour
 		// by name.
-		for _, l := range [][2]string{{"broken", "hang"}, {"broken", "forks-child"}, {"broken", "forks-session"}, {"brokenruntime", "fifo-finish"}} {
+		for _, l := range [][2]string{{"broken", "hang"}, {"broken", "forks-child"}, {"broken", "forks-session"}, {"broken", "escape-stdout"}, {"broken", "escape-panic"}, {"brokenruntime", "fifo-finish"}} {
 			if err == nil {
 				err = os.Link(filepath.Join(dir, l[0]), filepath.Join(dir, l[1]))
 			}

@@ -157,7 +157,11 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 		GRPCDialOptions:  pluginhost.MessageLimit(), // limits.PluginMessage
 	}
 	// go-plugin's AutoMTLS exchange with P-256 certificates (the host's
-	// made once per process), as for plugins: internal/plugintls.
+	// made once per process), as for plugins: internal/plugintls. It also
+	// sets the runtime's environment to a plugin's (internal/pluginenv's
+	// allow-list and what ABKIT_PLUGIN_ENV names), not conformance's
+	// whole one: the runtime under test gets no operator credential
+	// (TestRuntimeEnvAllowList).
 	if err := pluginhost.ProcessTLS().Client(cfg, nil); err != nil {
 		return nil, err
 	}

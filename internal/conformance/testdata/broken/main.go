@@ -34,6 +34,9 @@ func main() {
 	case "forks-session":
 		proctest.Role()
 		err = proctest.ForkSessions()
+	case "escape-stdout":
+		// Before the handshake line: the host quotes it in its error.
+		_, err = os.Stdout.WriteString(broken.Escapes + "\n")
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
