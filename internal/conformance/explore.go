@@ -211,15 +211,5 @@ func checkExchange(rg *rig, o outcome) {
 			}
 		}
 	}
-	if id := o.identity; id != nil {
-		if id.Subject == "" {
-			t.ErrorAt("P36", o.at, "the identity has no subject: %+v", *id)
-		}
-		if len(id.Claims) > 0 {
-			var m map[string]any
-			if err := json.Unmarshal(id.Claims, &m); err != nil {
-				t.ErrorAt("P36", o.at, "the identity's claims are not a JSON object: %v", err)
-			}
-		}
-	}
+	checkIdentity(t, o)
 }

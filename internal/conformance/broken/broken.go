@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/abkit/abkit/internal/conformance/passthrough"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -76,43 +77,43 @@ const CrashAt = 100
 func Plugins(crash func()) map[string]sdk.Plugin {
 	return map[string]sdk.Plugin{
 		"caps-drift":           capsDrift(),
-		"long-description":     pipe("long-description", basic{caps: gateway.Capabilities{Description: strings.Repeat("Too long. ", 9)}}),
-		"undeclared-write":     pipe("undeclared-write", writer{basic{caps: gateway.Capabilities{ReadsBody: true, Description: "Writes the response body without declaring it"}}}),
+		"long-description":     pipe("long-description", basic{Caps: gateway.Capabilities{Description: strings.Repeat("Too long. ", 9)}}),
+		"undeclared-write":     pipe("undeclared-write", writer{basic{Caps: gateway.Capabilities{ReadsBody: true, Description: "Writes the response body without declaring it"}}}),
 		"allow-at-tool-before": ext("allow-at-tool-before", func(p intercept.Point) intercept.Answer { return intercept.Allow("looks fine") }),
 		"replace-unknown-field": ext("replace-unknown-field", func(p intercept.Point) intercept.Answer {
 			return intercept.Answer{Decision: intercept.DecisionReplace, Replacement: json.RawMessage(`{"name":"bash","arguments":"{}","bogus":1}`)}
 		}),
-		"slow-finish":             pipe("slow-finish", slowFinish{basic{caps: gateway.Capabilities{Description: "Finishes slowly, ignoring its deadline"}}}),
-		"chunk-dependent":         pipe("chunk-dependent", &keeper{basic: basic{caps: gateway.Capabilities{Description: "Parses frames it kept without copying"}}}),
-		"crash-mid-stream":        pipe("crash-mid-stream", crasher{basic{caps: gateway.Capabilities{Description: "Dies in the middle of a long stream"}}, crash}),
-		"hang":                    pipe("hang", hanger{basic{caps: gateway.Capabilities{Description: "Never answers a readiness check"}}}),
-		"framing-header":          pipe("framing-header", framer{basic{caps: gateway.Capabilities{Description: "Sets a request's Content-Length itself"}}}),
-		"late-header":             pipe("late-header", lateHeader{basic{caps: gateway.Capabilities{Description: "Changes response headers in every frame"}}}),
+		"slow-finish":             pipe("slow-finish", slowFinish{basic{Caps: gateway.Capabilities{Description: "Finishes slowly, ignoring its deadline"}}}),
+		"chunk-dependent":         pipe("chunk-dependent", &keeper{basic: basic{Caps: gateway.Capabilities{Description: "Parses frames it kept without copying"}}}),
+		"crash-mid-stream":        pipe("crash-mid-stream", crasher{basic{Caps: gateway.Capabilities{Description: "Dies in the middle of a long stream"}}, crash}),
+		"hang":                    pipe("hang", hanger{basic{Caps: gateway.Capabilities{Description: "Never answers a readiness check"}}}),
+		"framing-header":          pipe("framing-header", framer{basic{Caps: gateway.Capabilities{Description: "Sets a request's Content-Length itself"}}}),
+		"late-header":             pipe("late-header", lateHeader{basic{Caps: gateway.Capabilities{Description: "Changes response headers in every frame"}}}),
 		"long-bundle-description": longBundleDescription(),
-		"silent-parser": pipe("silent-parser", basic{caps: gateway.Capabilities{ReadsBody: true, Description: "Declares the inference extension and never writes it",
+		"silent-parser": pipe("silent-parser", basic{Caps: gateway.Capabilities{ReadsBody: true, Description: "Declares the inference extension and never writes it",
 			Extensions: []gateway.ExtensionSpec{{Key: "inference", Writes: true, Schema: json.RawMessage(`{"type":"object"}`)}}}}),
 		"describe-writes": describeWrites(),
 		"describe-stream": describeStream(),
-		"forks-child":     pipe("forks-child", basic{caps: gateway.Capabilities{Description: "Starts a helper process as a binary"}}),
+		"forks-child":     pipe("forks-child", basic{Caps: gateway.Capabilities{Description: "Starts a helper process as a binary"}}),
 		// forks-session honours every rule; as a binary it forks a
 		// sleeper into a session of its own and a daemon (a new session
 		// whose leader exits at once), which killing its process group
 		// misses. Not in Expect: only a host that is the child subreaper
 		// of its plugins (conformance, abctl) kills those, so the suites
 		// of this package would leak them; its test runs conformance.
-		"forks-session": pipe("forks-session", basic{caps: gateway.Capabilities{Description: "Forks into sessions of its own as a binary"}}),
+		"forks-session": pipe("forks-session", basic{Caps: gateway.Capabilities{Description: "Forks into sessions of its own as a binary"}}),
 		// escape-stdout and escape-panic are not in Expect either: as a
 		// binary, escape-stdout writes Escapes to stdout before its
 		// handshake (which fails), and escape-panic panics with them in
 		// every OnRequest, which in-process would take the test down. Their
 		// test runs conformance on them: what it prints holds no raw
 		// control byte.
-		"escape-stdout": pipe("escape-stdout", basic{caps: gateway.Capabilities{Description: "Writes escape sequences before its handshake"}}),
-		"escape-panic":  pipe("escape-panic", panicker{basic{caps: gateway.Capabilities{Description: "Panics with escape sequences in its message"}}}),
+		"escape-stdout": pipe("escape-stdout", basic{Caps: gateway.Capabilities{Description: "Writes escape sequences before its handshake"}}),
+		"escape-panic":  pipe("escape-panic", panicker{basic{Caps: gateway.Capabilities{Description: "Panics with escape sequences in its message"}}}),
 		// slow-request is not in Expect: whether it fails P15 for its
 		// time or for a deadline depends on the host's call timeout, which
 		// its own test sets (TestDeadlineOverrunWording).
-		"slow-request": pipe("slow-request", slowRequest{basic{caps: gateway.Capabilities{Description: "Never answers OnRequest for /mcp"}}}),
+		"slow-request": pipe("slow-request", slowRequest{basic{Caps: gateway.Capabilities{Description: "Never answers OnRequest for /mcp"}}}),
 	}
 }
 
@@ -153,7 +154,7 @@ func (slowRequest) OnRequest(_ context.Context, ex *gateway.Exchange) gateway.Ac
 // longBundleDescription has a 90-rune bundle description (P5): sdk.Serve
 // warns and serves it, so only P5/description/plugin fails.
 func longBundleDescription() sdk.Plugin {
-	p := pipe("long-bundle-description", basic{caps: gateway.Capabilities{Description: "Describes itself at length"}})
+	p := pipe("long-bundle-description", basic{Caps: gateway.Capabilities{Description: "Describes itself at length"}})
 	p.Description = strings.Repeat("Too long. ", 9)
 	return p
 }
@@ -167,58 +168,47 @@ func pipe(name string, p gateway.Plugin) sdk.Plugin {
 func named(name string, p gateway.Plugin) gateway.Plugin {
 	switch x := p.(type) {
 	case basic:
-		x.name = name
+		x.ID = name
 		return x
 	case writer:
-		x.name = name
+		x.ID = name
 		return x
 	case slowFinish:
-		x.name = name
+		x.ID = name
 		return x
 	case *keeper:
-		return &keeper{basic: basic{name: name, caps: x.caps}}
+		return &keeper{basic: basic{ID: name, Caps: x.Caps}}
 	case crasher:
-		x.name = name
+		x.ID = name
 		return x
 	case hanger:
-		x.name = name
+		x.ID = name
 		return x
 	case slowRequest:
-		x.name = name
+		x.ID = name
 		return x
 	case panicker:
-		x.name = name
+		x.ID = name
 		return x
 	case framer:
-		x.name = name
+		x.ID = name
 		return x
 	case lateHeader:
-		x.name = name
+		x.ID = name
 		return x
 	}
 	return p
 }
 
-type basic struct {
-	name string
-	caps gateway.Capabilities
-}
-
-func (b basic) Name() string                       { return b.name }
-func (b basic) Capabilities() gateway.Capabilities { return b.caps }
-func (basic) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
-	return gateway.Continue()
-}
-func (basic) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
-	return gateway.Continue()
-}
+// basic is the pass-through base each broken plugin embeds.
+type basic = passthrough.Plugin
 
 // capsDrift reports reads_body on every second instance (P2).
 func capsDrift() sdk.Plugin {
 	var n atomic.Int64
 	f := gateway.Factory{Name: "caps-drift", New: func(json.RawMessage) (gateway.Plugin, error) {
 		i := n.Add(1)
-		return basic{name: "caps-drift", caps: gateway.Capabilities{ReadsBody: i%2 == 0, Description: "Capabilities change from one instance to the next"}}, nil
+		return basic{ID: "caps-drift", Caps: gateway.Capabilities{ReadsBody: i%2 == 0, Description: "Capabilities change from one instance to the next"}}, nil
 	}}
 	return sdk.Plugin{Name: "caps-drift", Description: "A broken plugin for the conformance suite's tests", Pipeline: &f}
 }
@@ -348,7 +338,7 @@ func describeWrites() sdk.Plugin {
 		if !describing() {
 			c.WritesResponseBody, c.ReadsBody = true, true
 		}
-		return basic{name: "describe-writes", caps: c}, nil
+		return basic{ID: "describe-writes", Caps: c}, nil
 	}}
 	return sdk.Plugin{Name: "describe-writes", Description: "A broken plugin for the conformance suite's tests", Pipeline: &f}
 }
@@ -359,9 +349,9 @@ func describeStream() sdk.Plugin {
 	caps := gateway.Capabilities{Description: "Describe says it streams; its instances do not"}
 	f := gateway.Factory{Name: "describe-stream", New: func(json.RawMessage) (gateway.Plugin, error) {
 		if describing() {
-			return streamer{basic{name: "describe-stream", caps: caps}}, nil
+			return streamer{basic{ID: "describe-stream", Caps: caps}}, nil
 		}
-		return basic{name: "describe-stream", caps: caps}, nil
+		return basic{ID: "describe-stream", Caps: caps}, nil
 	}}
 	return sdk.Plugin{Name: "describe-stream", Description: "A broken plugin for the conformance suite's tests", Pipeline: &f}
 }

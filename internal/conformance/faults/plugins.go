@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/abkit/abkit/internal/conformance/passthrough"
 	"github.com/abkit/abkit/sdk"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
@@ -99,7 +100,7 @@ func pChainPluginFaults() []PluginFault {
 		}),
 		pf("p-instance-name-stale", "P1", "the package was renamed to rate-limiter; the instance's Name() still returns the old constant \"ratelimit\"", func() sdk.Plugin {
 			return pipeNamed("p-instance-name-stale", "ratelimit", func(json.RawMessage) gateway.Plugin {
-				return quiet{name: "ratelimit", caps: caps("Limits requests per client")}
+				return quiet{ID: "ratelimit", Caps: caps("Limits requests per client")}
 			})
 		}),
 		pf("p-caps-follow-config", "P2", "reads_body is set only when the redact_bodies option is on, to save a copy when it is off", func() sdk.Plugin {
@@ -108,7 +109,7 @@ func pChainPluginFaults() []PluginFault {
 					RedactBodies bool `json:"redact_bodies"`
 				}
 				_ = json.Unmarshal(cfg, &c)
-				return quiet{name: "p-caps-follow-config", caps: gateway.Capabilities{ReadsBody: c.RedactBodies, Description: "Redacts secrets from logs"}}
+				return quiet{ID: "p-caps-follow-config", Caps: gateway.Capabilities{ReadsBody: c.RedactBodies, Description: "Redacts secrets from logs"}}
 			})
 			f.Config = &gateway.ConfigSchema{Fields: []gateway.Field{
 				{Name: "redact_bodies", Type: "boolean", Default: false, Description: "Also redact request bodies"},
@@ -129,7 +130,7 @@ func pChainPluginFaults() []PluginFault {
 				if _, ok := c["api_key"]; !ok {
 					return nil, errors.New("api_key is required")
 				}
-				return quiet{name: "p-needs-unlisted-key", caps: caps("Calls a moderation API")}, nil
+				return quiet{ID: "p-needs-unlisted-key", Caps: caps("Calls a moderation API")}, nil
 			}, Config: &gateway.ConfigSchema{Fields: []gateway.Field{{Name: "endpoint", Type: "string", Default: "https://moderation.example", Description: "API endpoint"}}}}
 			return plugin(f)
 		}),
@@ -144,7 +145,7 @@ func pChainPluginFaults() []PluginFault {
 		}),
 		pf("p-ready-before-init", "P14", "Ready reads the connection pool Init creates; asked before Init, it dereferences nil", func() sdk.Plugin {
 			return pipeNamed("p-ready-before-init", "p-ready-before-init", func(json.RawMessage) gateway.Plugin {
-				return &poolReady{quiet: quiet{name: "p-ready-before-init", caps: caps("Pools upstream connections")}}
+				return &poolReady{quiet: quiet{ID: "p-ready-before-init", Caps: caps("Pools upstream connections")}}
 			})
 		}),
 		pf("p-get-has-no-body", "P15", "OnRequest decodes the JSON body of every request; a GET has none and the nil map is indexed", func() sdk.Plugin {
@@ -176,7 +177,7 @@ func pStreamPluginFaults() []PluginFault {
 		}),
 		inProcess(pf("p-frame-substring", "P24", "keeps a sub-slice of the first frame as the stream's id, to avoid a copy", func() sdk.Plugin {
 			return pipeNamed("p-frame-substring", "p-frame-substring", func(json.RawMessage) gateway.Plugin {
-				return &firstFrame{quiet: quiet{name: "p-frame-substring", caps: caps("Tags streams with their first event")}}
+				return &firstFrame{quiet: quiet{ID: "p-frame-substring", Caps: caps("Tags streams with their first event")}}
 			})
 		})),
 		pf("p-finish-needs-start", "P26", "OnFinish reads the start time OnRequest stored; a denied or unseen exchange has none and it panics", func() sdk.Plugin {
@@ -193,7 +194,7 @@ func pStreamPluginFaults() []PluginFault {
 		}),
 		pf("p-model-remembered", "P31", "keeps the last model it saw in the instance and tags requests without one with it", func() sdk.Plugin {
 			return pipeNamed("p-model-remembered", "p-model-remembered", func(json.RawMessage) gateway.Plugin {
-				return &remember{quiet: quiet{name: "p-model-remembered", caps: gateway.Capabilities{ReadsBody: true, Description: "Tags requests with their model"}}}
+				return &remember{quiet: quiet{ID: "p-model-remembered", Caps: gateway.Capabilities{ReadsBody: true, Description: "Tags requests with their model"}}}
 			})
 		}),
 		pf("p-connection-close", "P32", "sets Connection: close on every request to avoid stale upstream connections", func() sdk.Plugin {
@@ -348,23 +349,11 @@ func pipeNamed(name, _ string, mk func(json.RawMessage) gateway.Plugin) sdk.Plug
 type hookFuncs interface{ apply(q quiet) gateway.Plugin }
 
 func simple(name string, c gateway.Capabilities, h hookFuncs) sdk.Plugin {
-	return plugin(factory(name, func(json.RawMessage) gateway.Plugin { return h.apply(quiet{name: name, caps: c}) }))
+	return plugin(factory(name, func(json.RawMessage) gateway.Plugin { return h.apply(quiet{ID: name, Caps: c}) }))
 }
 
-// quiet passes everything on.
-type quiet struct {
-	name string
-	caps gateway.Capabilities
-}
-
-func (q quiet) Name() string                       { return q.name }
-func (q quiet) Capabilities() gateway.Capabilities { return q.caps }
-func (quiet) OnRequest(context.Context, *gateway.Exchange) gateway.Action {
-	return gateway.Continue()
-}
-func (quiet) OnResponse(context.Context, *gateway.Exchange) gateway.Action {
-	return gateway.Continue()
-}
+// quiet passes everything on: the base each simple fault embeds.
+type quiet = passthrough.Plugin
 
 type controlHooks struct{}
 

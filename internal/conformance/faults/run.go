@@ -5,22 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/conformance"
-	"github.com/abkit/abkit/internal/conformance/runtimesuite"
-	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/conformance/judge"
 )
 
 // Roles of the corpus.
 const (
-	RolePlugin  = "plugin"
-	RoleRuntime = "runtime"
+	RolePlugin  = judge.SuitePlugin
+	RoleRuntime = judge.SuiteRuntime
 )
 
 // Packages are the corpus binaries' main packages, built as
@@ -61,21 +58,15 @@ type Summary struct {
 // Summarize counts the verdicts per role.
 func Summarize(vs []Verdict) []Summary {
 	var out []Summary
-	for _, role := range []string{RolePlugin, RoleRuntime} {
-		s := Summary{Role: role}
-		for _, v := range vs {
-			if v.Role != role {
-				continue
-			}
-			s.Faults++
+	for _, g := range judge.ByGroup([]string{RolePlugin, RoleRuntime}, vs, func(v Verdict) string { return v.Role }) {
+		s := Summary{Role: g.Name, Faults: len(g.Items)}
+		for _, v := range g.Items {
 			if v.Killed {
 				s.Killed++
 			}
 		}
-		if s.Faults > 0 {
-			s.Rate = 100 * float64(s.Killed) / float64(s.Faults)
-			out = append(out, s)
-		}
+		s.Rate = 100 * float64(s.Killed) / float64(s.Faults)
+		out = append(out, s)
 	}
 	return out
 }
@@ -131,8 +122,8 @@ func Run(ctx context.Context, o Options) ([]Verdict, error) {
 		}
 		jobs = append(jobs, job{pf.Fault, RolePlugin, func(ctx context.Context) (*conformance.Report, error) {
 			// The binary picks its fault by its first argument.
-			l := conformance.Binary(filepath.Join(o.Dir, Binaries[RolePlugin]), pluginhost.Options{Args: []string{pf.Name}})
-			return conformance.Run(ctx, conformance.PluginSuite(), l, conformance.Options{Isolation: conformance.IsolationSuite, Parallel: 4})
+			t := judge.Target{Suite: judge.SuitePlugin, Path: filepath.Join(o.Dir, Binaries[RolePlugin]), Args: []string{pf.Name}}
+			return t.Run(ctx, conformance.Options{Isolation: conformance.IsolationSuite, Parallel: 4})
 		}})
 	}
 	for _, rf := range Runtimes() {
@@ -147,46 +138,27 @@ func Run(ctx context.Context, o Options) ([]Verdict, error) {
 			// Only the cases citing the fault's rule: a runtime case
 			// checks what it cites (the plugin suite runs whole, since its
 			// monitors cite their rule in any case).
-			reg := runtimesuite.Suite()
-			return conformance.Run(ctx, reg, runtimesuite.Launcher{Path: path}, conformance.Options{Parallel: 4, Isolation: conformance.IsolationPool, Run: citing(reg, rf.Rule)})
+			reg, l, err := judge.Target{Suite: judge.SuiteRuntime, Path: path}.Launch()
+			if err != nil {
+				return nil, err
+			}
+			return conformance.Run(ctx, reg, l, conformance.Options{Parallel: 4, Isolation: conformance.IsolationPool, Run: judge.Citing(reg, rf.Rule)})
 		}})
 	}
 	out := make([]Verdict, len(jobs))
-	sem := make(chan struct{}, o.Parallel)
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			start := time.Now()
-			rep, err := j.run(ctx)
-			v := Verdict{Fault: j.f, Role: j.role, Duration: time.Since(start)}
-			if err != nil {
-				v.Err = err.Error()
-			} else {
-				judge(&v, rep)
-			}
-			out[i] = v
-		}()
-	}
-	wg.Wait()
-	return out, ctx.Err()
-}
-
-// citing matches the IDs of reg's cases that cite rule.
-func citing(reg *conformance.Registry, rule string) []*regexp.Regexp {
-	var out []*regexp.Regexp
-	for _, c := range reg.Cases() {
-		if slices.Contains(c.Rules, rule) {
-			out = append(out, regexp.MustCompile("^"+regexp.QuoteMeta(c.ID)+"$"))
+	judge.Each(len(jobs), o.Parallel, func(i int) {
+		j := jobs[i]
+		start := time.Now()
+		rep, err := j.run(ctx)
+		v := Verdict{Fault: j.f, Role: j.role, Duration: time.Since(start)}
+		if err != nil {
+			v.Err = err.Error()
+		} else {
+			fill(&v, rep)
 		}
-	}
-	if len(out) == 0 {
-		out = append(out, regexp.MustCompile(`^\b$`)) // none: nothing runs, the fault survives
-	}
-	return out
+		out[i] = v
+	})
+	return out, ctx.Err()
 }
 
 // RunControls runs the controls (ControlName) through the whole plugin
@@ -196,7 +168,8 @@ func RunControls(ctx context.Context, dir string) ([]string, error) {
 	var bad []string
 	reps := map[string]func() (*conformance.Report, error){
 		RolePlugin: func() (*conformance.Report, error) {
-			return conformance.Run(ctx, conformance.PluginSuite(), conformance.Binary(filepath.Join(dir, Binaries[RolePlugin]), pluginhost.Options{Args: []string{ControlName}}), conformance.Options{Isolation: conformance.IsolationSuite})
+			t := judge.Target{Suite: judge.SuitePlugin, Path: filepath.Join(dir, Binaries[RolePlugin]), Args: []string{ControlName}}
+			return t.Run(ctx, conformance.Options{Isolation: conformance.IsolationSuite})
 		},
 		RoleRuntime: func() (*conformance.Report, error) {
 			links, err := os.MkdirTemp("", "abkit-faults-control-")
@@ -208,7 +181,7 @@ func RunControls(ctx context.Context, dir string) ([]string, error) {
 			if err := os.Link(filepath.Join(dir, Binaries[RoleRuntime]), p); err != nil {
 				return nil, err
 			}
-			return conformance.Run(ctx, runtimesuite.Suite(), runtimesuite.Launcher{Path: p}, conformance.Options{Isolation: conformance.IsolationPool})
+			return judge.Target{Suite: judge.SuiteRuntime, Path: p}.Run(ctx, conformance.Options{Isolation: conformance.IsolationPool})
 		},
 	}
 	for _, role := range []string{RolePlugin, RoleRuntime} {
@@ -225,8 +198,9 @@ func RunControls(ctx context.Context, dir string) ([]string, error) {
 	return bad, nil
 }
 
-// judge fills the verdict from the report.
-func judge(v *Verdict, rep *conformance.Report) {
+// fill fills the verdict from the report: killed by the failed cases that
+// cite the fault's rule.
+func fill(v *Verdict, rep *conformance.Report) {
 	for _, r := range rep.Results {
 		if r.Status != conformance.StatusFail {
 			continue

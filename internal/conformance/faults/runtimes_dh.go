@@ -129,14 +129,18 @@ func dDecisionFaults() []RuntimeFault {
 		}
 	})
 	add(rf("d-optional-failure-silent", "D13", "an optional extension's failure is swallowed without a warning"), func(f *RuntimeFault) {
-		f.dOut = func(_ *abkitv1.InterceptScenario, _ *callState, run *abkitv1.InterceptRun) {
-			run.Warnings = nil
-			for _, r := range run.GetResults() {
-				r.Warnings = nil
-			}
-		}
+		f.dOut = func(_ *abkitv1.InterceptScenario, _ *callState, run *abkitv1.InterceptRun) { dropWarnings(run) }
 	})
 	return fs
+}
+
+// dropWarnings removes every warning of the run, the dispatch's and each
+// result's.
+func dropWarnings(run *abkitv1.InterceptRun) {
+	run.Warnings = nil
+	for _, r := range run.GetResults() {
+		r.Warnings = nil
+	}
 }
 
 // dWarningFaults lists the faulty runtimes of rules D14-D20: violations, warnings, redaction, slots and notifications.
@@ -205,10 +209,7 @@ func dWarningFaults() []RuntimeFault {
 	add(rf("d-notify-warnings-dropped", "D20", "a failed or dropped notification is not warned about"), func(f *RuntimeFault) {
 		f.dOut = func(sc *abkitv1.InterceptScenario, _ *callState, run *abkitv1.InterceptRun) {
 			if intercept.IsEventOnly(intercept.Point(sc.GetPoint())) {
-				run.Warnings = nil
-				for _, r := range run.GetResults() {
-					r.Warnings = nil
-				}
+				dropWarnings(run)
 			}
 		}
 	})

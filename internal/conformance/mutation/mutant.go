@@ -24,6 +24,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/abkit/abkit/internal/conformance/judge"
 )
 
 // Operators, as named in mutant keys and reports.
@@ -45,8 +47,8 @@ const ExamplesFile = "testdata/examples.yaml"
 
 // Suite names.
 const (
-	SuiteRuntime = "runtime"
-	SuitePlugin  = "plugin"
+	SuiteRuntime = judge.SuiteRuntime
+	SuitePlugin  = judge.SuitePlugin
 )
 
 // Mutant is one fault applied to one file.

@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/conformance"
-	"github.com/abkit/abkit/internal/conformance/runtimesuite"
-	"github.com/abkit/abkit/internal/pluginhost"
+	"github.com/abkit/abkit/internal/conformance/judge"
 )
 
 // Verdict is how a mutant ended.
@@ -280,27 +279,20 @@ func examplesPath(root, rel string) string {
 	return filepath.Join(root, filepath.FromSlash(rel))
 }
 
-func (j judgement) launcher(bin string) (*conformance.Registry, conformance.Launcher, conformance.Isolation, error) {
+// target is bin judged by j's suite.
+func (j judgement) target(bin string) judge.Target {
+	return judge.Target{Suite: j.suite, Path: bin, Examples: j.examples}
+}
+
+// isolation: scenarios are independent sessions, so one runtime process
+// serves every case (relaunched if a case kills it), as in the selftest.
+// Plugins keep case isolation: a plugin's state may carry from one case to
+// the next (rate limits), and that must not decide a verdict.
+func (j judgement) isolation() conformance.Isolation {
 	if j.suite == SuiteRuntime {
-		// Scenarios are independent sessions, so one runtime process serves
-		// every case (relaunched if a case kills it), as in the selftest.
-		return runtimesuite.Suite(), runtimesuite.Launcher{Path: bin}, conformance.IsolationSuite, nil
+		return conformance.IsolationSuite
 	}
-	// Plugins keep case isolation: a plugin's state may carry from one
-	// case to the next (rate limits), and that must not decide a verdict.
-	reg := conformance.PluginSuite()
-	if j.examples != "" {
-		f, err := conformance.LoadExamples(j.examples)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		cs, err := conformance.ExampleCases(f, false, nil)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		reg.Add(cs...)
-	}
-	return reg, conformance.Binary(bin, pluginhost.Options{}), conformance.IsolationCase, nil
+	return conformance.IsolationCase
 }
 
 // judge runs the suite against bin and returns the first failing case
@@ -316,37 +308,14 @@ func (j judgement) judgeSeq(ctx context.Context, bin string) (string, error) {
 }
 
 func (j judgement) judgeP(ctx context.Context, bin string, parallel int) (string, error) {
-	reg, l, iso, err := j.launcher(bin)
-	if err != nil {
-		return "", err
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var first string
-	var once sync.Once
-	_, err = conformance.Run(rctx, reg, l, conformance.Options{
-		Isolation: iso, Timeout: caseTimeout, Parallel: parallel,
-		OnResult: func(r conformance.CaseResult) {
-			if r.Status.Bad() {
-				once.Do(func() { first = r.ID; cancel() }) // one failure is enough
-			}
-		},
-	})
-	if err != nil {
-		return "", err
-	}
-	return first, ctx.Err()
+	return j.target(bin).FirstBad(ctx, conformance.Options{Isolation: j.isolation(), Timeout: caseTimeout, Parallel: parallel})
 }
 
 // judgeOne runs one case alone and reports whether it failed.
 func (j judgement) judgeOne(ctx context.Context, bin, id string) (bool, error) {
-	reg, l, iso, err := j.launcher(bin)
-	if err != nil {
-		return false, err
-	}
-	rep, err := conformance.Run(ctx, reg, l, conformance.Options{
-		Isolation: iso, Timeout: caseTimeout, Parallel: 1,
-		Run: []*regexp.Regexp{regexp.MustCompile("^" + regexp.QuoteMeta(id) + "$")},
+	rep, err := j.target(bin).Run(ctx, conformance.Options{
+		Isolation: j.isolation(), Timeout: caseTimeout, Parallel: 1,
+		Run: []*regexp.Regexp{judge.Exactly(id)},
 	})
 	if err != nil {
 		return false, err
@@ -365,13 +334,9 @@ func Select(ms []*Mutant, run *regexp.Regexp, sample int) []*Mutant {
 	if sample <= 0 {
 		return kept
 	}
-	bySuite := map[string][]*Mutant{}
-	for _, m := range kept {
-		bySuite[m.Suite] = append(bySuite[m.Suite], m)
-	}
 	var out []*Mutant
-	for _, s := range []string{SuiteRuntime, SuitePlugin} {
-		ms := bySuite[s]
+	for _, g := range judge.ByGroup([]string{SuiteRuntime, SuitePlugin}, kept, func(m *Mutant) string { return m.Suite }) {
+		ms := g.Items
 		sort.SliceStable(ms, func(i, j int) bool { return hash(ms[i].Key) < hash(ms[j].Key) })
 		if len(ms) > sample {
 			ms = ms[:sample]
@@ -395,13 +360,9 @@ func hash(s string) string {
 // Summarize tallies results per suite (suites with no mutant are left out).
 func Summarize(rs []Result) []Summary {
 	var out []Summary
-	for _, s := range []string{SuiteRuntime, SuitePlugin} {
-		sum := Summary{Suite: s}
-		for _, r := range rs {
-			if r.Suite != s {
-				continue
-			}
-			sum.Mutants++
+	for _, g := range judge.ByGroup([]string{SuiteRuntime, SuitePlugin}, rs, func(r Result) string { return r.Suite }) {
+		sum := Summary{Suite: g.Name, Mutants: len(g.Items)}
+		for _, r := range g.Items {
 			switch r.Verdict {
 			case Killed:
 				sum.Killed++
@@ -412,9 +373,6 @@ func Summarize(rs []Result) []Summary {
 			case Equivalent:
 				sum.Equivalent++
 			}
-		}
-		if sum.Mutants == 0 {
-			continue
 		}
 		if n := sum.Killed + sum.Survived; n > 0 {
 			sum.Rate = float64(sum.Killed) * 100 / float64(n)
