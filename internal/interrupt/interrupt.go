@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 )
 
@@ -50,12 +51,16 @@ func Code(ctx context.Context) (code int, ok bool) {
 // Notify returns a context that the first SIGINT or SIGTERM cancels, with
 // a *Signal as its cause. On a second signal force runs (it should kill
 // what must not outlive the program) and the process exits at once with
-// the second signal's code. stop ends the handling.
+// the second signal's code. stop ends the handling; while a second
+// signal is being handled it waits for that exit, since force's kills can
+// let the program's run return first and exit with the first signal's code.
 func Notify(ctx context.Context, force func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	done := make(chan struct{})
+	var mu sync.Mutex // held for good by a second signal's exit
+	stopped := false
 	go func() {
 		select {
 		case sig := <-ch:
@@ -65,6 +70,11 @@ func Notify(ctx context.Context, force func()) (context.Context, func()) {
 		}
 		select {
 		case sig := <-ch:
+			mu.Lock()
+			if stopped {
+				mu.Unlock()
+				return
+			}
 			s := &Signal{Sig: sig.(syscall.Signal)}
 			fmt.Fprintf(os.Stderr, "%s again: stopping now\n", name(s.Sig))
 			if force != nil {
@@ -75,6 +85,9 @@ func Notify(ctx context.Context, force func()) (context.Context, func()) {
 		}
 	}()
 	return ctx, func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
 		signal.Stop(ch)
 		close(done)
 		cancel(nil)
