@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abkit/abkit/internal/junit"
 	"github.com/abkit/abkit/internal/termsafe"
 )
 
@@ -314,112 +314,63 @@ func WriteJSON(w io.Writer, rep *Report, withTrace bool) error {
 	return err
 }
 
-// JUnit XML, in the form CI systems read: one testsuite per family.
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Name    string       `xml:"name,attr"`
-	Tests   int          `xml:"tests,attr"`
-	Fails   int          `xml:"failures,attr"`
-	Skipped int          `xml:"skipped,attr"`
-	Time    float64      `xml:"time,attr"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name    string      `xml:"name,attr"`
-	Tests   int         `xml:"tests,attr"`
-	Fails   int         `xml:"failures,attr"`
-	Skipped int         `xml:"skipped,attr"`
-	Time    float64     `xml:"time,attr"`
-	Cases   []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      float64       `xml:"time,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemErr string        `xml:"system-err,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Body    string `xml:",chardata"`
-}
-
-type junitSkipped struct {
-	Message string `xml:"message,attr"`
-}
-
-// WriteJUnit writes the report as JUnit XML. A known-failing case is
-// reported as skipped with the reason; a fixed one as a failure.
+// WriteJUnit writes the report as JUnit XML, one testsuite per family. A
+// known-failing case is reported as skipped with the reason; a fixed one
+// as a failure.
 func WriteJUnit(w io.Writer, rep *Report) error {
-	root := junitSuites{Name: "conformance " + rep.Plugin.Name, Time: rep.Duration.Seconds()}
-	byFam := map[string]*junitSuite{}
-	var order []string
+	root := junit.Suites{Name: "conformance " + rep.Plugin.Name, Time: junit.Seconds(rep.Duration)}
+	byFam := map[string]int{}
+	var took []time.Duration
 	for _, r := range rep.Results {
 		fam := cmp.Or(rep.Kind, "plugin") + "." + r.ID[:1]
-		s := byFam[fam]
-		if s == nil {
-			s = &junitSuite{Name: fam}
-			byFam[fam] = s
-			order = append(order, fam)
+		i, ok := byFam[fam]
+		if !ok {
+			i = len(root.Suites)
+			byFam[fam] = i
+			root.Suites = append(root.Suites, junit.Suite{Name: fam})
+			took = append(took, 0)
 		}
-		jc := junitCase{Name: r.ID, Classname: "conformance." + rep.Plugin.Name, Time: r.Duration.Seconds(), SystemErr: r.Stderr}
-		switch r.Status {
-		case StatusFail, StatusFixed:
-			var b strings.Builder
-			for _, g := range GroupFailures(r.Failures) {
-				b.WriteString(g.String() + "\n")
-			}
-			typ := strings.Join(r.Rules, ",")
-			if r.Kind == KindChoice {
-				typ = "choice " + r.Choice + ": " + typ
-				b.WriteString(choiceNote(r) + "\n")
-			}
-			jc.Failure = &junitFailure{Message: firstLine(r.Failures), Type: typ, Body: b.String()}
-			s.Fails++
-		case StatusDiffers:
-			// Not a fault: reported beside the passes, never as a failure.
-			var b strings.Builder
-			b.WriteString("differs from abkit's choice: " + choiceNote(r) + "\n")
-			for _, g := range GroupFailures(r.Failures) {
-				b.WriteString(g.String() + "\n")
-			}
-			jc.SystemOut = b.String()
-		case StatusSkip:
-			jc.Skipped = &junitSkipped{Message: r.Reason}
-			s.Skipped++
-		case StatusKnownFailing:
-			jc.Skipped = &junitSkipped{Message: "known-failing: " + firstLine(r.Failures)}
-			s.Skipped++
-		case StatusFlaky:
-			jc.SystemOut = fmt.Sprintf("flaky: passed on attempt %d", r.Attempts)
+		root.Suites[i].Add(junitCase(rep, r))
+		took[i] += r.Duration
+	}
+	for i := range root.Suites {
+		root.Suites[i].Time = junit.Seconds(took[i])
+	}
+	root.Total()
+	return junit.Write(w, root)
+}
+
+// junitCase is one result as a JUnit test case.
+func junitCase(rep *Report, r CaseResult) junit.Case {
+	jc := junit.Case{Name: r.ID, Classname: "conformance." + rep.Plugin.Name, Time: junit.Seconds(r.Duration), SystemErr: r.Stderr}
+	switch r.Status {
+	case StatusFail, StatusFixed:
+		var b strings.Builder
+		for _, g := range GroupFailures(r.Failures) {
+			b.WriteString(g.String() + "\n")
 		}
-		s.Tests++
-		s.Time += r.Duration.Seconds()
-		s.Cases = append(s.Cases, jc)
+		typ := strings.Join(r.Rules, ",")
+		if r.Kind == KindChoice {
+			typ = "choice " + r.Choice + ": " + typ
+			b.WriteString(choiceNote(r) + "\n")
+		}
+		jc.Failure = &junit.Message{Message: firstLine(r.Failures), Type: typ, Body: b.String()}
+	case StatusDiffers:
+		// Not a fault: reported beside the passes, never as a failure.
+		var b strings.Builder
+		b.WriteString("differs from abkit's choice: " + choiceNote(r) + "\n")
+		for _, g := range GroupFailures(r.Failures) {
+			b.WriteString(g.String() + "\n")
+		}
+		jc.SystemOut = b.String()
+	case StatusSkip:
+		jc.Skipped = &junit.Message{Message: r.Reason}
+	case StatusKnownFailing:
+		jc.Skipped = &junit.Message{Message: "known-failing: " + firstLine(r.Failures)}
+	case StatusFlaky:
+		jc.SystemOut = fmt.Sprintf("flaky: passed on attempt %d", r.Attempts)
 	}
-	for _, f := range order {
-		s := byFam[f]
-		root.Tests += s.Tests
-		root.Fails += s.Fails
-		root.Skipped += s.Skipped
-		root.Suites = append(root.Suites, *s)
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return jc
 }
 
 func firstLine(fs []Failure) string {

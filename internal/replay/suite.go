@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -17,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/abkit/abkit/internal/junit"
 	"github.com/abkit/abkit/internal/limits"
 	"github.com/abkit/abkit/internal/replay/fixture"
 	"github.com/abkit/abkit/sdk/gateway"
@@ -314,72 +314,39 @@ func reportDiff(want, got Report, wantName, gotName string) string {
 	return cmp.Diff(want, got)
 }
 
-// JUnit XML, the subset CI systems read.
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Error     *junitMessage `xml:"error,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Body    string `xml:",chardata"`
-}
-
 // Suite is one named set of results for JUnit output.
 type Suite struct {
 	Name    string
 	Results []CaseResult
 }
 
-// JUnit encodes suites as JUnit XML.
+// JUnit encodes suites as JUnit XML: a fixture that could not run is an
+// error, one whose trace differs from its golden a failure.
 func JUnit(suites []Suite) ([]byte, error) {
-	var js junitSuites
+	var js junit.Suites
 	for _, s := range suites {
-		su := junitSuite{Name: s.Name, Tests: len(s.Results)}
+		su := junit.Suite{Name: s.Name}
 		var total time.Duration
 		for _, r := range s.Results {
 			total += r.Duration
-			c := junitCase{Name: r.Name, Classname: s.Name, Time: secs(r.Duration)}
+			c := junit.Case{Name: r.Name, Classname: s.Name, Time: junit.Seconds(r.Duration)}
 			switch {
 			case r.Err != nil:
-				su.Errors++
-				c.Error = &junitMessage{Message: firstLine(r.Err.Error()), Body: r.Err.Error()}
+				c.Error = &junit.Message{Message: firstLine(r.Err.Error()), Body: r.Err.Error()}
 			case r.Diff != "":
-				su.Failures++
-				c.Failure = &junitMessage{Message: firstLine(r.Diff), Body: r.Diff}
+				c.Failure = &junit.Message{Message: firstLine(r.Diff), Body: r.Diff}
 			}
-			su.Cases = append(su.Cases, c)
+			su.Add(c)
 		}
-		su.Time = secs(total)
+		su.Time = junit.Seconds(total)
 		js.Suites = append(js.Suites, su)
 	}
-	b, err := xml.MarshalIndent(js, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	if err := junit.Write(&b, js); err != nil {
 		return nil, err
 	}
-	return append([]byte(xml.Header), append(b, '\n')...), nil
+	return b.Bytes(), nil
 }
-
-// secs is a JUnit time in seconds, to the microsecond: a fixture replays
-// in well under a millisecond, and "0.000" would read as not measured.
-func secs(d time.Duration) string { return fmt.Sprintf("%.6f", d.Seconds()) }
 
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
