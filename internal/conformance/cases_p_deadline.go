@@ -57,7 +57,7 @@ func clientGone(t *T, rg *rig, d time.Duration) outcome {
 	defer cancel()
 	rec := rg.t.rec
 	n := len(rec.Events())
-	ex := rg.chain.NewExchange(pipeline.Request{Method: "GET", URL: "/client-gone", Header: http.Header{"X-Client-Id": {"conformance"}}}, pipeline.ExchangeOptions{Trace: rec})
+	ex := rg.chain.NewExchange(pipeline.Request{Request: gateway.Request{Method: "GET", URL: "/client-gone", Header: http.Header{"X-Client-Id": {"conformance"}}}}, pipeline.ExchangeOptions{Trace: rec})
 	if ex.Request(ctx) {
 		cancel()
 		ex.Respond(ctx, pipeline.Upstream{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"ok":true}`)})

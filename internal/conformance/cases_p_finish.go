@@ -76,7 +76,7 @@ func p26FinishNothingReserved(t *T) {
 	ctx := t.Context()
 	h := http.Header{"X-Client-Id": {"conformance"}}
 	rec := rg.t.rec
-	ex := rg.chain.NewExchange(pipeline.Request{Method: "GET", URL: "/unreachable", Header: h}, pipeline.ExchangeOptions{Trace: rec})
+	ex := rg.chain.NewExchange(pipeline.Request{Request: gateway.Request{Method: "GET", URL: "/unreachable", Header: h}}, pipeline.ExchangeOptions{Trace: rec})
 	n := len(rec.Events())
 	if ex.Request(ctx) {
 		ex.Respond(ctx, pipeline.Upstream{Err: errors.New("conformance: upstream refused the connection")})

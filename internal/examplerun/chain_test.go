@@ -133,14 +133,14 @@ func TestMCPGatewayChain_P15_P19_P26_P29(t *testing.T) {
 		return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"city":"Paris"}}}`)
 	}
 
-	denied := c.Run(ctx, pipeline.Request{Method: "POST", URL: "/mcp", Body: call("delete_everything")}, pipeline.Upstream{}, pipeline.ExchangeOptions{})
+	denied := c.Run(ctx, pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/mcp"}, Body: call("delete_everything")}, pipeline.Upstream{}, pipeline.ExchangeOptions{})
 	if denied.Outcome.Kind != gateway.OutcomeDeny || denied.Status != 403 || denied.Outcome.DeniedBy != toolallowlist.Name {
 		t.Fatalf("denied exchange: %+v", denied.Outcome)
 	}
 
 	resp := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n" +
 		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"Sunny\"}]}}\n\n"
-	e := c.NewExchange(pipeline.Request{Method: "POST", URL: "/mcp", Body: call("get_weather")}, pipeline.ExchangeOptions{})
+	e := c.NewExchange(pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/mcp"}, Body: call("get_weather")}, pipeline.ExchangeOptions{})
 	if !e.Request(ctx) {
 		t.Fatal("allowed call denied")
 	}
@@ -168,13 +168,13 @@ func TestMCPGatewayChain_P15_P19_P26_P29(t *testing.T) {
 	// Every slot was released: four more concurrent requests fit.
 	var es []*pipeline.Exchange
 	for range 4 {
-		e := c.NewExchange(pipeline.Request{Method: "POST", URL: "/mcp", Body: call("get_weather")}, pipeline.ExchangeOptions{})
+		e := c.NewExchange(pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/mcp"}, Body: call("get_weather")}, pipeline.ExchangeOptions{})
 		if !e.Request(ctx) {
 			t.Fatal("rate limiter kept a slot of a finished exchange")
 		}
 		es = append(es, e)
 	}
-	over := c.Run(ctx, pipeline.Request{Method: "POST", URL: "/mcp", Body: call("get_weather")}, pipeline.Upstream{}, pipeline.ExchangeOptions{})
+	over := c.Run(ctx, pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/mcp"}, Body: call("get_weather")}, pipeline.Upstream{}, pipeline.ExchangeOptions{})
 	if over.Status != 429 || over.Outcome.DeniedBy != ratelimiter.Name {
 		t.Fatalf("fifth concurrent request: %+v", over.Outcome)
 	}
@@ -199,7 +199,7 @@ func TestInferenceChainMidStreamReject_P25(t *testing.T) {
 	)
 	var client pipeline.BufferClient
 	res := c.Run(context.Background(),
-		pipeline.Request{Method: "POST", URL: "/v1/chat/completions", Body: []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)},
+		pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/v1/chat/completions"}, Body: []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)},
 		pipeline.Upstream{Status: 200, Header: sseHeader(), Stream: &chunks{c: [][]byte{[]byte(chatStream)}}},
 		pipeline.ExchangeOptions{Client: &client})
 	if res.Outcome.DeniedBy != guardrail.Name || !res.Streamed {
@@ -224,7 +224,7 @@ func TestInferenceChainBufferedRedaction_P17_P18(t *testing.T) {
 	)
 	ctx := context.Background()
 	var client pipeline.BufferClient
-	e := c.NewExchange(pipeline.Request{Method: "POST", URL: "/v1/chat/completions", Body: []byte(`{"model":"m","stream":true,"messages":[]}`)}, pipeline.ExchangeOptions{Client: &client})
+	e := c.NewExchange(pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/v1/chat/completions"}, Body: []byte(`{"model":"m","stream":true,"messages":[]}`)}, pipeline.ExchangeOptions{Client: &client})
 	if !e.Request(ctx) {
 		t.Fatal("request denied")
 	}

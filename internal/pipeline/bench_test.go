@@ -49,7 +49,7 @@ func benchChain(n int, stream bool) *Chain {
 	return c
 }
 
-var benchReq = Request{Method: "GET", URL: "http://svc/", Header: http.Header{}}
+var benchReq = Request{Request: gateway.Request{Method: "GET", URL: "http://svc/", Header: http.Header{}}}
 
 // repeatStream yields chunk left times, then io.EOF.
 type repeatStream struct {

@@ -50,7 +50,7 @@ func (c *countClient) Write(p []byte) (int, error)           { c.n += int64(len(
 func (c *countClient) Flush()                                {}
 
 func bodyReq() Request {
-	return Request{Method: "POST", URL: "http://upstream/v1/x", Header: http.Header{}}
+	return Request{Request: gateway.Request{Method: "POST", URL: "http://upstream/v1/x", Header: http.Header{}}}
 }
 
 // A JSON body no plugin needs whole is relayed chunk by chunk as it

@@ -96,7 +96,7 @@ func Example() {
 
 	rec := trace.NewRecorder()
 	client := &pipeline.BufferClient{}
-	req := pipeline.Request{Method: "POST", URL: "https://llm.example/v1/chat", Header: http.Header{"Authorization": {"Bearer x"}}}
+	req := pipeline.Request{Request: gateway.Request{Method: "POST", URL: "https://llm.example/v1/chat", Header: http.Header{"Authorization": {"Bearer x"}}}}
 	up := pipeline.Upstream{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
 		Body: []byte("data: hello\n\n: ping\n\ndata: sk-123\n\n")}
 	res := chain.Run(ctx, req, up, pipeline.ExchangeOptions{Trace: rec, Client: client})

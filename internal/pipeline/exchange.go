@@ -17,20 +17,12 @@ import (
 	"github.com/abkit/abkit/sdk/sse"
 )
 
-// Request is the request a host hands an exchange.
+// Request is the request a host hands an exchange: the request as its
+// plugins see it (method, URL, the target's parts the host has from the
+// transport (P35; a host that has only a URL and a Host header fills them
+// with gateway.Request.FillTarget) and headers) and its body.
 type Request struct {
-	Method string
-	URL    string
-	// Scheme, Host, Path, RawQuery and RemoteAddr are the request's parts
-	// as the host has them from the transport (P35); see gateway.Request.
-	// A host that has only a URL and a Host header fills them with
-	// gateway.Request.FillTarget.
-	Scheme     string
-	Host       string
-	Path       string
-	RawQuery   string
-	RemoteAddr string
-	Header     http.Header
+	gateway.Request
 	// Body is the request body as the host read it; nil for none. The
 	// plugins see it only when some plugin reads bodies (P11).
 	Body []byte
@@ -278,15 +270,10 @@ var errStop = errors.New("stop")
 // NewExchange starts an exchange of req through c. The exchange takes
 // ownership of req's header and body.
 func (c *Chain) NewExchange(req Request, opts ExchangeOptions) *Exchange {
-	gx, ctl := gateway.NewExchange(c.dir, req.gateway())
+	gx, ctl := gateway.NewExchange(c.dir, req.Request)
 	e := &Exchange{c: c, gx: gx, ctl: ctl}
 	e.init(req, opts)
 	return e
-}
-
-func (r *Request) gateway() gateway.Request {
-	return gateway.Request{Method: r.Method, URL: r.URL, Scheme: r.Scheme, Host: r.Host, Path: r.Path,
-		RawQuery: r.RawQuery, RemoteAddr: r.RemoteAddr, Header: r.Header}
 }
 
 // init sets up a new exchange of req on e, whose chain and plugin-facing
@@ -323,7 +310,7 @@ func (e *Exchange) Reset(req Request, opts ExchangeOptions) bool {
 	}
 	c, gx, ctl, emitFn := e.c, e.gx, e.ctl, e.emitFn
 	scratch := e.scratch[:0]
-	ctl.Reset(c.dir, req.gateway())
+	ctl.Reset(c.dir, req.Request)
 	*e = Exchange{c: c, gx: gx, ctl: ctl, emitFn: emitFn, scratch: scratch}
 	e.init(req, opts)
 	return true

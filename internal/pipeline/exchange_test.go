@@ -16,7 +16,7 @@ import (
 )
 
 func req() Request {
-	return Request{Method: "POST", URL: "http://svc/v1", Header: http.Header{}, Body: []byte(`{"q":1}`)}
+	return Request{Request: gateway.Request{Method: "POST", URL: "http://svc/v1", Header: http.Header{}}, Body: []byte(`{"q":1}`)}
 }
 
 func jsonUp(body string) Upstream {

@@ -31,7 +31,7 @@ func TestBuild_P5Warns(t *testing.T) {
 	if len(ws) != 1 || ws[0].Rule != "P5" || !ws[0].Warning || !strings.Contains(ws[0].Error(), "81 characters") {
 		t.Fatalf("Warnings = %v, want one P5 warning about 81 characters", ws)
 	}
-	res := c.Run(context.Background(), Request{Method: "GET", URL: "/"}, Upstream{Status: 200}, ExchangeOptions{})
+	res := c.Run(context.Background(), Request{Request: gateway.Request{Method: "GET", URL: "/"}}, Upstream{Status: 200}, ExchangeOptions{})
 	if res.Outcome.Kind != gateway.OutcomeAllow {
 		t.Errorf("outcome %v, want allow", res.Outcome)
 	}
@@ -111,7 +111,7 @@ func TestExchange_X1Refused(t *testing.T) {
 		}}
 	c := buildFakes(t, Options{}, parser, good, reader)
 	rec := trace.NewRecorder().WithoutDurations()
-	res := c.Run(context.Background(), Request{Method: "POST", URL: "/v1/chat"}, Upstream{Status: 200}, ExchangeOptions{Trace: rec})
+	res := c.Run(context.Background(), Request{Request: gateway.Request{Method: "POST", URL: "/v1/chat"}}, Upstream{Status: 200}, ExchangeOptions{Trace: rec})
 	if strings.Join(seen, ",") != "none,tag" {
 		t.Errorf("reader saw %v, want the refused value gone and the valid one there", seen)
 	}
@@ -155,7 +155,7 @@ func TestExchange_ExtensionRemovedInTrace(t *testing.T) {
 	}}
 	c := buildFakes(t, Options{}, setter, remover)
 	rec := trace.NewRecorder().WithoutDurations()
-	c.Run(context.Background(), Request{Method: "GET", URL: "/"}, Upstream{Status: 200}, ExchangeOptions{Trace: rec})
+	c.Run(context.Background(), Request{Request: gateway.Request{Method: "GET", URL: "/"}}, Upstream{Status: 200}, ExchangeOptions{Trace: rec})
 	if after {
 		t.Error("the deleted extension is back in OnResponse")
 	}

@@ -193,7 +193,7 @@ func runFailing(t *testing.T, hook string, streamed bool, policy OnError, failur
 		up = Upstream{Status: 200, Header: sseHeader(), Body: []byte("data: one\n\ndata: fail\n\ndata: three\n\n")}
 	}
 	rec := trace.NewRecorder().WithoutDurations()
-	res := c.Run(context.Background(), Request{Method: "POST", URL: "/v1", Header: http.Header{"X-In": {"1"}}},
+	res := c.Run(context.Background(), Request{Request: gateway.Request{Method: "POST", URL: "/v1", Header: http.Header{"X-In": {"1"}}}},
 		up, ExchangeOptions{Trace: rec})
 	run := failRun{Outcome: res.Outcome, Status: res.Status, Header: res.Header, Body: string(res.Body),
 		Streamed: res.Streamed, Frames: res.Frames, Relayed: res.Relayed, ReqBody: string(res.RequestBody),

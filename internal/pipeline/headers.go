@@ -185,5 +185,5 @@ func traceRejection(r *gateway.Rejection) *trace.Rejection {
 func RequestTo(method, target string, h http.Header, body []byte) Request {
 	g := gateway.Request{URL: target}
 	g.FillTarget(h.Get("Host"))
-	return Request{Method: method, URL: target, Scheme: g.Scheme, Host: g.Host, Path: g.Path, RawQuery: g.RawQuery, Header: h, Body: body}
+	return Request{Request: gateway.Request{Method: method, URL: target, Scheme: g.Scheme, Host: g.Host, Path: g.Path, RawQuery: g.RawQuery, Header: h}, Body: body}
 }

@@ -51,7 +51,7 @@ func TestRequestHeaderChanges(t *testing.T) {
 	c := buildFakes(t, Options{}, a, b)
 	rec := trace.NewRecorder()
 	h := http.Header{"X-Drop": {"gone"}, "Content-Length": {"2"}, "Authorization": {"Bearer placeholder"}}
-	x := c.NewExchange(Request{Method: "POST", URL: "/v1", Header: h, Body: []byte("{}")}, ExchangeOptions{Trace: rec})
+	x := c.NewExchange(Request{Request: gateway.Request{Method: "POST", URL: "/v1", Header: h}, Body: []byte("{}")}, ExchangeOptions{Trace: rec})
 	if !x.Request(context.Background()) {
 		t.Fatal("request denied")
 	}
@@ -97,7 +97,7 @@ func TestResponseHeaderChangesBuffered(t *testing.T) {
 	cl := &clientRec{}
 	h := jsonHeader()
 	h.Set("Server", "up")
-	c.Run(context.Background(), Request{Method: "GET", URL: "/"}, Upstream{Status: 200, Header: h, Body: []byte("{}")}, ExchangeOptions{Client: cl})
+	c.Run(context.Background(), Request{Request: gateway.Request{Method: "GET", URL: "/"}}, Upstream{Status: 200, Header: h, Body: []byte("{}")}, ExchangeOptions{Client: cl})
 	if cl.header.Get("X-Checked") != "yes" || cl.header.Get("Server") != "" {
 		t.Errorf("client header = %v", cl.header)
 	}
@@ -120,7 +120,7 @@ func TestResponseHeaderChangesStream(t *testing.T) {
 	c := buildFakes(t, Options{}, a)
 	cl := &clientRec{}
 	body := []byte("data: one\n\ndata: two\n\n")
-	res := c.Run(context.Background(), Request{Method: "GET", URL: "/"}, Upstream{Status: 200, Header: sseHeader(), Body: body}, ExchangeOptions{Client: cl})
+	res := c.Run(context.Background(), Request{Request: gateway.Request{Method: "GET", URL: "/"}}, Upstream{Status: 200, Header: sseHeader(), Body: body}, ExchangeOptions{Client: cl})
 	if cl.header.Get("X-First") != "1" {
 		t.Errorf("first frame's header change did not reach the client: %v", cl.header)
 	}
@@ -148,7 +148,7 @@ func TestRejectionHeadersAndBody(t *testing.T) {
 	c := buildFakes(t, Options{}, a)
 	cl := &clientRec{}
 	rec := trace.NewRecorder()
-	res := c.Run(context.Background(), Request{Method: "GET", URL: "/"}, Upstream{Status: 200}, ExchangeOptions{Client: cl, Trace: rec})
+	res := c.Run(context.Background(), Request{Request: gateway.Request{Method: "GET", URL: "/"}}, Upstream{Status: 200}, ExchangeOptions{Client: cl, Trace: rec})
 	if cl.status != 429 || cl.header.Get("Retry-After") != "3" || cl.header.Get("Content-Type") != "application/json" {
 		t.Errorf("client got %d %v", cl.status, cl.header)
 	}
@@ -205,12 +205,12 @@ func TestIdentityForLaterPlugins(t *testing.T) {
 	}}
 	c := buildFakes(t, Options{}, a, b)
 	up := Upstream{Status: 200, Header: jsonHeader(), Body: []byte("{}")}
-	x := c.NewExchange(Request{Method: "GET", URL: "/", Header: http.Header{"Authorization": {"Bearer t"}}}, ExchangeOptions{})
+	x := c.NewExchange(Request{Request: gateway.Request{Method: "GET", URL: "/", Header: http.Header{"Authorization": {"Bearer t"}}}}, ExchangeOptions{})
 	if x.Request(context.Background()) {
 		x.Respond(context.Background(), up)
 	}
 	x.Finish()
-	if !x.Reset(Request{Method: "GET", URL: "/"}, ExchangeOptions{}) {
+	if !x.Reset(Request{Request: gateway.Request{Method: "GET", URL: "/"}}, ExchangeOptions{}) {
 		t.Fatal("Reset refused")
 	}
 	if x.Request(context.Background()) {
@@ -233,7 +233,7 @@ func TestRequestParts(t *testing.T) {
 	c := buildFakes(t, Options{}, a)
 	req := gateway.Request{URL: "https://api.example.com/v1/chat?x=1"}
 	req.FillTarget("ignored.example")
-	c.Run(context.Background(), Request{Method: "GET", URL: req.URL, Scheme: req.Scheme, Host: req.Host, Path: req.Path, RawQuery: req.RawQuery, RemoteAddr: "127.0.0.1:5"},
+	c.Run(context.Background(), Request{Request: gateway.Request{Method: "GET", URL: req.URL, Scheme: req.Scheme, Host: req.Host, Path: req.Path, RawQuery: req.RawQuery, RemoteAddr: "127.0.0.1:5"}},
 		Upstream{Status: 200}, ExchangeOptions{})
 	if got.Scheme != "https" || got.Host != "api.example.com" || got.Path != "/v1/chat" || got.RawQuery != "x=1" || got.RemoteAddr != "127.0.0.1:5" {
 		t.Errorf("request parts = %+v", got)
@@ -254,7 +254,7 @@ func TestNonCanonicalFramingHeaderDropped(t *testing.T) {
 		return gateway.Continue()
 	}}
 	c := buildFakes(t, Options{}, a)
-	x := c.NewExchange(Request{Method: "POST", URL: "/v1", Header: http.Header{}, Body: []byte("{}")}, ExchangeOptions{})
+	x := c.NewExchange(Request{Request: gateway.Request{Method: "POST", URL: "/v1", Header: http.Header{}}, Body: []byte("{}")}, ExchangeOptions{})
 	if !x.Request(context.Background()) {
 		t.Fatal("request denied")
 	}

@@ -33,7 +33,7 @@ func TestResetReusesExchange(t *testing.T) {
 		}}
 	c := buildFakes(t, Options{}, p)
 	ctx := context.Background()
-	x := c.NewExchange(Request{Method: "GET", URL: "http://svc/deny", Header: http.Header{}}, ExchangeOptions{})
+	x := c.NewExchange(Request{Request: gateway.Request{Method: "GET", URL: "http://svc/deny", Header: http.Header{}}}, ExchangeOptions{})
 	if x.Reset(req(), ExchangeOptions{}) {
 		t.Fatal("Reset of an exchange that has not finished: want refused")
 	}
@@ -41,7 +41,7 @@ func TestResetReusesExchange(t *testing.T) {
 	if res := x.Finish(); res.Outcome.Kind != gateway.OutcomeDeny {
 		t.Fatalf("first exchange: %v, want deny", res.Outcome.Kind)
 	}
-	if !x.Reset(Request{Method: "GET", URL: "http://svc/ok", Header: http.Header{}}, ExchangeOptions{}) {
+	if !x.Reset(Request{Request: gateway.Request{Method: "GET", URL: "http://svc/ok", Header: http.Header{}}}, ExchangeOptions{}) {
 		t.Fatal("Reset of a finished exchange refused")
 	}
 	if !x.Request(ctx) {
@@ -76,7 +76,7 @@ func TestResetRefusedAfterAbandonedFinisherP28(t *testing.T) {
 	}}
 	c := buildFakes(t, Options{FinishTimeout: time.Millisecond, Grace: time.Millisecond}, p)
 	ctx := context.Background()
-	x := c.NewExchange(Request{Method: "GET", URL: "http://svc/first", Header: http.Header{}}, ExchangeOptions{})
+	x := c.NewExchange(Request{Request: gateway.Request{Method: "GET", URL: "http://svc/first", Header: http.Header{}}}, ExchangeOptions{})
 	x.Request(ctx)
 	x.Respond(ctx, jsonUp("{}"))
 	res := x.Finish()
@@ -86,8 +86,8 @@ func TestResetRefusedAfterAbandonedFinisherP28(t *testing.T) {
 	first := <-entered
 	// The host drives its next exchange, reusing x only if Reset allows.
 	next := x
-	if !x.Reset(Request{Method: "GET", URL: "http://svc/second", Header: http.Header{}}, ExchangeOptions{}) {
-		next = c.NewExchange(Request{Method: "GET", URL: "http://svc/second", Header: http.Header{}}, ExchangeOptions{})
+	if !x.Reset(Request{Request: gateway.Request{Method: "GET", URL: "http://svc/second", Header: http.Header{}}}, ExchangeOptions{}) {
+		next = c.NewExchange(Request{Request: gateway.Request{Method: "GET", URL: "http://svc/second", Header: http.Header{}}}, ExchangeOptions{})
 	} else {
 		t.Error("Reset reused an exchange whose finisher was abandoned (P28)")
 	}

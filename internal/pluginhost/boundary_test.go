@@ -239,7 +239,7 @@ func TestFinishContextAndOutcomeAcrossBoundary_P28_P29(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := ch.Run(ctx, pipeline.Request{Method: "POST", URL: "/v1/chat"}, c.up, pipeline.ExchangeOptions{})
+			res := ch.Run(ctx, pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/v1/chat"}}, c.up, pipeline.ExchangeOptions{})
 			if res.Err != nil {
 				t.Fatalf("run: %v", res.Err)
 			}

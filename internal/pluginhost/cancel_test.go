@@ -111,7 +111,7 @@ func runCancelled(t *testing.T, observer gateway.Factory, up pipeline.Upstream, 
 	defer c.Stop(context.Background())
 	rec := trace.NewRecorder()
 	var client pipeline.BufferClient
-	r := c.Run(ctx, pipeline.Request{Method: "POST", URL: "http://upstream/v1/chat/completions", Body: []byte(`{}`)}, up,
+	r := c.Run(ctx, pipeline.Request{Request: gateway.Request{Method: "POST", URL: "http://upstream/v1/chat/completions"}, Body: []byte(`{}`)}, up,
 		pipeline.ExchangeOptions{Trace: rec, Client: &client})
 	o := r.Outcome
 	o.Duration = 0

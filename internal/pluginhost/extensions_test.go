@@ -92,7 +92,7 @@ func TestExtensionRemovalAcrossBoundary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := ch.NewExchange(pipeline.Request{Method: "GET", URL: "/"}, pipeline.ExchangeOptions{})
+		e := ch.NewExchange(pipeline.Request{Request: gateway.Request{Method: "GET", URL: "/"}}, pipeline.ExchangeOptions{})
 		if e.Request(context.Background()) {
 			e.Respond(context.Background(), pipeline.Upstream{Status: 200})
 		}

@@ -28,8 +28,11 @@ func helperOpts(mode string) pluginhost.Options {
 }
 
 // A binary that is not an abkit plugin gives a *LoadError wrapping
-// ErrNotPlugin (ErrStartTimeout when it is only silent) within the start
-// bound, and its process is reaped.
+// ErrNotPlugin (ErrStartTimeout when it is only silent), and its process is
+// reaped. ErrNotPlugin is itself the proof that Load did not wait out the
+// start timeout (that would be ErrStartTimeout), so no wall-clock bound is
+// asserted: a busy machine only slows the answer. The minute is a hang
+// guard.
 func TestLoadNotAPlugin(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -37,15 +40,14 @@ func TestLoadNotAPlugin(t *testing.T) {
 	}
 	cases := []struct {
 		mode, want string
-		bound      time.Duration
 		sentinel   error
 	}{
 		// Silence past the start timeout is slow, not proven foreign: the
 		// catalog must not cache it as "not a plugin" (ErrStartTimeout).
-		{"no-handshake", "the plugin did not start in time: no handshake within 2s", 4 * time.Second, pluginhost.ErrStartTimeout},
-		{"garbage", "Unrecognized remote plugin message: hello, I am not a plugin", 2 * time.Second, pluginhost.ErrNotPlugin},
-		{"wrong-cookie", "These are not meant to be executed directly", 2 * time.Second, pluginhost.ErrNotPlugin},
-		{"wrong-version", "incompatible API version with plugin. Plugin version: 7, Client versions: [1]", 2 * time.Second, pluginhost.ErrNotPlugin},
+		{"no-handshake", "the plugin did not start in time: no handshake within 2s", pluginhost.ErrStartTimeout},
+		{"garbage", "Unrecognized remote plugin message: hello, I am not a plugin", pluginhost.ErrNotPlugin},
+		{"wrong-cookie", "These are not meant to be executed directly", pluginhost.ErrNotPlugin},
+		{"wrong-version", "incompatible API version with plugin. Plugin version: 7, Client versions: [1]", pluginhost.ErrNotPlugin},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
@@ -64,8 +66,8 @@ func TestLoadNotAPlugin(t *testing.T) {
 			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "is not a working abkit plugin") {
 				t.Fatalf("error %q does not say %q", err, c.want)
 			}
-			if took > c.bound {
-				t.Fatalf("took %v, bound %v", took, c.bound)
+			if took > time.Minute {
+				t.Fatalf("took %v: Load hung", took)
 			}
 			if le.Pid == 0 || !gone(le.Pid) {
 				t.Fatalf("process %d is still there", le.Pid)
@@ -121,7 +123,7 @@ func TestCrashMidStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := "data: one\n\ndata: two\n\ndata: three\n\n"
-	res := c.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"},
+	res := c.Run(context.Background(), pipeline.Request{Request: gateway.Request{Method: "GET", URL: "/"}},
 		pipeline.Upstream{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(body)},
 		pipeline.ExchangeOptions{})
 	ce := callError(res.Err)
@@ -148,7 +150,7 @@ func TestCrashMidStream(t *testing.T) {
 func TestHangPastTimeout(t *testing.T) {
 	p, c := loadHelper(t, "hang")
 	t0 := time.Now()
-	res := c.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
+	res := c.Run(context.Background(), pipeline.Request{Request: gateway.Request{Method: "GET", URL: "/"}}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
 	took := time.Since(t0)
 	ce := callError(res.Err)
 	if ce == nil || !errors.Is(ce, context.DeadlineExceeded) || ce.Call != "on_request" || ce.Plugin != "misbehaving" {
@@ -230,7 +232,7 @@ func TestHangPastCallerDeadline(t *testing.T) {
 	_, c := loadHelper(t, "hang")
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	res := c.Run(ctx, pipeline.Request{Method: "GET", URL: "/"}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
+	res := c.Run(ctx, pipeline.Request{Request: gateway.Request{Method: "GET", URL: "/"}}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
 	ce := callError(res.Err)
 	if ce == nil || !errors.Is(ce, pluginhost.ErrDeadline) || !errors.Is(ce, context.DeadlineExceeded) {
 		t.Fatalf("err %v: want a *CallError wrapping ErrDeadline and context.DeadlineExceeded", res.Err)
@@ -305,7 +307,7 @@ func TestExitOrKillIsNotAPanic(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			p, c := loadHelper(t, tc.mode)
-			res := c.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
+			res := c.Run(context.Background(), pipeline.Request{Request: gateway.Request{Method: "GET", URL: "/"}}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
 			if res.Err == nil {
 				t.Fatal("no error")
 			}

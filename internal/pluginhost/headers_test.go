@@ -128,8 +128,8 @@ func runHeaders(t *testing.T, f gateway.Factory) []headerRun {
 		for i := 0; i+1 < len(extra); i += 2 {
 			h.Set(extra[i], extra[i+1])
 		}
-		return pipeline.Request{Method: "POST", URL: "https://api.example.com/v1/chat?model=m", Scheme: "https", Host: "api.example.com",
-			Path: "/v1/chat", RawQuery: "model=m", RemoteAddr: "127.0.0.1:40000", Header: h, Body: []byte("{}")}
+		return pipeline.Request{Request: gateway.Request{Method: "POST", URL: "https://api.example.com/v1/chat?model=m", Scheme: "https", Host: "api.example.com",
+			Path: "/v1/chat", RawQuery: "model=m", RemoteAddr: "127.0.0.1:40000", Header: h}, Body: []byte("{}")}
 	}
 	buffered := pipeline.Upstream{Status: 200, Header: http.Header{"Content-Type": {"application/json"}, "Server": {"up"}}, Body: []byte(`{"ok":true}`)}
 	stream := pipeline.Upstream{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte("data: one\n\ndata: two\n\n")}

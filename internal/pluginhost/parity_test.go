@@ -127,9 +127,9 @@ func TestPipelineSameInAndOutOfProcess_P15_P17_P19_P25_P26(t *testing.T) {
 			entries: []pipeline.Entry{entry("rate-limiter", `{"limit":4}`), entry("mcp-parser", ""),
 				entry("tool-allowlist", `{"allow":["get_weather"]}`), entry("guardrail", `{"phrases":["drop table"]}`)},
 			xs: []exchange{
-				{req: pipeline.Request{Method: "POST", URL: "/mcp", Body: mcpCall("delete_everything")}},
-				{req: pipeline.Request{Method: "POST", URL: "/mcp", Body: mcpCall("get_weather")}, up: sse(mcpResp)},
-				{req: pipeline.Request{Method: "POST", URL: "/mcp", Body: mcpCall("get_weather")},
+				{req: pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/mcp"}, Body: mcpCall("delete_everything")}},
+				{req: pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/mcp"}, Body: mcpCall("get_weather")}, up: sse(mcpResp)},
+				{req: pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/mcp"}, Body: mcpCall("get_weather")},
 					up: pipeline.Upstream{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)}},
 			},
 		},
@@ -139,8 +139,8 @@ func TestPipelineSameInAndOutOfProcess_P15_P17_P19_P25_P26(t *testing.T) {
 			local:   []gateway.Factory{inferenceparser.Factory(), guardrail.Factory()},
 			entries: []pipeline.Entry{entry("inference-parser", ""), entry("guardrail", `{"phrases":["drop table"]}`)},
 			xs: []exchange{
-				{req: pipeline.Request{Method: "POST", URL: "/v1/chat/completions", Body: []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)}, up: sse(chatStream)},
-				{req: pipeline.Request{Method: "POST", URL: "/v1/chat/completions", Body: []byte(`{"model":"m","messages":[{"role":"user","content":"please drop table x"}]}`)}},
+				{req: pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/v1/chat/completions"}, Body: []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)}, up: sse(chatStream)},
+				{req: pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/v1/chat/completions"}, Body: []byte(`{"model":"m","messages":[{"role":"user","content":"please drop table x"}]}`)}},
 			},
 		},
 		{
@@ -149,10 +149,10 @@ func TestPipelineSameInAndOutOfProcess_P15_P17_P19_P25_P26(t *testing.T) {
 			local:   []gateway.Factory{inferenceparser.Factory(), piiredactor.Factory()},
 			entries: []pipeline.Entry{entry("inference-parser", ""), entry("pii-redactor", "")},
 			xs: []exchange{
-				{req: pipeline.Request{Method: "POST", URL: "/v1/chat/completions", Body: []byte(`{"model":"m","messages":[]}`)},
+				{req: pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/v1/chat/completions"}, Body: []byte(`{"model":"m","messages":[]}`)},
 					up: pipeline.Upstream{Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
 						Body: []byte(`{"choices":[{"message":{"content":"mail bob@example.com or call"}}]}`)}},
-				{req: pipeline.Request{Method: "POST", URL: "/v1/chat/completions", Body: []byte(`{"model":"m","stream":true}`)}, up: sse(chatStream)},
+				{req: pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/v1/chat/completions"}, Body: []byte(`{"model":"m","stream":true}`)}, up: sse(chatStream)},
 			},
 		},
 	}

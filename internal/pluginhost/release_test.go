@@ -50,7 +50,7 @@ func TestReleaseOnGC_P31(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	const n = 20
 	for range n {
-		res := ch.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
+		res := ch.Run(context.Background(), pipeline.Request{Request: gateway.Request{Method: "GET", URL: "/"}}, pipeline.Upstream{Status: 200}, pipeline.ExchangeOptions{})
 		if res.Outcome.Kind != gateway.OutcomeDeny {
 			t.Fatalf("outcome %+v, want deny", res.Outcome)
 		}

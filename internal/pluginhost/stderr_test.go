@@ -135,6 +135,6 @@ func runExchange(t *testing.T, p *pluginhost.Plugin) *pipeline.Result {
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return c.Run(context.Background(), pipeline.Request{Method: "GET", URL: "/"},
+	return c.Run(context.Background(), pipeline.Request{Request: gateway.Request{Method: "GET", URL: "/"}},
 		pipeline.Upstream{Status: 200, Header: http.Header{}, Body: []byte("{}")}, pipeline.ExchangeOptions{})
 }

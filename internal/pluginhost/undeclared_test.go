@@ -90,7 +90,7 @@ func runUndeclared(t *testing.T, w gateway.Factory, keep bool) undeclaredRun {
 	}
 	rec := trace.NewRecorder()
 	var client pipeline.BufferClient
-	r := c.Run(context.Background(), pipeline.Request{Method: "POST", URL: "/", Body: []byte("orig")},
+	r := c.Run(context.Background(), pipeline.Request{Request: gateway.Request{Method: "POST", URL: "/"}, Body: []byte("orig")},
 		pipeline.Upstream{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{}`)},
 		pipeline.ExchangeOptions{Trace: rec, Client: &client})
 	return undeclaredRun{Seen: seen, Events: trace.WithoutDurations(rec.Events()), Upstream: string(r.RequestBody),

@@ -299,8 +299,8 @@ func (s *Server) runPipeline(ctx context.Context, sc runtimekit.PipelineScenario
 
 func (s *Server) exchange(ctx context.Context, chain *pipeline.Chain, idx uint32, es *abkitv1.ExchangeSpec) *abkitv1.ExchangeRun {
 	rq := es.GetRequest()
-	req := pipeline.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Scheme: rq.GetScheme(), Host: rq.GetHost(), Path: rq.GetPath(),
-		RawQuery: rq.GetRawQuery(), RemoteAddr: rq.GetRemoteAddr(), Header: abkitv1.HeaderFromProto(rq.GetHeader()), Body: runtimekit.RequestBody(rq)}
+	req := pipeline.Request{Request: gateway.Request{Method: rq.GetMethod(), URL: rq.GetUrl(), Scheme: rq.GetScheme(), Host: rq.GetHost(), Path: rq.GetPath(),
+		RawQuery: rq.GetRawQuery(), RemoteAddr: rq.GetRemoteAddr(), Header: abkitv1.HeaderFromProto(rq.GetHeader())}, Body: runtimekit.RequestBody(rq)}
 	client, rctx := runtimekit.NewClient(ctx, es)
 	defer client.Cancel()
 	orig := req.Header.Clone() // the exchange takes req.Header

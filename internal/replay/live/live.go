@@ -390,8 +390,8 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	}
 	// The parts are the request's as the client sent it (P35); URL is
 	// where it goes.
-	x := s.chain.NewExchange(pipeline.Request{Method: r.Method, URL: targetURL, Scheme: scheme, Host: r.Host, Path: r.URL.Path,
-		RawQuery: r.URL.RawQuery, RemoteAddr: r.RemoteAddr, Header: sent.Clone(), Body: reqBody},
+	x := s.chain.NewExchange(pipeline.Request{Request: gateway.Request{Method: r.Method, URL: targetURL, Scheme: scheme, Host: r.Host, Path: r.URL.Path,
+		RawQuery: r.URL.RawQuery, RemoteAddr: r.RemoteAddr, Header: sent.Clone()}, Body: reqBody},
 		pipeline.ExchangeOptions{Trace: rec, Client: pipeline.HTTPClient{W: w}, MaxBody: fixture.MaxBody()})
 	var (
 		upStatus   int
