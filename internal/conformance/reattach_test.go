@@ -129,7 +129,7 @@ func TestReattachToDeadProcess(t *testing.T) {
 	if !strings.Contains(errb.String(), "reattach:unix:") {
 		t.Errorf("the error does not name the reattach address: %s", errb.String())
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	if d := time.Since(start); d > time.Minute { // hang guard
 		t.Errorf("took %v", d)
 	}
 }

@@ -81,7 +81,9 @@ func TestCloseBoundedByStuckNotifyD20(t *testing.T) {
 	start := time.Now()
 	err := d.Close()
 	waited := time.Since(start)
-	if waited < bound || waited > bound+2*time.Second {
+	// ErrCloseTimeout below proves the bound ended Close; the minute is
+	// only a hang guard.
+	if waited < bound || waited > time.Minute {
 		t.Errorf("Close took %v, want about %v", waited, bound)
 	}
 	var ce *CloseError
@@ -97,10 +99,13 @@ func TestCloseBoundedByStuckNotifyD20(t *testing.T) {
 		}
 	}
 
-	// Idempotent: a second Close reports the same at once.
-	start = time.Now()
-	if err2 := d.Close(); err2 != err || time.Since(start) > bound/2 {
-		t.Errorf("second Close: %v after %v, want the same error at once", err2, time.Since(start))
+	// Idempotent: a second Close reports the same at once. Given a context
+	// already ended, one that waited again would return that context's
+	// error instead.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err2 := d.CloseContext(ended); err2 != err {
+		t.Errorf("second Close: %v, want the same error at once", err2)
 	}
 	if _, err := d.Dispatch(context.Background(), Request{Point: intercept.ToolAfter, Payload: samples()[intercept.ToolAfter][0]}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Dispatch after Close: %v, want ErrClosed", err)
@@ -127,7 +132,7 @@ func TestCloseContextEndsFirstD20(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	err := d.CloseContext(ctx)
-	if time.Since(start) > 5*time.Second {
+	if time.Since(start) > 30*time.Second { // hang guard; the CloseTimeout is a minute
 		t.Errorf("CloseContext took %v, want about 100ms", time.Since(start))
 	}
 	var ce *CloseError
