@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/abkit/abkit/internal/hookbus"
 	abkitv1 "github.com/abkit/abkit/proto/abkit/v1"
 	"github.com/abkit/abkit/sdk/hooks"
 	"github.com/abkit/abkit/sdk/intercept"
@@ -87,8 +88,10 @@ func (e extension) Notify(point intercept.Point, payload json.RawMessage) error 
 
 // Hooks returns the plugin's family H hooks as ordinary hooks, in the order
 // the plugin declared them. A failed call is an error (handled by the hook's
-// policy); a panic in the plugin is re-raised as a *RemotePanic, so the bus
-// treats it as it treats an in-process panic.
+// policy); a panic in the plugin is a *hookbus.PanicError holding a
+// *RemotePanic and the plugin's stack, the error the bus makes of an
+// in-process panic, so the bus treats both alike without a panic crossing
+// the host.
 func (p *Plugin) Hooks() (submit []hooks.SubmitHook, parts []hooks.PartHook, tools []hooks.ToolReactor) {
 	for _, h := range p.desc.GetHooks() {
 		rh := remoteHook{p: p, index: h.GetIndex(), spec: hooks.Spec{ID: h.GetId(), Order: int(h.GetOrder()),
@@ -118,7 +121,8 @@ func (h remoteHook) failure(e *abkitv1.HookError) error {
 	case e == nil:
 		return nil
 	case e.GetPanicked():
-		panic(splitPanic(h.spec.ID, e.GetMessage()))
+		rp := splitPanic(h.spec.ID, e.GetMessage())
+		return &hookbus.PanicError{Value: rp, Stack: []byte(rp.Stack)}
 	case e.GetKind() == "reject":
 		return hooks.Reject(e.GetMessage())
 	}

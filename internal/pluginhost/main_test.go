@@ -128,7 +128,7 @@ func testServer(p sdk.Plugin) *pluginserver.Server {
 
 // runHelper is the test binary re-executed as a (misbehaving) plugin.
 func runHelper(mode string) {
-	if serveBoundaryHelper(mode) || serveStderrFlood(mode) || serveEnvProbe(mode) || serveCancelHelper(mode) || serveHeaderHelper(mode) || serveExtensionHelper(mode) || serveUndeclaredHelper(mode) {
+	if serveBoundaryHelper(mode) || serveHookPanicHelper(mode) || serveStderrFlood(mode) || serveEnvProbe(mode) || serveCancelHelper(mode) || serveHeaderHelper(mode) || serveExtensionHelper(mode) || serveUndeclaredHelper(mode) {
 		os.Exit(0)
 	}
 	switch mode {
