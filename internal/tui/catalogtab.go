@@ -26,8 +26,9 @@ type catalogTab struct {
 	requiredBy map[string][]string
 	inChain    map[string]int // plugin name → first active position in the loaded chain
 
-	filter    string
+	filter    string // the filter applied
 	filtering bool
+	edit      field // edits filter while filtering
 	rows      []int // indices into c.Plugins that pass the filter
 	cursor    int
 	off       int
@@ -132,17 +133,15 @@ func (t *catalogTab) filterKey(msg tea.KeyPressMsg, k KeyMap) {
 	case key.Matches(msg, k.Enter):
 		t.filtering = false
 		return
-	case msg.Code == tea.KeyBackspace:
-		if r := []rune(t.filter); len(r) > 0 {
-			t.filter = string(r[:len(r)-1])
-		}
 	case key.Matches(msg, k.Up, k.Down) && msg.Text == "":
 		t.cursor = moveCursor(msg, k, t.cursor, len(t.rows), 0)
 		return
-	case msg.Text != "":
-		t.filter += msg.Text
 	default:
-		return
+		t.edit.edit(msg)
+		if t.edit.value() == t.filter {
+			return // the cursor moved
+		}
+		t.filter = t.edit.value()
 	}
 	t.applyFilter()
 }
@@ -151,6 +150,7 @@ func (t *catalogTab) key(msg tea.KeyPressMsg, k KeyMap, h int) {
 	switch {
 	case key.Matches(msg, k.Filter):
 		t.filtering, t.detail = true, false
+		t.edit.set(t.filter)
 		return
 	case key.Matches(msg, k.Enter):
 		t.detail = t.selected() != nil

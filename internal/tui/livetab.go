@@ -37,8 +37,9 @@ type liveTab struct {
 	paused    bool
 	cursor    int
 	off       int
-	filter    string
+	filter    string // the filter applied
 	filtering bool
+	edit      field // edits filter while filtering
 	state     string // connecting, live, or why the stream ended
 	ok        bool
 	missed    uint64 // events lost to reconnections after falling behind
@@ -169,7 +170,7 @@ func (l *liveTab) view(w, h int, th theme) []string {
 		head += th.warn.Render(p)
 	}
 	if l.filtering {
-		head += "  filter: " + l.filter + "▏"
+		head += "  filter: " + l.edit.view()
 	} else if l.filter != "" {
 		head += "  filter: " + l.filter
 	}
@@ -419,7 +420,8 @@ func (l *liveTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Filter):
-		m.lv.filtering = true
+		l.filtering = true
+		l.edit.set(l.filter)
 	case key.Matches(msg, k.Back):
 		m.lv.filter = ""
 	case key.Matches(msg, k.Pause):
@@ -448,15 +450,12 @@ func (l *liveTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 func (l *liveTab) filterKey(m *Model, msg tea.KeyPressMsg) {
 	switch {
 	case key.Matches(msg, m.keys.Enter):
-		m.lv.filtering = false
+		l.filtering = false
 	case key.Matches(msg, m.keys.Back):
-		m.lv.filtering, m.lv.filter = false, ""
-	case msg.Code == tea.KeyBackspace:
-		if r := []rune(m.lv.filter); len(r) > 0 {
-			m.lv.filter = string(r[:len(r)-1])
-		}
-	case msg.Text != "":
-		m.lv.filter += msg.Text
+		l.filtering, l.filter = false, ""
+	default:
+		l.edit.edit(msg)
+		l.filter = l.edit.value()
 	}
-	m.lv.cursor = 0
+	l.cursor = 0
 }

@@ -41,7 +41,7 @@ type traceTab struct {
 	// into input; 0 otherwise. query is the last search, which an empty
 	// search repeats.
 	prompt byte
-	input  string
+	input  field
 	query  string
 	// detailOff is the first line of the step's detail shown (J/K); it
 	// resets when the cursor moves.
@@ -472,7 +472,8 @@ func (t *traceTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 		m.setInfo(fmt.Sprintf("copied step %d as JSON (%d bytes) to the clipboard", t.cursor+1, len(b)))
 		return tea.SetClipboard(string(b))
 	case key.Matches(msg, k.Search), key.Matches(msg, k.GoTo):
-		t.prompt, t.input, t.playing = msg.String()[0], "", false
+		t.prompt, t.playing = msg.String()[0], false
+		t.input.set("")
 		m.setInfo(string(t.prompt))
 	case key.Matches(msg, k.Back):
 		t.picking, t.playing = true, false
@@ -510,16 +511,14 @@ func (t *traceTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 func (t *traceTab) promptKey(m *Model, msg tea.KeyPressMsg) {
 	switch msg.String() {
 	case "esc":
-		t.prompt, t.input = 0, ""
+		t.prompt = 0
+		t.input.set("")
 		m.setInfo("")
 		return
-	case "backspace":
-		if r := []rune(t.input); len(r) > 0 {
-			t.input = string(r[:len(r)-1])
-		}
 	case "enter":
-		p, in := t.prompt, strings.TrimSpace(t.input)
-		t.prompt, t.input = 0, ""
+		p, in := t.prompt, strings.TrimSpace(t.input.value())
+		t.prompt = 0
+		t.input.set("")
 		if p == ':' {
 			n, err := strconv.Atoi(in)
 			if err != nil || n < 1 || n > len(t.run.Events) {
@@ -545,9 +544,7 @@ func (t *traceTab) promptKey(m *Model, msg tea.KeyPressMsg) {
 		m.setInfo(fmt.Sprintf("found %q at step %d", in, t.cursor+1))
 		return
 	default:
-		if msg.Text != "" {
-			t.input += msg.Text
-		}
+		t.input.edit(msg)
 	}
-	m.setInfo(string(t.prompt) + t.input)
+	m.setInfo(string(t.prompt) + t.input.value())
 }

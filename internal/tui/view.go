@@ -104,7 +104,7 @@ func (m *Model) statusBar(w int) string {
 		parts = append(parts, fmt.Sprintf("%d/%d plugins", len(m.cat.rows), len(m.cat.c.Plugins)))
 	}
 	if m.cat.filtering {
-		parts = append(parts, "filter: "+m.cat.filter+"▏")
+		parts = append(parts, "filter: "+m.cat.edit.view())
 	} else if m.cat.filter != "" {
 		parts = append(parts, "filter: "+m.cat.filter)
 	}
