@@ -39,7 +39,7 @@ type liveTab struct {
 	off       int
 	filter    string // the filter applied
 	filtering bool
-	edit      field // edits filter while filtering
+	edit      field  // edits filter while filtering
 	state     string // connecting, live, or why the stream ended
 	ok        bool
 	missed    uint64 // events lost to reconnections after falling behind
