@@ -110,6 +110,20 @@ func (t *catalogTab) selected() *catalog.Descriptor {
 	return &t.c.Plugins[t.rows[t.cursor]]
 }
 
+// open shows the plugin's detail, as enter on its row does; false when
+// the catalog has no such plugin.
+func (t *catalogTab) open(name string) bool {
+	if !t.selectName(name) {
+		return false
+	}
+	t.detail = true
+	return true
+}
+
+// setChain marks the plugins of the loaded chain: their first active
+// positions, nil when no chain is loaded.
+func (t *catalogTab) setChain(positions map[string]int) { t.inChain = positions }
+
 // selectName clears the filter and moves the cursor to the plugin.
 func (t *catalogTab) selectName(name string) bool {
 	if t.c == nil {
@@ -345,15 +359,49 @@ func (t *catalogTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
 		// Names and descriptions from url:, file: and dir: sources are
 		// shown escaped: they must not drive the terminal.
 		termsafe.Fields(msg.cat)
-		m.cat.setCatalog(msg.cat)
+		t.setCatalog(msg.cat)
 		m.setInfo("catalog loaded")
 		return m.loadChain(), true
+	case tea.MouseWheelMsg:
+		switch d := wheelDelta(msg); {
+		case t.filtering:
+		case t.detail:
+			t.detailOff = max(t.detailOff+d, 0)
+		default:
+			t.cursor = clamp(t.cursor+d, len(t.rows))
+		}
+		return nil, true
+	case tea.MouseClickMsg:
+		if lw, _ := catalogSplit(t.w); inList(msg, t.w, t.h, lw) {
+			t.cursor = clamp(t.off+msg.Y-2, len(t.rows))
+			t.detail = false
+		}
+		return nil, true
 	}
 	return nil, false
 }
 
+func (t *catalogTab) typing() bool { return t.filtering }
+
+func (t *catalogTab) hints(k KeyMap) []key.Binding {
+	switch {
+	case t.filtering:
+		return []key.Binding{withHelp(k.Enter, "enter", "keep filter"), withHelp(k.Back, "esc", "clear"), k.Force}
+	case t.detail:
+		return []key.Binding{withHelp(k.Down, "j/k", "scroll"), k.Back, k.NextTab, k.Help, k.Quit}
+	}
+	return []key.Binding{k.Filter, withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "details"), k.NextTab, k.Help, k.Quit}
+}
+
 // keys handles the Catalog tab's keys.
 func (t *catalogTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
-	t.key(msg, m.keys, t.h)
+	switch {
+	case t.filtering:
+		t.filterKey(msg, m.keys)
+	case key.Matches(msg, m.keys.Reload):
+		return m.reload()
+	default:
+		t.key(msg, m.keys, t.h)
+	}
 	return nil
 }
