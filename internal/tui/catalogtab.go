@@ -269,17 +269,7 @@ func (t *catalogTab) detailLines(d *catalog.Descriptor, w int, th theme) []strin
 	add("families", strings.Join(d.Families, ", "))
 	add("origin", originText(d.Origin))
 	if c := d.Capabilities; c != nil {
-		var caps []string
-		if c.ReadsBody {
-			caps = append(caps, "reads body")
-		}
-		if c.WritesRequestBody {
-			caps = append(caps, "writes request body")
-		}
-		if c.WritesResponseBody {
-			caps = append(caps, "writes response body")
-		}
-		add("body", orNone(strings.Join(caps, ", ")))
+		add("body", orNone(strings.Join(c.BodyPhrases(), ", ")))
 		add("behaviours", orNone(strings.Join(d.Behaviours, ", ")))
 		add("requires", t.depText(c.Requires, th))
 		if len(c.RequiresAny) > 0 {
