@@ -615,17 +615,12 @@ func (m *Model) dryRun() tea.Cmd {
 	m.busy = "dry-run " + x.Name
 	run := func() tea.Msg {
 		ctx := context.Background()
-		if plugins != nil && cf != nil {
-			if missing := missingPlugins(cf, x.direction(), fs); len(missing) > 0 {
-				more, release, err := plugins(ctx, cat, missing)
-				if release != nil {
-					defer release()
-				}
-				if err != nil {
-					return runMsg{err: err}
-				}
-				fs = append(slices.Clip(fs), more...)
-			}
+		fs, release, err := withPlugins(ctx, cf, x.direction(), fs, cat, plugins)
+		if release != nil {
+			defer release()
+		}
+		if err != nil {
+			return runMsg{err: err}
 		}
 		r, err := DryRun(ctx, cf, fs, x)
 		return runMsg{run: r, err: err}
@@ -633,16 +628,51 @@ func (m *Model) dryRun() tea.Cmd {
 	return tea.Batch(run, m.spin.Tick)
 }
 
+// withPlugins adds to fs, through plugins (Options.Plugins), the plugins
+// of cf's dir chain that fs lacks, and those whose entry says source: dir,
+// which replace the built-in of their name (docs/chains.md).
+func withPlugins(ctx context.Context, cf *catalog.ChainFile, dir gateway.Direction, fs []gateway.Factory, cat *catalog.Catalog,
+	plugins func(context.Context, *catalog.Catalog, []string) ([]gateway.Factory, func(), error)) ([]gateway.Factory, func(), error) {
+	if cf == nil {
+		return fs, nil, nil
+	}
+	missing, fromDir := missingPlugins(cf, dir, fs)
+	if len(missing) == 0 {
+		return fs, nil, nil
+	}
+	var more []gateway.Factory
+	var release func()
+	if plugins != nil {
+		var err error
+		if more, release, err = plugins(ctx, cat, missing); err != nil {
+			return nil, release, err
+		}
+	}
+	for _, name := range fromDir {
+		if !slices.ContainsFunc(more, func(f gateway.Factory) bool { return f.Name == name }) {
+			return nil, release, fmt.Errorf("chain entry %q says source: dir, and no plugin binary of that name was found: start abctl ui with --plugin-dir DIR, or leave source out", name)
+		}
+	}
+	fs = slices.DeleteFunc(slices.Clone(fs), func(f gateway.Factory) bool { return slices.Contains(fromDir, f.Name) })
+	return append(fs, more...), release, nil
+}
+
 // missingPlugins returns the names of the active entries of cf's dir chain
-// that no factory of fs makes, each once, in chain order.
-func missingPlugins(cf *catalog.ChainFile, dir gateway.Direction, fs []gateway.Factory) []string {
-	var out []string
+// that no factory of fs makes or whose source: is dir, each once, in chain
+// order; fromDir are those of them with source: dir.
+func missingPlugins(cf *catalog.ChainFile, dir gateway.Direction, fs []gateway.Factory) (missing, fromDir []string) {
 	for _, e := range cf.Direction(dir) {
-		if e.OnError == "off" || slices.Contains(out, e.Name) ||
-			slices.ContainsFunc(fs, func(f gateway.Factory) bool { return f.Name == e.Name }) {
+		if e.OnError == "off" || slices.Contains(missing, e.Name) {
 			continue
 		}
-		out = append(out, e.Name)
+		switch {
+		case e.Source == catalog.SourceDir:
+			fromDir = append(fromDir, e.Name)
+		case e.Source == catalog.SourceBuiltin,
+			slices.ContainsFunc(fs, func(f gateway.Factory) bool { return f.Name == e.Name }):
+			continue
+		}
+		missing = append(missing, e.Name)
 	}
-	return out
+	return missing, fromDir
 }
