@@ -5,7 +5,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 )
 
@@ -15,10 +14,7 @@ import (
 // word before it. (Later frames redraw only the cells that change, so the
 // edits after the first are checked on the final model.)
 func TestFieldEditsAtTheCursor(t *testing.T) {
-	m := New(testOptions(t))
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
-	waitFor(t, tm, "a2a-parser")
+	tm := program(t)
 	tm.Type("/ii")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyHome})
 	tm.Type("p")
