@@ -10,15 +10,14 @@ import (
 
 // TestFieldEditsAtTheCursor: the catalog filter is a text input, driven
 // through the real program: ← and home move the cursor, typing inserts
-// there, the status bar draws the bar at the cursor, ctrl+w deletes the
-// word before it. (Later frames redraw only the cells that change, so the
-// edits after the first are checked on the final model.)
+// there, ctrl+w deletes the word before it. (Frames redraw only the cells
+// that change, so the edits are checked on the final model, and the bar
+// drawn at the cursor by TestFieldZero.)
 func TestFieldEditsAtTheCursor(t *testing.T) {
 	tm := program(t)
 	tm.Type("/ii")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyHome})
-	tm.Type("p")
-	waitFor(t, tm, "filter: p▏ii")
+	tm.Type("p") // p▏ii
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnd})
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyLeft})
 	tm.Send(k("backspace")) // p▏i
@@ -32,7 +31,8 @@ func TestFieldEditsAtTheCursor(t *testing.T) {
 	}
 }
 
-// TestFieldZero: a field nobody set is empty and edits at once.
+// TestFieldZero: a field nobody set is empty and edits at once; its view
+// draws the bar at the cursor.
 func TestFieldZero(t *testing.T) {
 	var f field
 	if f.value() != "" || f.view() != "▏" {
@@ -42,5 +42,10 @@ func TestFieldZero(t *testing.T) {
 	f.edit(tea.PasteMsg{Content: "b\tc"})
 	if f.value() != "ab c" || f.view() != "ab c▏" {
 		t.Errorf("after a and a paste: %q %q", f.value(), f.view())
+	}
+	f.edit(tea.KeyPressMsg{Code: tea.KeyHome})
+	f.edit(k("x"))
+	if f.view() != "x▏ab c" {
+		t.Errorf("x typed at the start: %q", f.view())
 	}
 }
