@@ -44,7 +44,17 @@ type ChainEntry struct {
 	OnError string `json:"on_error,omitempty"`
 	// Config is the entry's config block, any YAML value.
 	Config any `json:"config,omitempty"`
+	// Source picks where the plugin comes from when its name is both built
+	// in and a binary of --plugin-dir: SourceBuiltin or SourceDir; empty
+	// leaves it to --prefer-dir (the built-in, unless that flag is given).
+	Source string `json:"source,omitempty"`
 }
+
+// The sources a chain entry can pick (ChainEntry.Source).
+const (
+	SourceBuiltin = "builtin"
+	SourceDir     = "dir"
+)
 
 // ExtensionEntry enables an agent extension. Fields left out keep the
 // extension's own manifest values.
@@ -96,7 +106,33 @@ func ParseChain(name string, data []byte) (*ChainFile, error) {
 	}
 	cf.Path = name
 	cf.pos = indexPositions(data)
+	if err := cf.checkSources(); err != nil {
+		return nil, err
+	}
 	return cf, nil
+}
+
+// checkSources rejects an entry source other than builtin or dir as the
+// strict decoder rejects a wrong type: at file:line:column, with the field.
+func (cf *ChainFile) checkSources() error {
+	for _, dir := range []gateway.Direction{gateway.Inbound, gateway.Outbound} {
+		for i, e := range cf.Direction(dir) {
+			if e.Source == "" || e.Source == SourceBuiltin || e.Source == SourceDir {
+				continue
+			}
+			field := fmt.Sprintf("%s[%d].source", dir, i)
+			at := cf.pos.at("$." + field)
+			return &PosError{File: cf.Path, Line: at.line, Col: at.col,
+				Msg: fmt.Sprintf("%s: %q is not a plugin source: use %s (the built-in plugin) or %s (the --plugin-dir binary), or leave it out", field, e.Source, SourceBuiltin, SourceDir)}
+		}
+	}
+	return nil
+}
+
+// EntryAt is where the entry i of direction dir stands in the file, as
+// file:line, for messages about it.
+func (cf *ChainFile) EntryAt(dir gateway.Direction, i int) string {
+	return fmt.Sprintf("%s:%d", cf.Path, cf.Line(fmt.Sprintf("$.%s[%d]", dir, i)))
 }
 
 // Line returns the line of a YAML path in the file, such as

@@ -86,16 +86,32 @@ type Capabilities struct {
 
 // BodyWords names what c does with bodies, in the short words the CLI's
 // and the TUI's tables use: reads, writes-req, writes-resp; none is empty.
-func (c *Capabilities) BodyWords() []string {
+func (c *Capabilities) BodyWords() []string { return c.body(false) }
+
+// BodyPhrases names what c does with bodies in words, as the TUI's
+// catalog pane shows it: reads body, writes request body, writes response
+// body; none is empty.
+func (c *Capabilities) BodyPhrases() []string { return c.body(true) }
+
+// body is BodyWords, or with long set BodyPhrases: one list of the three
+// body capabilities for both.
+func (c *Capabilities) body(long bool) []string {
 	var out []string
-	if c.ReadsBody {
-		out = append(out, "reads")
-	}
-	if c.WritesRequestBody {
-		out = append(out, "writes-req")
-	}
-	if c.WritesResponseBody {
-		out = append(out, "writes-resp")
+	for _, b := range []struct {
+		on          bool
+		short, long string
+	}{
+		{c.ReadsBody, "reads", "reads body"},
+		{c.WritesRequestBody, "writes-req", "writes request body"},
+		{c.WritesResponseBody, "writes-resp", "writes response body"},
+	} {
+		switch {
+		case !b.on:
+		case long:
+			out = append(out, b.long)
+		default:
+			out = append(out, b.short)
+		}
 	}
 	return out
 }

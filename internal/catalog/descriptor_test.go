@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/abkit/abkit/sdk/gateway"
@@ -43,5 +44,20 @@ func TestConfigLines(t *testing.T) {
 				t.Errorf("ConfigLines() = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBodyWords: the short and long names of the body capabilities come
+// from one list, in one order.
+func TestBodyWords(t *testing.T) {
+	c := &Capabilities{ReadsBody: true, WritesResponseBody: true}
+	if got := strings.Join(c.BodyWords(), ","); got != "reads,writes-resp" {
+		t.Errorf("BodyWords %q", got)
+	}
+	if got := strings.Join(c.BodyPhrases(), ","); got != "reads body,writes response body" {
+		t.Errorf("BodyPhrases %q", got)
+	}
+	if none := (&Capabilities{}).BodyWords(); none != nil {
+		t.Errorf("no body capability: %q, want none", none)
 	}
 }

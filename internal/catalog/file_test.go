@@ -90,6 +90,8 @@ func TestChainDecodeErrorsNameFieldAndFix(t *testing.T) {
 			[]string{"c.yaml:2:10: ", "inbound: ", "sequence"}},
 		{"wrong type nested", "extensions:\n  - plugin: p\n    priority: high\n",
 			[]string{"c.yaml:3:15: ", "extensions[0].priority: "}},
+		{"unknown source", "inbound:\n  - name: a\n  - name: b\n    source: dirs\n",
+			[]string{"c.yaml:4:5: ", `inbound[1].source: "dirs" is not a plugin source`, "use builtin", "or dir"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

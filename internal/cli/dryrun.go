@@ -83,7 +83,8 @@ Built-in plugins run in-process. With --plugin-dir DIR, a chain entry
 that is not built in runs from the binary DIR/NAME (DIR/NAME.exe on
 Windows) through go-plugin; the binary must describe itself as NAME. A
 binary named as a built-in plugin is not started (a note says so) unless
---prefer-dir is given, which runs it instead. The plugin processes are
+--prefer-dir is given, which runs it instead; an entry's source: (builtin
+or dir, docs/chains.md) decides for that entry. The plugin processes are
 stopped when the run ends, fails or is interrupted.
 -o json prints the report documented in
 docs/replay.md (events with seq, hook, plugin, frame, last, action, reason,
@@ -191,7 +192,7 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts) error {
 		return err
 	}
 	defer fs.Close()
-	dir, names, err := d.entries(fs.Fixture)
+	dir, plugins, err := d.entries(fs.Fixture)
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts) error {
 	var rep replay.Report
 	var runErr error
 	var buildWarnings []*pipeline.RuleError
-	err = withPluginDir(ctx, o, d.plugins, names, func(factories []gateway.Factory) error {
+	err = withPluginDir(ctx, o, d.plugins, plugins, func(factories []gateway.Factory) error {
 		ch, err := replay.LoadChain(ctx, d.chain, dir, factories)
 		if err != nil {
 			return readErr(err)
@@ -249,9 +250,9 @@ func runDryrun(ctx context.Context, o *globalOpts, d *dryrunOpts) error {
 }
 
 // entries resolves the direction to run (--direction, else the fixture's)
-// and the names of the chain's entries in it; a direction with no entries
+// and the plugins of the chain's entries in it; a direction with no entries
 // is a usage error.
-func (d *dryrunOpts) entries(f *fixture.Fixture) (gateway.Direction, []string, error) {
+func (d *dryrunOpts) entries(f *fixture.Fixture) (gateway.Direction, []chainPlugin, error) {
 	dirName := d.direction
 	if dirName == "" {
 		dirName = f.Direction
@@ -264,8 +265,8 @@ func (d *dryrunOpts) entries(f *fixture.Fixture) (gateway.Direction, []string, e
 	if err != nil {
 		return dir, nil, readErr(err)
 	}
-	names := entryNames(cf, dir)
-	if len(names) == 0 {
+	plugins := entryPlugins(cf, dir)
+	if len(plugins) == 0 {
 		// The file is fine; the direction asked of it is not (exit 2).
 		other := gateway.Outbound
 		if dir == gateway.Outbound {
@@ -277,7 +278,7 @@ func (d *dryrunOpts) entries(f *fixture.Fixture) (gateway.Direction, []string, e
 		}
 		return dir, nil, usageErr(fmt.Errorf("%s: %s has no %s entries; add an %q list to it, or run with --direction %s", from, d.chain, dir, dir.String(), other))
 	}
-	return dir, names, nil
+	return dir, plugins, nil
 }
 
 // reportSink writes dryrun's report in one format (text, json or yaml)
@@ -626,14 +627,20 @@ func joinNonEmpty(a, b string) string {
 	return a + "; " + b
 }
 
-// entryNames lists the plugins of cf's dir chain, in order: what
-// withPlugins loads.
-func entryNames(cf *catalog.ChainFile, dir gateway.Direction) []string {
-	var names []string
-	for _, e := range cf.Direction(dir) {
-		names = append(names, e.Name)
+// chainPlugin is one plugin a chain entry names, with the entry's
+// source: (builtin, dir or empty) and where the entry stands (file:line).
+type chainPlugin struct {
+	name, source, at string
+}
+
+// entryPlugins lists the plugins of cf's dir chain, in order: what
+// withPluginDir loads.
+func entryPlugins(cf *catalog.ChainFile, dir gateway.Direction) []chainPlugin {
+	var out []chainPlugin
+	for i, e := range cf.Direction(dir) {
+		out = append(out, chainPlugin{name: e.Name, source: e.Source, at: cf.EntryAt(dir, i)})
 	}
-	return names
+	return out
 }
 
 // withPlugins calls run with the app's in-process pipeline plugins plus,
@@ -642,7 +649,11 @@ func entryNames(cf *catalog.ChainFile, dir gateway.Direction) []string {
 // are stopped and reaped when withPlugins returns, on every path: run's
 // result, a load error, a panic, or a cancelled ctx (SIGINT in abctl).
 func withPlugins(ctx context.Context, app *App, pluginDir string, names []string, run func([]gateway.Factory) error) error {
-	return withPluginDir(ctx, &globalOpts{app: app}, pluginDirOpts{dir: pluginDir}, names, run)
+	plugins := make([]chainPlugin, len(names))
+	for i, n := range names {
+		plugins[i] = chainPlugin{name: n}
+	}
+	return withPluginDir(ctx, &globalOpts{app: app}, pluginDirOpts{dir: pluginDir}, plugins, run)
 }
 
 // pluginDirOpts are the --plugin-dir and --prefer-dir flags of the
@@ -658,13 +669,21 @@ func (p *pluginDirOpts) flags(f *pflag.FlagSet) {
 	f.BoolVar(&p.prefer, "prefer-dir", false, "with --plugin-dir, a chain entry that is built in but also a binary DIR/NAME runs the binary")
 }
 
-// withPluginDir is withPlugins with --prefer-dir: a name that is built in
-// and also a binary in the directory runs the binary when p.prefer is set,
-// else the built-in; either way a note on stderr says which, so a binary
-// is never shadowed silently.
-func withPluginDir(ctx context.Context, o *globalOpts, p pluginDirOpts, names []string, run func([]gateway.Factory) error) error {
+// withPluginDir is withPlugins with --prefer-dir and the entries'
+// source: a name that is built in and also a binary in the directory runs
+// the binary when its entry says source: dir, or says nothing and
+// p.prefer is set, else the built-in; either way a note on stderr says
+// which, so a binary is never shadowed silently.
+func withPluginDir(ctx context.Context, o *globalOpts, p pluginDirOpts, plugins []chainPlugin, run func([]gateway.Factory) error) error {
 	app, pluginDir := o.app, p.dir
 	factories := app.pipeline()
+	have := map[string]bool{}
+	for _, f := range factories {
+		have[f.Name] = true
+	}
+	if err := checkSources(plugins, have, pluginDir); err != nil {
+		return err
+	}
 	if pluginDir == "" {
 		return run(factories)
 	}
@@ -673,21 +692,25 @@ func withPluginDir(ctx context.Context, o *globalOpts, p pluginDirOpts, names []
 	// A signal (ctx cancelled) ends a call that hangs in a plugin now,
 	// not when its call timeout fires.
 	defer context.AfterFunc(ctx, host.AbortCalls)()
-	have := map[string]bool{}
-	for _, f := range factories {
-		have[f.Name] = true
-	}
 	note := newPainter(app, o.noColor).dim("note:")
-	for _, name := range names {
+	for _, cp := range plugins {
+		name := cp.name
 		if have[name] {
 			path := binaryPath(pluginDir, name)
-			if _, err := os.Stat(path); err != nil || !p.prefer {
+			_, err := os.Stat(path)
+			switch {
+			case cp.source == catalog.SourceBuiltin:
+				continue
+			case cp.source == catalog.SourceDir:
+				fmt.Fprintf(app.Err, "%s chain entry %q runs %s, not the built-in plugin (source: dir)\n", note, name, path)
+			case err != nil || !p.prefer:
 				if err == nil {
 					fmt.Fprintf(app.Err, "%s chain entry %q runs the built-in plugin; %s has its name and is not started (--prefer-dir runs it)\n", note, name, path)
 				}
 				continue
+			default:
+				fmt.Fprintf(app.Err, "%s chain entry %q runs %s, not the built-in plugin (--prefer-dir)\n", note, name, path)
 			}
-			fmt.Fprintf(app.Err, "%s chain entry %q runs %s, not the built-in plugin (--prefer-dir)\n", note, name, path)
 			factories = slices.DeleteFunc(factories, func(f gateway.Factory) bool { return f.Name == name })
 			have[name] = false
 		}
@@ -702,6 +725,21 @@ func withPluginDir(ctx context.Context, o *globalOpts, p pluginDirOpts, names []
 		factories = append(factories, f)
 	}
 	return run(factories)
+}
+
+// checkSources refuses an entry's source: this run cannot honour, naming
+// the entry's file and line: builtin for a name abctl has not built in,
+// dir without --plugin-dir.
+func checkSources(plugins []chainPlugin, builtin map[string]bool, pluginDir string) error {
+	for _, cp := range plugins {
+		switch {
+		case cp.source == catalog.SourceBuiltin && !builtin[cp.name]:
+			return readErr(fmt.Errorf("%s: chain entry %q: source: builtin, but abctl has no built-in plugin of that name: leave source out to run DIR/%s of --plugin-dir, or fix the name", cp.at, cp.name, cp.name))
+		case cp.source == catalog.SourceDir && pluginDir == "":
+			return usageErr(fmt.Errorf("%s: chain entry %q: source: dir runs the binary of --plugin-dir, and none is given: add --plugin-dir DIR, or leave source out", cp.at, cp.name))
+		}
+	}
+	return nil
 }
 
 // binaryPath is the plugin binary pluginDir/NAME (NAME.exe on Windows).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -341,7 +342,7 @@ func TestPreferDir(t *testing.T) {
 		t.Run(fmt.Sprintf("prefer=%v", prefer), func(t *testing.T) {
 			var e bytes.Buffer
 			o := &globalOpts{app: &App{Out: &e, Err: &e, Pipeline: func() []gateway.Factory { return []gateway.Factory{builtin} }}}
-			err := withPluginDir(context.Background(), o, pluginDirOpts{dir: binDir, prefer: prefer}, []string{"guardrail"}, func(fs []gateway.Factory) error {
+			err := withPluginDir(context.Background(), o, pluginDirOpts{dir: binDir, prefer: prefer}, []chainPlugin{{name: "guardrail"}}, func(fs []gateway.Factory) error {
 				procs := pluginProcs(t, binDir)
 				if len(fs) != 1 || fs[0].Name != "guardrail" {
 					t.Fatalf("factories %v, want the one guardrail", fs)
@@ -363,4 +364,64 @@ func TestPreferDir(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEntrySource: a chain entry's source: picks the built-in or the
+// --plugin-dir binary of one name, over --prefer-dir either way, and a
+// source the run cannot honour is refused with the entry's file:line.
+func TestEntrySource(t *testing.T) {
+	builtin := guardrail.Factory()
+	bin := filepath.Join(binDir, "guardrail")
+	tests := []struct {
+		name   string
+		source string
+		opts   pluginDirOpts
+		procs  int    // plugin processes started
+		note   string // on stderr
+		err    string // the error, when refused
+	}{
+		{"dir over builtin", catalog.SourceDir, pluginDirOpts{dir: binDir}, 1, "runs " + bin + ", not the built-in plugin (source: dir)", ""},
+		{"builtin over prefer-dir", catalog.SourceBuiltin, pluginDirOpts{dir: binDir, prefer: true}, 0, "", ""},
+		{"dir without plugin-dir", catalog.SourceDir, pluginDirOpts{}, 0, "", `chain.yaml:4: chain entry "guardrail": source: dir runs the binary of --plugin-dir, and none is given`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var e bytes.Buffer
+			o := &globalOpts{app: &App{Out: &e, Err: &e, Pipeline: func() []gateway.Factory { return []gateway.Factory{builtin} }}}
+			plugins := []chainPlugin{{name: "guardrail", source: tc.source, at: "chain.yaml:4"}}
+			ran := false
+			err := withPluginDir(context.Background(), o, tc.opts, plugins, func(fs []gateway.Factory) error {
+				ran = true
+				if len(fs) != 1 || fs[0].Name != "guardrail" {
+					t.Fatalf("factories %v, want the one guardrail", fs)
+				}
+				if procs := pluginProcs(t, binDir); len(procs) != tc.procs {
+					t.Errorf("plugin processes %v, want %d", procs, tc.procs)
+				}
+				return nil
+			})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || ran {
+					t.Fatalf("err %v (ran %v), want one saying %q and no run", err, ran, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(e.String(), tc.note) || (tc.note == "" && e.Len() > 0) {
+				t.Errorf("stderr %q, want %q", e.String(), tc.note)
+			}
+		})
+	}
+	t.Run("builtin unknown", func(t *testing.T) {
+		o := &globalOpts{app: &App{Out: io.Discard, Err: io.Discard, Pipeline: func() []gateway.Factory { return nil }}}
+		err := withPluginDir(context.Background(), o, pluginDirOpts{dir: binDir}, []chainPlugin{{name: "guardrail", source: catalog.SourceBuiltin, at: "c.yaml:2"}}, func([]gateway.Factory) error {
+			t.Fatal("ran")
+			return nil
+		})
+		if err == nil || !strings.Contains(err.Error(), `c.yaml:2: chain entry "guardrail": source: builtin, but abctl has no built-in plugin of that name`) {
+			t.Fatalf("err %v", err)
+		}
+	})
 }

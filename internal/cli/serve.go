@@ -56,7 +56,8 @@ abctl exits 1 without listening.
 
 Built-in plugins run in-process; with --plugin-dir DIR a chain entry that
 is not built in runs from the binary DIR/NAME through go-plugin, as in
-dryrun (with --prefer-dir, also one that is built in). --direction picks
+dryrun (with --prefer-dir or the entry's source: dir, also one that is
+built in). --direction picks
 the chain's inbound or outbound list (default outbound).
 
 A read-only API on the same listener, under /_abkit/v1/, shows the
@@ -129,8 +130,8 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 	if err != nil {
 		return readErr(err)
 	}
-	names := entryNames(cf, dir)
-	if len(names) == 0 {
+	plugins := entryPlugins(cf, dir)
+	if len(plugins) == 0 {
 		return usageErr(fmt.Errorf("%s has no %s entries; add an %q list to it or pick the other --direction", s.chain, dir, dir.String()))
 	}
 	if s.record != "" {
@@ -158,7 +159,7 @@ func runServe(ctx context.Context, o *globalOpts, s *serveOpts) error {
 		// tab shows (cut exchanges, outcomes).
 		log = slog.New(slog.DiscardHandler)
 	}
-	err = withPluginDir(runCtx, o, s.plugins, names, func(factories []gateway.Factory) error {
+	err = withPluginDir(runCtx, o, s.plugins, plugins, func(factories []gateway.Factory) error {
 		ch, err := replay.LoadChain(runCtx, s.chain, dir, factories)
 		if err != nil {
 			var be *pipeline.BuildError

@@ -26,8 +26,9 @@ type catalogTab struct {
 	requiredBy map[string][]string
 	inChain    map[string]int // plugin name → first active position in the loaded chain
 
-	filter    string
+	filter    string // the filter applied
 	filtering bool
+	edit      field // edits filter while filtering
 	rows      []int // indices into c.Plugins that pass the filter
 	cursor    int
 	off       int
@@ -109,6 +110,20 @@ func (t *catalogTab) selected() *catalog.Descriptor {
 	return &t.c.Plugins[t.rows[t.cursor]]
 }
 
+// open shows the plugin's detail, as enter on its row does; false when
+// the catalog has no such plugin.
+func (t *catalogTab) open(name string) bool {
+	if !t.selectName(name) {
+		return false
+	}
+	t.detail = true
+	return true
+}
+
+// setChain marks the plugins of the loaded chain: their first active
+// positions, nil when no chain is loaded.
+func (t *catalogTab) setChain(positions map[string]int) { t.inChain = positions }
+
 // selectName clears the filter and moves the cursor to the plugin.
 func (t *catalogTab) selectName(name string) bool {
 	if t.c == nil {
@@ -132,17 +147,15 @@ func (t *catalogTab) filterKey(msg tea.KeyPressMsg, k KeyMap) {
 	case key.Matches(msg, k.Enter):
 		t.filtering = false
 		return
-	case msg.Code == tea.KeyBackspace:
-		if r := []rune(t.filter); len(r) > 0 {
-			t.filter = string(r[:len(r)-1])
-		}
 	case key.Matches(msg, k.Up, k.Down) && msg.Text == "":
 		t.cursor = moveCursor(msg, k, t.cursor, len(t.rows), 0)
 		return
-	case msg.Text != "":
-		t.filter += msg.Text
 	default:
-		return
+		t.edit.edit(msg)
+		if t.edit.value() == t.filter {
+			return // the cursor moved
+		}
+		t.filter = t.edit.value()
 	}
 	t.applyFilter()
 }
@@ -151,6 +164,7 @@ func (t *catalogTab) key(msg tea.KeyPressMsg, k KeyMap, h int) {
 	switch {
 	case key.Matches(msg, k.Filter):
 		t.filtering, t.detail = true, false
+		t.edit.set(t.filter)
 		return
 	case key.Matches(msg, k.Enter):
 		t.detail = t.selected() != nil
@@ -255,17 +269,7 @@ func (t *catalogTab) detailLines(d *catalog.Descriptor, w int, th theme) []strin
 	add("families", strings.Join(d.Families, ", "))
 	add("origin", originText(d.Origin))
 	if c := d.Capabilities; c != nil {
-		var caps []string
-		if c.ReadsBody {
-			caps = append(caps, "reads body")
-		}
-		if c.WritesRequestBody {
-			caps = append(caps, "writes request body")
-		}
-		if c.WritesResponseBody {
-			caps = append(caps, "writes response body")
-		}
-		add("body", orNone(strings.Join(caps, ", ")))
+		add("body", orNone(strings.Join(c.BodyPhrases(), ", ")))
 		add("behaviours", orNone(strings.Join(d.Behaviours, ", ")))
 		add("requires", t.depText(c.Requires, th))
 		if len(c.RequiresAny) > 0 {
@@ -345,15 +349,49 @@ func (t *catalogTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
 		// Names and descriptions from url:, file: and dir: sources are
 		// shown escaped: they must not drive the terminal.
 		termsafe.Fields(msg.cat)
-		m.cat.setCatalog(msg.cat)
+		t.setCatalog(msg.cat)
 		m.setInfo("catalog loaded")
 		return m.loadChain(), true
+	case tea.MouseWheelMsg:
+		switch d := wheelDelta(msg); {
+		case t.filtering:
+		case t.detail:
+			t.detailOff = max(t.detailOff+d, 0)
+		default:
+			t.cursor = clamp(t.cursor+d, len(t.rows))
+		}
+		return nil, true
+	case tea.MouseClickMsg:
+		if lw, _ := catalogSplit(t.w); inList(msg, t.w, t.h, lw) {
+			t.cursor = clamp(t.off+msg.Y-2, len(t.rows))
+			t.detail = false
+		}
+		return nil, true
 	}
 	return nil, false
 }
 
+func (t *catalogTab) typing() bool { return t.filtering }
+
+func (t *catalogTab) hints(k KeyMap) []key.Binding {
+	switch {
+	case t.filtering:
+		return []key.Binding{withHelp(k.Enter, "enter", "keep filter"), withHelp(k.Back, "esc", "clear"), k.Force}
+	case t.detail:
+		return []key.Binding{withHelp(k.Down, "j/k", "scroll"), k.Back, k.NextTab, k.Help, k.Quit}
+	}
+	return []key.Binding{k.Filter, withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "details"), k.NextTab, k.Help, k.Quit}
+}
+
 // keys handles the Catalog tab's keys.
 func (t *catalogTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
-	t.key(msg, m.keys, t.h)
+	switch {
+	case t.filtering:
+		t.filterKey(msg, m.keys)
+	case key.Matches(msg, m.keys.Reload):
+		return m.reload()
+	default:
+		t.key(msg, m.keys, t.h)
+	}
 	return nil
 }

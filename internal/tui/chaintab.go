@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 
@@ -38,6 +40,16 @@ type chainTab struct {
 	rows  []chainRow
 	spans [][2]int // rows [start, end) of each item
 }
+
+// Messages of the Chain tab's commands: the chain file (loaded after
+// each catalog), the editor's exit.
+type (
+	chainMsg struct {
+		cf  *catalog.ChainFile
+		err error
+	}
+	editedMsg struct{ err error }
+)
 
 type lineKind int
 
@@ -403,19 +415,19 @@ func (t *chainTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
 			// The Chain tab shows the error, so e can fix the file; the
 			// last trace ran an older chain and is dropped.
 			m.setErr(msg.err)
-			m.chain.loadErr, m.chain.cf = msg.err.Error(), nil
-			m.cat.inChain = nil
+			t.loadErr, t.cf = msg.err.Error(), nil
+			m.cat.setChain(nil)
 			m.tr.clear()
 			return nil, true
 		}
-		m.chain.loadErr = ""
+		t.loadErr = ""
 		termsafe.Fields(msg.cf) // escaped as the catalog is, so names still match
-		m.chain.set(msg.cf, m.cat.c, m.opts.Factories)
-		if len(m.chain.findings) > 0 {
+		t.set(msg.cf, m.cat.c, m.opts.Factories)
+		if len(t.findings) > 0 {
 			m.tr.clear() // a trace of a chain that no longer builds misleads
 		}
-		m.cat.inChain = m.chain.positions()
-		if n := len(m.chain.findings); n > 0 {
+		m.cat.setChain(t.positions())
+		if n := len(t.findings); n > 0 {
 			m.setInfo("chain " + msg.cf.Path + ": " + plural(n, "finding"))
 		} else {
 			m.setInfo("chain " + msg.cf.Path + ": valid")
@@ -427,25 +439,91 @@ func (t *chainTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		return m.loadChain(), true
+	case tea.MouseWheelMsg:
+		t.cursor = clamp(t.cursor+wheelDelta(msg), t.nItems)
+		return nil, true
+	case tea.MouseClickMsg:
+		if i := t.itemAt(msg.Y-1, t.w); i >= 0 {
+			t.cursor = i
+		}
+		return nil, true
 	}
 	return nil, false
+}
+
+func (t *chainTab) typing() bool { return false }
+
+func (t *chainTab) hints(k KeyMap) []key.Binding {
+	return []key.Binding{withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "open plugin"), withHelp(k.Edit, "e", "edit"), k.NextTab, k.Help, k.Quit}
 }
 
 // keys handles the Chain tab's keys.
 func (t *chainTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
 	switch {
+	case key.Matches(msg, k.Reload):
+		return m.reload()
 	case key.Matches(msg, k.Edit):
 		return m.edit()
 	case key.Matches(msg, k.Enter):
-		if name := m.chain.selectedPlugin(); name != "" {
-			if m.cat.selectName(name) {
+		if name := t.selectedPlugin(); name != "" {
+			if m.cat.open(name) {
 				m.tab = tabCatalog
-				m.cat.detail = true
 			}
 		}
 		return nil
 	}
 	t.move(msg, k, t.w, t.h)
 	return nil
+}
+
+// editorArgs is the command e runs: $VISUAL, else $EDITOR, else vi, as
+// git and less do.
+func (m *Model) editorArgs() []string {
+	editor := m.opts.Getenv("VISUAL")
+	if editor == "" {
+		editor = m.opts.Getenv("EDITOR")
+	}
+	args := strings.Fields(editor)
+	if len(args) == 0 {
+		args = []string{"vi"}
+	}
+	return args
+}
+
+// edit opens the chain file in the editor and revalidates on return. The
+// built-in example chain is first written to a temporary file, which is
+// then the chain file.
+func (m *Model) edit() tea.Cmd {
+	if m.opts.ChainPath == "" {
+		f, err := os.CreateTemp("", "abctl-chain-*.yaml")
+		if err != nil {
+			m.setErr(err)
+			return nil
+		}
+		_, err = f.Write(ExampleChainYAML())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			m.setErr(err)
+			return nil
+		}
+		m.opts.ChainPath = f.Name()
+	}
+	args := m.editorArgs()
+	c := exec.Command(args[0], append(args[1:], m.opts.ChainPath)...)
+	return tea.ExecProcess(c, func(err error) tea.Msg { return editedMsg{err: err} })
+}
+
+// loadChain reads the chain file, or gives the built-in example chain.
+func (m *Model) loadChain() tea.Cmd {
+	path := m.opts.ChainPath
+	return func() tea.Msg {
+		if path == "" {
+			return chainMsg{cf: ExampleChain()}
+		}
+		cf, err := catalog.ReadChainFile(path)
+		return chainMsg{cf: cf, err: err}
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abkit/abkit/examples/plugins/a2aparser"
@@ -68,6 +69,16 @@ func loaded(t testing.TB, opts Options, w, h int) *Model {
 		t.Fatalf("chain did not load: %s", m.status)
 	}
 	return m
+}
+
+// program starts the real program on New(testOptions(t)) in a 120×40
+// terminal without colour, and waits for the catalog on screen.
+func program(t *testing.T) *teatest.TestModel {
+	t.Helper()
+	tm := teatest.NewTestModel(t, New(testOptions(t)), teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	waitFor(t, tm, "a2a-parser")
+	return tm
 }
 
 // press sends keys; a command the key returns is run and its message fed

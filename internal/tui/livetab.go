@@ -37,11 +37,15 @@ type liveTab struct {
 	paused    bool
 	cursor    int
 	off       int
-	filter    string
+	filter    string // the filter applied
 	filtering bool
+	edit      field  // edits filter while filtering
 	state     string // connecting, live, or why the stream ended
 	ok        bool
 	missed    uint64 // events lost to reconnections after falling behind
+
+	ch     chan tea.Msg       // the connection's messages
+	cancel context.CancelFunc // ends the connection
 }
 
 // Messages of the Live tab's commands.
@@ -169,7 +173,7 @@ func (l *liveTab) view(w, h int, th theme) []string {
 		head += th.warn.Render(p)
 	}
 	if l.filtering {
-		head += "  filter: " + l.filter + "▏"
+		head += "  filter: " + l.edit.view()
 	} else if l.filter != "" {
 		head += "  filter: " + l.filter
 	}
@@ -371,19 +375,21 @@ func saveSuiteChain(dir, chain string) error {
 func (l *liveTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case liveArrivedMsg:
-		m.lv.state, m.lv.ok = "live", true
-		if m.lv.missed > 0 {
-			m.lv.state = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", m.lv.missed)
+		l.state, l.ok = "live", true
+		if l.missed > 0 {
+			l.state = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", l.missed)
 		}
-		m.lv.add(msg.sums)
-		return waitLive(m.liveCh), true
+		l.add(msg.sums)
+		return waitLive(l.ch), true
 	case liveMissedMsg:
-		m.lv.missed += msg.n
-		m.lv.state, m.lv.ok = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", m.lv.missed), true
-		return waitLive(m.liveCh), true
+		l.missed += msg.n
+		l.state, l.ok = fmt.Sprintf("live (fell behind and reconnected: %d events missed; exchanges still in serve's ring re-read)", l.missed), true
+		return waitLive(l.ch), true
 	case liveEndMsg:
-		m.lv.state, m.lv.ok = "disconnected: "+oneLine(msg.err.Error())+" (r reconnects)", false
+		l.state, l.ok = "disconnected: "+oneLine(msg.err.Error())+" (r reconnects)", false
 		return nil, true
+	case tea.MouseWheelMsg, tea.MouseClickMsg:
+		return nil, true // the list follows the keys only
 	case liveOpenMsg:
 		m.busy = ""
 		if msg.err != nil {
@@ -414,29 +420,72 @@ func (l *liveTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
 	return nil, false
 }
 
+func (l *liveTab) typing() bool { return l.filtering }
+
+func (l *liveTab) hints(k KeyMap) []key.Binding {
+	if l.filtering {
+		return []key.Binding{withHelp(k.Enter, "enter", "keep filter"), withHelp(k.Back, "esc", "clear"), k.Force}
+	}
+	return []key.Binding{withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "trace"), withHelp(k.Pause, "space", "pause"), k.Filter, withHelp(k.Save, "s", "save fixture"), k.Help, k.Quit}
+}
+
+// attach (re)connects the tab to serve's event stream; nil when not
+// attached.
+func (l *liveTab) attach() tea.Cmd {
+	if l.base == "" {
+		return nil
+	}
+	l.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan tea.Msg, 64)
+	l.ch, l.cancel = ch, cancel
+	l.state, l.ok = "connecting", true
+	go liveConnect(ctx, l.base, ch)
+	return waitLive(ch)
+}
+
+// waitLive delivers the Live tab's next message; update re-arms it.
+func waitLive(ch chan tea.Msg) tea.Cmd {
+	return func() tea.Msg { return <-ch }
+}
+
+// close stops the connection.
+func (l *liveTab) close() {
+	if l.cancel != nil {
+		l.cancel()
+	}
+}
+
 // keys handles the Live tab's keys.
 func (l *liveTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
+	if l.filtering {
+		l.filterKey(m, msg)
+		return nil
+	}
 	switch {
+	case key.Matches(msg, k.Reload):
+		return l.attach()
 	case key.Matches(msg, k.Filter):
-		m.lv.filtering = true
+		l.filtering = true
+		l.edit.set(l.filter)
 	case key.Matches(msg, k.Back):
-		m.lv.filter = ""
+		l.filter = ""
 	case key.Matches(msg, k.Pause):
-		m.lv.togglePause()
+		l.togglePause()
 	case key.Matches(msg, k.Enter):
-		if s, ok := m.lv.selected(); ok {
+		if s, ok := l.selected(); ok {
 			m.busy = fmt.Sprintf("opening exchange %d", s.ID)
-			return openLive(m.lv.base, s.ID)
+			return openLive(l.base, s.ID)
 		}
 	case key.Matches(msg, k.Save):
-		if s, ok := m.lv.selected(); ok {
+		if s, ok := l.selected(); ok {
 			dir := m.opts.SaveDir
 			if dir == "" {
 				dir = "."
 			}
 			m.busy = fmt.Sprintf("saving exchange %d", s.ID)
-			return saveLive(m.lv.base, dir, m.opts.ChainPath, s)
+			return saveLive(l.base, dir, m.opts.ChainPath, s)
 		}
 	default:
 		l.cursor = moveCursor(msg, k, l.cursor, len(l.shown()), l.h-2)
@@ -448,15 +497,12 @@ func (l *liveTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 func (l *liveTab) filterKey(m *Model, msg tea.KeyPressMsg) {
 	switch {
 	case key.Matches(msg, m.keys.Enter):
-		m.lv.filtering = false
+		l.filtering = false
 	case key.Matches(msg, m.keys.Back):
-		m.lv.filtering, m.lv.filter = false, ""
-	case msg.Code == tea.KeyBackspace:
-		if r := []rune(m.lv.filter); len(r) > 0 {
-			m.lv.filter = string(r[:len(r)-1])
-		}
-	case msg.Text != "":
-		m.lv.filter += msg.Text
+		l.filtering, l.filter = false, ""
+	default:
+		l.edit.edit(msg)
+		l.filter = l.edit.value()
 	}
-	m.lv.cursor = 0
+	l.cursor = 0
 }

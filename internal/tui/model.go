@@ -11,10 +11,7 @@ package tui
 import (
 	"context"
 	"os"
-	"os/exec"
-	"slices"
 	"strings"
-	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
@@ -105,9 +102,6 @@ type Model struct {
 	chain chainTab
 	tr    traceTab
 	lv    liveTab
-
-	liveCh     chan tea.Msg
-	liveCancel context.CancelFunc
 }
 
 // New returns the model. Call Init (tea.NewProgram does) to load the
@@ -130,60 +124,23 @@ func New(opts Options) *Model {
 	return m
 }
 
-// Messages of the commands.
-type (
-	catalogMsg struct {
-		cat *catalog.Catalog
-		err error
-	}
-	chainMsg struct {
-		cf  *catalog.ChainFile
-		err error
-	}
-	runMsg struct {
-		run *Run
-		err error
-	}
-	editedMsg struct{ err error }
-	playMsg   struct{ id int }
-)
+// catalogMsg carries the catalog that Init and r load; the Catalog tab
+// takes it. Each pane's other messages are declared in its file.
+type catalogMsg struct {
+	cat *catalog.Catalog
+	err error
+}
 
 // HasRun reports whether the Trace tab holds a dry-run's trace.
 func (m *Model) HasRun() bool { return m.tr.run != nil }
 
 // Init loads the catalog and asks the terminal for its background colour.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.loadCatalog(), m.spin.Tick, tea.RequestBackgroundColor, m.attach())
-}
-
-// attach (re)connects the Live tab to serve's event stream; nil when not
-// attached.
-func (m *Model) attach() tea.Cmd {
-	if m.lv.base == "" {
-		return nil
-	}
-	if m.liveCancel != nil {
-		m.liveCancel()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan tea.Msg, 64)
-	m.liveCh, m.liveCancel = ch, cancel
-	m.lv.state, m.lv.ok = "connecting", true
-	go liveConnect(ctx, m.lv.base, ch)
-	return waitLive(ch)
-}
-
-// waitLive delivers the Live tab's next message; Update re-arms it.
-func waitLive(ch chan tea.Msg) tea.Cmd {
-	return func() tea.Msg { return <-ch }
+	return tea.Batch(m.loadCatalog(), m.spin.Tick, tea.RequestBackgroundColor, m.lv.attach())
 }
 
 // Close stops the Live tab's connection.
-func (m *Model) Close() {
-	if m.liveCancel != nil {
-		m.liveCancel()
-	}
-}
+func (m *Model) Close() { m.lv.close() }
 
 func (m *Model) loadCatalog() tea.Cmd {
 	load := m.opts.LoadCatalog
@@ -202,17 +159,6 @@ func (e constErr) Error() string { return string(e) }
 
 const errNoCatalog = constErr("no catalog source configured")
 
-func (m *Model) loadChain() tea.Cmd {
-	path := m.opts.ChainPath
-	return func() tea.Msg {
-		if path == "" {
-			return chainMsg{cf: ExampleChain()}
-		}
-		cf, err := catalog.ReadChainFile(path)
-		return chainMsg{cf: cf, err: err}
-	}
-}
-
 func (m *Model) setErr(err error) {
 	m.status, m.statusOK = oneLine(err.Error()), false
 }
@@ -223,8 +169,10 @@ func (m *Model) setInfo(s string) { m.status, m.statusOK = oneLine(s), true }
 // and names quote files, plugins and traffic.
 func oneLine(s string) string { return termsafe.Line(strings.Join(strings.Fields(s), " ")) }
 
-// Update handles a message: the root's own (size, colour, spinner, mouse,
-// keys), else it routes the message to the pane whose command sent it.
+// Update handles a message: the root's own (size, colour, spinner, the
+// keys and clicks that switch tabs or show help), else it routes it: keys
+// and the mouse to the pane shown, a command's message to the pane whose
+// command sent it.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -243,7 +191,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.spin, cmd = m.spin.Update(msg)
 		return m, cmd
 	case tea.MouseWheelMsg:
-		return m, m.wheel(msg)
+		if m.help || wheelDelta(msg) == 0 {
+			return m, nil
+		}
+		cmd, _ := m.panes()[m.tab].update(m, msg)
+		return m, cmd
 	case tea.MouseClickMsg:
 		return m, m.click(msg)
 	case tea.KeyPressMsg:
@@ -259,13 +211,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // pane is one tab as the root sees it: the root keeps what the tabs share
 // (status line, spinner, help, which tab shows) and routes to the pane
-// the messages of its commands and, while it shows, the keys.
+// the messages of its commands and, while it shows, the keys and the
+// mouse. Each pane's file holds its messages, keys, hints and view.
 type pane interface {
-	// update handles a message of the pane's own commands; handled is
-	// false for any other.
+	// update handles a message of the pane's own commands, and the
+	// mouse (wheel, a click below the tab bar) while the pane shows;
+	// handled is false for any other message.
 	update(m *Model, msg tea.Msg) (cmd tea.Cmd, handled bool)
-	// keys handles a key press while the pane shows.
+	// keys handles a key press while the pane shows: every key but the
+	// tab switches, ? and q, and all but ctrl+c while it is typing.
 	keys(m *Model, msg tea.KeyPressMsg) tea.Cmd
+	// typing reports whether a text field of the pane (a filter, a
+	// prompt) is taking the keys.
+	typing() bool
+	// hints are the footer's keys for the pane's state; k holds the
+	// short help texts.
+	hints(k KeyMap) []key.Binding
 	// view renders the pane's body in w×h cells.
 	view(w, h int, th theme) []string
 	// setSize gives the pane the size of its body (the terminal less the
@@ -288,27 +249,14 @@ func (m *Model) resize() {
 // panes are the tabs, in tab order.
 func (m *Model) panes() [nTabs]pane { return [nTabs]pane{&m.cat, &m.chain, &m.tr, &m.lv} }
 
-func (m *Model) playTick() tea.Cmd {
-	id := m.tr.playID
-	return tea.Tick(150*time.Millisecond, func(time.Time) tea.Msg { return playMsg{id: id} })
-}
-
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
 	if key.Matches(msg, k.Force) {
 		return tea.Quit
 	}
-	if m.cat.filtering {
-		m.cat.filterKey(msg, k)
-		return nil
-	}
-	if m.lv.filtering {
-		m.lv.filterKey(m, msg)
-		return nil
-	}
-	if m.tab == tabTrace && m.tr.prompt != 0 {
-		m.tr.promptKey(m, msg) // q, r, digits are text while a query is typed
-		return nil
+	p := m.panes()[m.tab]
+	if p.typing() {
+		return p.keys(m, msg) // q, r, digits are text while typed
 	}
 	if m.help {
 		m.helpKey(msg)
@@ -338,12 +286,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Tab3):
 		m.tab = tabTrace
 		return nil
-	case key.Matches(msg, k.Reload) && m.tab == tabLive:
-		return m.attach()
-	case key.Matches(msg, k.Reload):
-		return m.reload()
 	}
-	return m.panes()[m.tab].keys(m, msg)
+	return p.keys(m, msg)
 }
 
 // reload rereads the catalog (and, once it is loaded, the chain) and the
@@ -359,95 +303,10 @@ func (m *Model) reload() tea.Cmd {
 			m.setErr(err)
 			return nil
 		}
-		m.tr.fixtures, m.tr.pick = xs, clamp(m.tr.pick, len(xs))
+		m.tr.setFixtures(xs)
 	}
 	m.busy = "reloading"
 	return tea.Batch(m.loadCatalog(), m.spin.Tick)
-}
-
-// editorArgs is the command e runs: $VISUAL, else $EDITOR, else vi, as
-// git and less do.
-func (m *Model) editorArgs() []string {
-	editor := m.opts.Getenv("VISUAL")
-	if editor == "" {
-		editor = m.opts.Getenv("EDITOR")
-	}
-	args := strings.Fields(editor)
-	if len(args) == 0 {
-		args = []string{"vi"}
-	}
-	return args
-}
-
-// edit opens the chain file in the editor and revalidates on return. The
-// built-in example chain is first written to a temporary file, which is
-// then the chain file.
-func (m *Model) edit() tea.Cmd {
-	if m.opts.ChainPath == "" {
-		f, err := os.CreateTemp("", "abctl-chain-*.yaml")
-		if err != nil {
-			m.setErr(err)
-			return nil
-		}
-		_, err = f.Write(ExampleChainYAML())
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			m.setErr(err)
-			return nil
-		}
-		m.opts.ChainPath = f.Name()
-	}
-	args := m.editorArgs()
-	c := exec.Command(args[0], append(args[1:], m.opts.ChainPath)...)
-	return tea.ExecProcess(c, func(err error) tea.Msg { return editedMsg{err: err} })
-}
-
-func (m *Model) dryRun() tea.Cmd {
-	t := &m.tr
-	if len(t.fixtures) == 0 {
-		m.setErr(constErr("no fixtures: start abctl ui with --fixtures DIR"))
-		return nil
-	}
-	if m.busy != "" {
-		return nil
-	}
-	x := t.fixtures[clamp(t.pick, len(t.fixtures))]
-	cf, fs, cat, plugins := m.chain.cf, m.opts.Factories, m.cat.c, m.opts.Plugins
-	m.busy = "dry-run " + x.Name
-	run := func() tea.Msg {
-		ctx := context.Background()
-		if plugins != nil && cf != nil {
-			if missing := missingPlugins(cf, x.direction(), fs); len(missing) > 0 {
-				more, release, err := plugins(ctx, cat, missing)
-				if release != nil {
-					defer release()
-				}
-				if err != nil {
-					return runMsg{err: err}
-				}
-				fs = append(slices.Clip(fs), more...)
-			}
-		}
-		r, err := DryRun(ctx, cf, fs, x)
-		return runMsg{run: r, err: err}
-	}
-	return tea.Batch(run, m.spin.Tick)
-}
-
-// missingPlugins returns the names of the active entries of cf's dir chain
-// that no factory of fs makes, each once, in chain order.
-func missingPlugins(cf *catalog.ChainFile, dir gateway.Direction, fs []gateway.Factory) []string {
-	var out []string
-	for _, e := range cf.Direction(dir) {
-		if e.OnError == "off" || slices.Contains(out, e.Name) ||
-			slices.ContainsFunc(fs, func(f gateway.Factory) bool { return f.Name == e.Name }) {
-			continue
-		}
-		out = append(out, e.Name)
-	}
-	return out
 }
 
 // shown is the rows a list showed at its last render, or h before the

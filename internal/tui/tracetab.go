@@ -2,18 +2,22 @@ package tui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/pipeline"
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/sse"
 )
 
@@ -41,12 +45,21 @@ type traceTab struct {
 	// into input; 0 otherwise. query is the last search, which an empty
 	// search repeats.
 	prompt byte
-	input  string
+	input  field
 	query  string
 	// detailOff is the first line of the step's detail shown (J/K); it
 	// resets when the cursor moves.
 	detailOff int
 }
+
+// Messages of the Trace tab's commands: a dry-run's result, a play tick.
+type (
+	runMsg struct {
+		run *Run
+		err error
+	}
+	playMsg struct{ id int }
+)
 
 // matches reports whether step i mentions q (lower case): its plugin,
 // hook, action, reason, error or the text of its frame.
@@ -410,31 +423,74 @@ func (t *traceTab) update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
 			if errors.As(msg.err, &be) {
 				// The chain does not build (a binary plugin rejected its
 				// config, say): a trace of it from before misleads.
-				m.tr.clear()
+				t.clear()
 			}
-			m.tr.err, m.tr.picking = oneLine(msg.err.Error()), true
+			t.err, t.picking = oneLine(msg.err.Error()), true
 			return nil, true
 		}
 		termsafe.Fields(msg.run) // reasons, headers and errors from plugins and traffic
-		m.tr.setRun(msg.run)
+		t.setRun(msg.run)
 		m.setInfo("dry-run of " + msg.run.Fixture + ": " + msg.run.Outcome.Kind.String())
 		return nil, true
 	case playMsg:
-		if !m.tr.playing || msg.id != m.tr.playID {
+		if !t.playing || msg.id != t.playID {
 			return nil, true
 		}
-		if !m.tr.step(1) {
-			m.tr.playing = false
+		if !t.step(1) {
+			t.playing = false
 			return nil, true
 		}
-		return m.playTick(), true
+		return t.playTick(), true
+	case tea.MouseWheelMsg:
+		if t.run == nil || t.picking {
+			t.pick = clamp(t.pick+wheelDelta(msg), len(t.fixtures))
+		} else {
+			t.step(wheelDelta(msg))
+		}
+		return nil, true
+	case tea.MouseClickMsg:
+		row := msg.Y - 1 // body row
+		if t.run == nil || t.picking {
+			if top := max(t.pickTop, 1); row >= top {
+				t.pick = clamp(t.pickOff+row-top, len(t.fixtures))
+			}
+		} else if lw, _ := traceSplit(t.w); inList(msg, t.w, t.h, lw) {
+			t.cursor = clamp(t.off+row-1, len(t.run.Events))
+		}
+		return nil, true
 	}
 	return nil, false
+}
+
+func (t *traceTab) typing() bool { return t.prompt != 0 }
+
+func (t *traceTab) hints(k KeyMap) []key.Binding {
+	if t.run == nil || t.picking {
+		return []key.Binding{withHelp(k.Down, "j/k", "choose"), withHelp(k.Enter, "enter", "dry-run"), k.NextTab, k.Help, k.Quit}
+	}
+	return []key.Binding{withHelp(k.NextStep, "n/p", "step"), withHelp(k.NextFrame, "f", "frame"), withHelp(k.NextRej, "x", "reject"), withHelp(k.End, "G", "end"), withHelp(k.Play, "space", "play"), withHelp(k.Back, "esc", "fixtures"), k.Help, k.Quit}
+}
+
+// setFixtures replaces the fixtures offered (r rereads them).
+func (t *traceTab) setFixtures(xs []Exchange) {
+	t.fixtures, t.pick = xs, clamp(t.pick, len(xs))
+}
+
+func (t *traceTab) playTick() tea.Cmd {
+	id := t.playID
+	return tea.Tick(150*time.Millisecond, func(time.Time) tea.Msg { return playMsg{id: id} })
 }
 
 // keys handles the Trace tab's keys.
 func (t *traceTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
+	if t.prompt != 0 {
+		t.promptKey(m, msg) // q, r, digits are text while a query is typed
+		return nil
+	}
+	if key.Matches(msg, k.Reload) {
+		return m.reload()
+	}
 	if t.run == nil || t.picking {
 		switch {
 		case key.Matches(msg, k.Enter):
@@ -446,10 +502,6 @@ func (t *traceTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 		default:
 			t.pick = moveCursor(msg, k, t.pick, len(t.fixtures), shown(t.pickRows, t.h))
 		}
-		return nil
-	}
-	if t.prompt != 0 {
-		t.promptKey(m, msg)
 		return nil
 	}
 	before := t.cursor
@@ -472,7 +524,8 @@ func (t *traceTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 		m.setInfo(fmt.Sprintf("copied step %d as JSON (%d bytes) to the clipboard", t.cursor+1, len(b)))
 		return tea.SetClipboard(string(b))
 	case key.Matches(msg, k.Search), key.Matches(msg, k.GoTo):
-		t.prompt, t.input, t.playing = msg.String()[0], "", false
+		t.prompt, t.playing = msg.String()[0], false
+		t.input.set("")
 		m.setInfo(string(t.prompt))
 	case key.Matches(msg, k.Back):
 		t.picking, t.playing = true, false
@@ -485,7 +538,7 @@ func (t *traceTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 			if t.cursor == len(t.run.Events)-1 {
 				t.cursor = 0
 			}
-			return m.playTick()
+			return t.playTick()
 		}
 	case key.Matches(msg, k.NextStep):
 		t.step(1)
@@ -510,16 +563,14 @@ func (t *traceTab) keys(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 func (t *traceTab) promptKey(m *Model, msg tea.KeyPressMsg) {
 	switch msg.String() {
 	case "esc":
-		t.prompt, t.input = 0, ""
+		t.prompt = 0
+		t.input.set("")
 		m.setInfo("")
 		return
-	case "backspace":
-		if r := []rune(t.input); len(r) > 0 {
-			t.input = string(r[:len(r)-1])
-		}
 	case "enter":
-		p, in := t.prompt, strings.TrimSpace(t.input)
-		t.prompt, t.input = 0, ""
+		p, in := t.prompt, strings.TrimSpace(t.input.value())
+		t.prompt = 0
+		t.input.set("")
 		if p == ':' {
 			n, err := strconv.Atoi(in)
 			if err != nil || n < 1 || n > len(t.run.Events) {
@@ -545,9 +596,83 @@ func (t *traceTab) promptKey(m *Model, msg tea.KeyPressMsg) {
 		m.setInfo(fmt.Sprintf("found %q at step %d", in, t.cursor+1))
 		return
 	default:
-		if msg.Text != "" {
-			t.input += msg.Text
+		t.input.edit(msg)
+	}
+	m.setInfo(string(t.prompt) + t.input.value())
+}
+
+func (m *Model) dryRun() tea.Cmd {
+	t := &m.tr
+	if len(t.fixtures) == 0 {
+		m.setErr(constErr("no fixtures: start abctl ui with --fixtures DIR"))
+		return nil
+	}
+	if m.busy != "" {
+		return nil
+	}
+	x := t.fixtures[clamp(t.pick, len(t.fixtures))]
+	cf, fs, cat, plugins := m.chain.cf, m.opts.Factories, m.cat.c, m.opts.Plugins
+	m.busy = "dry-run " + x.Name
+	run := func() tea.Msg {
+		ctx := context.Background()
+		fs, release, err := withPlugins(ctx, cf, x.direction(), fs, cat, plugins)
+		if release != nil {
+			defer release()
+		}
+		if err != nil {
+			return runMsg{err: err}
+		}
+		r, err := DryRun(ctx, cf, fs, x)
+		return runMsg{run: r, err: err}
+	}
+	return tea.Batch(run, m.spin.Tick)
+}
+
+// withPlugins adds to fs, through plugins (Options.Plugins), the plugins
+// of cf's dir chain that fs lacks, and those whose entry says source: dir,
+// which replace the built-in of their name (docs/chains.md).
+func withPlugins(ctx context.Context, cf *catalog.ChainFile, dir gateway.Direction, fs []gateway.Factory, cat *catalog.Catalog,
+	plugins func(context.Context, *catalog.Catalog, []string) ([]gateway.Factory, func(), error)) ([]gateway.Factory, func(), error) {
+	if cf == nil {
+		return fs, nil, nil
+	}
+	missing, fromDir := missingPlugins(cf, dir, fs)
+	if len(missing) == 0 {
+		return fs, nil, nil
+	}
+	var more []gateway.Factory
+	var release func()
+	if plugins != nil {
+		var err error
+		if more, release, err = plugins(ctx, cat, missing); err != nil {
+			return nil, release, err
 		}
 	}
-	m.setInfo(string(t.prompt) + t.input)
+	for _, name := range fromDir {
+		if !slices.ContainsFunc(more, func(f gateway.Factory) bool { return f.Name == name }) {
+			return nil, release, fmt.Errorf("chain entry %q says source: dir, and no plugin binary of that name was found: start abctl ui with --plugin-dir DIR, or leave source out", name)
+		}
+	}
+	fs = slices.DeleteFunc(slices.Clone(fs), func(f gateway.Factory) bool { return slices.Contains(fromDir, f.Name) })
+	return append(fs, more...), release, nil
+}
+
+// missingPlugins returns the names of the active entries of cf's dir chain
+// that no factory of fs makes or whose source: is dir, each once, in chain
+// order; fromDir are those of them with source: dir.
+func missingPlugins(cf *catalog.ChainFile, dir gateway.Direction, fs []gateway.Factory) (missing, fromDir []string) {
+	for _, e := range cf.Direction(dir) {
+		if e.OnError == "off" || slices.Contains(missing, e.Name) {
+			continue
+		}
+		switch {
+		case e.Source == catalog.SourceDir:
+			fromDir = append(fromDir, e.Name)
+		case e.Source == catalog.SourceBuiltin,
+			slices.ContainsFunc(fs, func(f gateway.Factory) bool { return f.Name == e.Name }):
+			continue
+		}
+		missing = append(missing, e.Name)
+	}
+	return missing, fromDir
 }

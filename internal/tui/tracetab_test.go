@@ -1,11 +1,15 @@
 package tui
 
 import (
-	"github.com/abkit/abkit/internal/trace"
-	"github.com/charmbracelet/x/ansi"
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/trace"
+	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/charmbracelet/x/ansi"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -95,5 +99,46 @@ func TestExtensionLines(t *testing.T) {
 	got = ansi.Strip(strings.Join(extensionLines(trace.ExtensionDelta{Key: "a", Value: []byte(`1`), Refused: "at /: got number, want string"}, 60, th), "\n"))
 	if !strings.Contains(got, "a refused: at /: got number, want string") {
 		t.Errorf("refused: %q", got)
+	}
+}
+
+// TestWithPluginsSource: a dry-run asks Options.Plugins for the entries
+// no factory makes and for those whose source: is dir, whose binary then
+// replaces the built-in; source: builtin never asks, and a source: dir
+// entry no binary serves is an error that names it.
+func TestWithPluginsSource(t *testing.T) {
+	cf, err := catalog.ParseChain("c.yaml", []byte("inbound:\n  - name: guardrail\n    source: dir\n  - name: mcp-parser\n    source: builtin\n  - name: elsewhere\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := testFactories()
+	binary := gateway.Factory{Name: "guardrail", Config: &gateway.ConfigSchema{}} // told apart by its schema
+	var asked []string
+	plugins := func(_ context.Context, _ *catalog.Catalog, names []string) ([]gateway.Factory, func(), error) {
+		asked = names
+		return []gateway.Factory{binary, {Name: "elsewhere"}}, nil, nil
+	}
+	got, _, err := withPlugins(context.Background(), cf, gateway.Inbound, fs, nil, plugins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(asked, ",") != "guardrail,elsewhere" {
+		t.Errorf("asked for %v, want guardrail (source: dir) and elsewhere (not built in)", asked)
+	}
+	var guardrails []gateway.Factory
+	for _, f := range got {
+		if f.Name == "guardrail" {
+			guardrails = append(guardrails, f)
+		}
+	}
+	if len(guardrails) != 1 || guardrails[0].Config != binary.Config {
+		t.Errorf("guardrail factories %v, want only the binary's", guardrails)
+	}
+	none := func(context.Context, *catalog.Catalog, []string) ([]gateway.Factory, func(), error) {
+		return nil, nil, nil
+	}
+	if _, _, err := withPlugins(context.Background(), cf, gateway.Inbound, fs, nil, none); err == nil ||
+		!strings.Contains(err.Error(), `chain entry "guardrail" says source: dir, and no plugin binary of that name was found`) {
+		t.Errorf("no binary for source: dir: err %v", err)
 	}
 }

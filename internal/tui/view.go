@@ -36,17 +36,10 @@ func (m *Model) Render() string {
 	lines = append(lines, m.tabBar(w))
 	var body []string
 	bh := m.bodyHeight()
-	switch {
-	case m.help:
+	if m.help {
 		body = m.helpView(w, bh)
-	case m.tab == tabCatalog:
-		body = m.cat.view(w, bh, m.th)
-	case m.tab == tabChain:
-		body = m.chain.view(w, bh, m.th)
-	case m.tab == tabTrace:
-		body = m.tr.view(w, bh, m.th)
-	case m.tab == tabLive:
-		body = m.lv.view(w, bh, m.th)
+	} else {
+		body = m.panes()[m.tab].view(w, bh, m.th)
 	}
 	for i := range bh {
 		l := ""
@@ -104,7 +97,7 @@ func (m *Model) statusBar(w int) string {
 		parts = append(parts, fmt.Sprintf("%d/%d plugins", len(m.cat.rows), len(m.cat.c.Plugins)))
 	}
 	if m.cat.filtering {
-		parts = append(parts, "filter: "+m.cat.filter+"▏")
+		parts = append(parts, "filter: "+m.cat.edit.view())
 	} else if m.cat.filter != "" {
 		parts = append(parts, "filter: "+m.cat.filter)
 	}
@@ -160,25 +153,11 @@ func (m *Model) hints() []key.Binding {
 	k.NextTab = withHelp(k.NextTab, "tab", "next tab")
 	k.Filter = withHelp(k.Filter, "/", "filter")
 	k.Back = withHelp(k.Back, "esc", "back")
-	switch {
-	case m.cat.filtering:
-		return []key.Binding{withHelp(k.Enter, "enter", "keep filter"), withHelp(k.Back, "esc", "clear"), k.Force}
-	case m.help:
+	p := m.panes()[m.tab]
+	if m.help && !p.typing() {
 		return []key.Binding{withHelp(k.Down, "j/k", "scroll"), withHelp(k.PageDown, "pgdn/pgup", "page"), withHelp(k.Back, "esc", "close")}
-	case m.tab == tabCatalog && m.cat.detail:
-		return []key.Binding{withHelp(k.Down, "j/k", "scroll"), k.Back, k.NextTab, k.Help, k.Quit}
-	case m.tab == tabCatalog:
-		return []key.Binding{k.Filter, withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "details"), k.NextTab, k.Help, k.Quit}
-	case m.tab == tabChain:
-		return []key.Binding{withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "open plugin"), withHelp(k.Edit, "e", "edit"), k.NextTab, k.Help, k.Quit}
-	case m.lv.filtering:
-		return []key.Binding{withHelp(k.Enter, "enter", "keep filter"), withHelp(k.Back, "esc", "clear"), k.Force}
-	case m.tab == tabLive:
-		return []key.Binding{withHelp(k.Down, "j/k", "move"), withHelp(k.Enter, "enter", "trace"), withHelp(k.Pause, "space", "pause"), k.Filter, withHelp(k.Save, "s", "save fixture"), k.Help, k.Quit}
-	case m.tr.run == nil || m.tr.picking:
-		return []key.Binding{withHelp(k.Down, "j/k", "choose"), withHelp(k.Enter, "enter", "dry-run"), k.NextTab, k.Help, k.Quit}
 	}
-	return []key.Binding{withHelp(k.NextStep, "n/p", "step"), withHelp(k.NextFrame, "f", "frame"), withHelp(k.NextRej, "x", "reject"), withHelp(k.End, "G", "end"), withHelp(k.Play, "space", "play"), withHelp(k.Back, "esc", "fixtures"), k.Help, k.Quit}
+	return p.hints(k)
 }
 
 func withHelp(b key.Binding, keys, desc string) key.Binding {
@@ -286,40 +265,32 @@ func (m *Model) helpKey(msg tea.KeyPressMsg) {
 	}
 }
 
-// wheel moves the cursor of the list on screen.
-func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
-	d := 0
+// wheelDelta is the rows a wheel event moves a list: -1, 1, or 0 for a
+// sideways wheel.
+func wheelDelta(msg tea.MouseWheelMsg) int {
 	switch msg.Button {
 	case tea.MouseWheelUp:
-		d = -1
+		return -1
 	case tea.MouseWheelDown:
-		d = 1
-	default:
-		return nil
+		return 1
 	}
-	if m.help || m.cat.filtering {
-		return nil
-	}
-	switch m.tab {
-	case tabCatalog:
-		if m.cat.detail {
-			m.cat.detailOff = max(m.cat.detailOff+d, 0)
-		} else {
-			m.cat.cursor = clamp(m.cat.cursor+d, len(m.cat.rows))
-		}
-	case tabChain:
-		m.chain.cursor = clamp(m.chain.cursor+d, m.chain.nItems)
-	case tabTrace:
-		if m.tr.run == nil || m.tr.picking {
-			m.tr.pick = clamp(m.tr.pick+d, len(m.tr.fixtures))
-		} else {
-			m.tr.step(d)
-		}
-	}
-	return nil
+	return 0
 }
 
-// click switches tabs (row 0) or selects the list row under the pointer.
+// inList reports whether a click falls on a row of the list of a pane
+// of w×h cells whose list is lw columns wide beside its detail (at w >=
+// wideWidth), or above it (narrower): below the list's header row.
+func inList(msg tea.MouseClickMsg, w, h, lw int) bool {
+	row := msg.Y - 1 // body row
+	listRows := h - 1
+	wide := w >= wideWidth
+	if !wide {
+		listRows = max(h/2, 3) - 1
+	}
+	return row >= 1 && row <= listRows && (!wide || msg.X < lw)
+}
+
+// click switches tabs (row 0), else hands the click to the pane shown.
 func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 	if msg.Button != tea.MouseLeft || m.help {
 		return nil
@@ -336,35 +307,6 @@ func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 		}
 		return nil
 	}
-	row := msg.Y - 1 // body row
-	wide := m.w >= wideWidth
-	lw, _ := catalogSplit(m.w)
-	if m.tab == tabTrace {
-		lw, _ = traceSplit(m.w)
-	}
-	inList := func(listRows int) bool { return row >= 1 && row <= listRows && (!wide || msg.X < lw) }
-	listRows := m.bodyHeight() - 1
-	if !wide {
-		listRows = max(m.bodyHeight()/2, 3) - 1
-	}
-	switch m.tab {
-	case tabCatalog:
-		if inList(listRows) {
-			m.cat.cursor = clamp(m.cat.off+row-1, len(m.cat.rows))
-			m.cat.detail = false
-		}
-	case tabChain:
-		if i := m.chain.itemAt(row, m.w); i >= 0 {
-			m.chain.cursor = i
-		}
-	case tabTrace:
-		if m.tr.run == nil || m.tr.picking {
-			if top := max(m.tr.pickTop, 1); row >= top {
-				m.tr.pick = clamp(m.tr.pickOff+row-top, len(m.tr.fixtures))
-			}
-		} else if inList(listRows) {
-			m.tr.cursor = clamp(m.tr.off+row-1, len(m.tr.run.Events))
-		}
-	}
-	return nil
+	cmd, _ := m.panes()[m.tab].update(m, msg)
+	return cmd
 }
