@@ -32,7 +32,6 @@ type walker struct {
 	data []byte
 	all  bool
 	out  []string
-	tmp  []string // reordering room for objects whose keys are not sorted
 }
 
 // member is one object member: its decoded key and the texts its value
@@ -150,15 +149,15 @@ func (w *walker) reorder(ms []member) {
 		return // no texts to move or drop
 	}
 	slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(a.key, b.key) })
-	w.tmp = w.tmp[:0]
+	var small [8]string
+	tmp := small[:0]
 	for j, m := range ms {
 		if j+1 < len(ms) && bytes.Equal(ms[j+1].key, m.key) {
 			continue // a later duplicate wins, as in a decoded map
 		}
-		w.tmp = append(w.tmp, w.out[m.from:m.to]...)
+		tmp = append(tmp, w.out[m.from:m.to]...)
 	}
-	n := copy(w.out[start:], w.tmp)
+	n := copy(w.out[start:], tmp)
 	clear(w.out[start+n:])
 	w.out = w.out[:start+n]
-	clear(w.tmp)
 }
