@@ -189,7 +189,7 @@ func (s *Server) finish(ctx context.Context, r *http.Request, id uint64, started
 }
 
 // maxStreamRoom bounds the room a streamed exchange's trace is given at
-// once (Server.streamRoom): 8,192 events of 256 bytes, 2 MiB. A longer
+// once (Server.streamRoom): 8,192 events of 248 bytes, about 2 MiB. A longer
 // stream's trace grows by blocks past it.
 const maxStreamRoom = 8192
 
