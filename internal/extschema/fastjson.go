@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // An extension value is checked and traced as a decoded document: a
@@ -223,12 +224,23 @@ func (d *decoder) str() (any, bool) {
 		d.i = i + 1
 		return string(b[start:i]), true
 	}
-	out := append(make([]byte, 0, i-start+64), b[start:i]...)
+	// Room for the whole token: decoding never makes a string longer
+	// than its escaped form, except that each invalid byte becomes
+	// U+FFFD (append grows past it then).
+	end := i
+	for end < len(b) && b[end] != '"' {
+		if b[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	out := append(make([]byte, 0, min(end, len(b))-start), b[start:i]...)
 	for i < len(b) {
 		switch c := b[i]; {
 		case c == '"':
 			d.i = i + 1
-			return string(out), true
+			// out is this string's own: no copy.
+			return unsafe.String(unsafe.SliceData(out), len(out)), true
 		case c < 0x20:
 			return nil, false
 		case c == '\\':
