@@ -250,6 +250,7 @@ func run(abctl string, rounds int, duration time.Duration, conns int) error {
 			}
 		}
 		fmt.Printf("round %d done; load average %s\n", r+1, loadavg())
+		printRound(procs, results, r)
 	}
 
 	printTable(procs, results)
@@ -281,6 +282,19 @@ func printTable(procs []*proc, results map[resultKey][]result) {
 				cut += x.cut
 			}
 			fmt.Printf("%-6s %-24s %10.0f %18s %12.0f %18s %9.2f %9.2f %18s %5d\n", kind, p.name, median(rps), spread(xr), median(cpu), spread(xc), median(p50), median(p99), spread(xp), cut)
+		}
+	}
+}
+
+// printRound prints round r of every proxy beside the bare proxy's in
+// the same round, so that each figure's spread can be read.
+func printRound(procs []*proc, results map[resultKey][]result, r int) {
+	for _, kind := range []string{"sse", "json"} {
+		peer := results[resultKey{kind, "bareproxy"}][r]
+		for _, p := range procs {
+			x := results[resultKey{kind, p.name}][r]
+			fmt.Printf("  %-4s %-24s %6.0f req/s (%.2f×)  %5.0f µs CPU/req (%.2f×)  p50 %6.2f  p99 %7.2f ms (%.2f×)  cut %d\n", kind, p.name,
+				x.rps(), x.rps()/peer.rps(), x.cpuPerReq(), x.cpuPerReq()/peer.cpuPerReq(), x.p50, x.p99, x.p99/peer.p99, x.cut)
 		}
 	}
 }

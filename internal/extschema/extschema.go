@@ -86,11 +86,27 @@ func Decode(v any) Decoded {
 	if err != nil {
 		return Decoded{err: fmt.Errorf("value does not marshal to JSON: %w", err)}
 	}
+	if doc, ok := decodeJSON(b); ok {
+		return Decoded{JSON: b, Doc: doc}
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {
 		return Decoded{JSON: b, err: fmt.Errorf("value is not JSON: %w", err)}
 	}
 	return Decoded{JSON: b, Doc: doc}
+}
+
+// Canonical returns json.Marshal(d.Doc): the decoded value with its
+// object keys sorted and its numbers as written, the form the trace
+// shows. It is nil when d holds an error.
+func (d Decoded) Canonical() ([]byte, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	if b, ok := appendCanonical(make([]byte, 0, len(d.JSON)+len(d.JSON)/8), d.Doc); ok {
+		return b, nil
+	}
+	return json.Marshal(d.Doc)
 }
 
 // Err is the marshalling or decoding error, nil when Doc is the value.

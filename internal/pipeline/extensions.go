@@ -149,7 +149,7 @@ func extDelta(key string, v extschema.Decoded, present bool, refused string) tra
 			// The decoded document marshals with its keys sorted,
 			// numbers as written (canonicalJSON without decoding again).
 			var err error
-			if b, err = json.Marshal(v.Doc); err != nil {
+			if b, err = v.Canonical(); err != nil {
 				b = v.JSON
 			}
 		default:

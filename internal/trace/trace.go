@@ -161,6 +161,12 @@ type Recorder struct {
 	full   [][]Event
 	nfull  int // events in full
 	now    func() time.Time
+	// base, when set, is the wall and monotonic time the recorder was
+	// made at, and now is time.Now: Now then reads only the monotonic
+	// clock (base plus the time since it). time.Now reads two clocks,
+	// and a clock read is slow on some virtual machines; a traced call
+	// took two time.Now, four clock reads.
+	base time.Time
 	// sink, when set, receives each event instead of the recorder keeping
 	// it; n numbers them.
 	sink  func(Event)
@@ -175,14 +181,14 @@ type Recorder struct {
 }
 
 // NewRecorder returns an empty recorder.
-func NewRecorder() *Recorder { return &Recorder{now: time.Now} }
+func NewRecorder() *Recorder { return &Recorder{now: time.Now, base: time.Now()} }
 
 // NewStreamRecorder returns a recorder that keeps nothing: each event goes
 // to sink as it is added, numbered and in order (sink runs under the
 // recorder's lock, so it must not add events itself). A trace then costs
 // no memory per event; Events returns nil.
 func NewStreamRecorder(sink func(Event)) *Recorder {
-	return &Recorder{now: time.Now, sink: sink}
+	return &Recorder{now: time.Now, base: time.Now(), sink: sink}
 }
 
 // WithoutDurations makes r read no clock: Now returns the zero time, so
@@ -190,7 +196,7 @@ func NewStreamRecorder(sink func(Event)) *Recorder {
 // compared without durations (golden files), where the clock reads
 // around every call were a measurable share of a replay. It returns r.
 func (r *Recorder) WithoutDurations() *Recorder {
-	r.now = zeroTime
+	r.now, r.base = zeroTime, time.Time{}
 	return r
 }
 
@@ -202,7 +208,7 @@ func zeroTime() time.Time { return time.Time{} }
 // exchange ends. onAdd must not block for long; it delays the call that
 // produced the event.
 func NewWatchedRecorder(onAdd func(Event)) *Recorder {
-	return &Recorder{now: time.Now, onAdd: onAdd}
+	return &Recorder{now: time.Now, base: time.Now(), onAdd: onAdd}
 }
 
 // NewWatchedRecorderWhen is NewWatchedRecorder for a watcher that is not
@@ -210,7 +216,7 @@ func NewWatchedRecorder(onAdd func(Event)) *Recorder {
 // onAdd only while watching reports true, so that an unwatched trace
 // costs no copy per event.
 func NewWatchedRecorderWhen(watching func() bool, onAdd func(Event)) *Recorder {
-	return &Recorder{now: time.Now, onAdd: onAdd, watching: watching}
+	return &Recorder{now: time.Now, base: time.Now(), onAdd: onAdd, watching: watching}
 }
 
 // Grow makes room for n more events: a caller that knows about how many
@@ -243,7 +249,12 @@ func (r *Recorder) Now() time.Time {
 
 // clock returns the recorder's time source; a zero Recorder has none set.
 func (r *Recorder) clock() time.Time {
-	if r.now == nil {
+	switch {
+	case !r.base.IsZero():
+		// One monotonic read; the wall part moves with it, which is all
+		// a duration needs.
+		return r.base.Add(time.Since(r.base))
+	case r.now == nil:
 		return time.Now()
 	}
 	return r.now()
@@ -386,7 +397,10 @@ func (r *Recorder) Since(start time.Time) int64 {
 	if r == nil {
 		return 0
 	}
-	return r.clock().Sub(start).Nanoseconds()
+	if r.now == nil || !r.base.IsZero() {
+		return time.Since(start).Nanoseconds() // the monotonic clock alone
+	}
+	return r.now().Sub(start).Nanoseconds()
 }
 
 // Trace is a whole run: the events, and warnings that belong to no single

@@ -16,12 +16,10 @@
 package guardrail
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -457,65 +455,6 @@ func jsonTexts(data []byte, all bool) []string {
 	return out
 }
 
-// appendTexts appends jsonTexts' strings to out without copying them:
-// plain strings are views of data, valid while data is. ok is false when
-// data is not JSON.
-func appendTexts(out []string, data []byte, all bool) (_ []string, ok bool) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || (data[0] != '{' && data[0] != '[') || !validJSON(data) {
-		return out, false
-	}
-	textsOf(data, nil, all, &out)
-	return out, true
-}
-
-// member is one object member: its decoded key and its value's text.
-type member struct {
-	key []byte
-	val []byte
-}
-
-// textsOf appends the texts of the valid JSON value v, found under key.
-func textsOf(v []byte, key []byte, all bool, out *[]string) {
-	switch v[0] {
-	case '"':
-		if all || textKeys[string(key)] {
-			*out = append(*out, jsonString(v))
-		}
-	case '[':
-		for i := skipSpace(v, 1); v[i] != ']'; {
-			n := valueEnd(v, i)
-			textsOf(v[i:n], key, all, out)
-			i = skipSpace(v, n)
-			if v[i] == ',' {
-				i = skipSpace(v, i+1)
-			}
-		}
-	case '{':
-		var buf [8]member
-		ms := buf[:0]
-		for i := skipSpace(v, 1); v[i] != '}'; {
-			kn := valueEnd(v, i)
-			k := jsonKey(v[i:kn])
-			i = skipSpace(v, kn)
-			i = skipSpace(v, i+1) // past ':'
-			n := valueEnd(v, i)
-			ms = append(ms, member{k, v[i:n]})
-			i = skipSpace(v, n)
-			if v[i] == ',' {
-				i = skipSpace(v, i+1)
-			}
-		}
-		slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(a.key, b.key) })
-		for j, m := range ms {
-			if j+1 < len(ms) && bytes.Equal(ms[j+1].key, m.key) {
-				continue // a later duplicate wins, as in a decoded map
-			}
-			textsOf(m.val, m.key, all, out)
-		}
-	}
-}
-
 // jsonString decodes a valid JSON string token. Plain ASCII is returned
 // as a view of tok, not a copy; escapes and other bytes go through
 // encoding/json, which also turns invalid UTF-8 into U+FFFD as decoding
@@ -549,40 +488,6 @@ func skipSpace(v []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// valueEnd returns the index just past the valid JSON value starting at i.
-func valueEnd(v []byte, i int) int {
-	switch v[i] {
-	case '"':
-		for j := i + 1; ; j++ {
-			switch v[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
-			}
-		}
-	case '{', '[':
-		depth := 0
-		for j := i; ; j++ {
-			switch v[j] {
-			case '"':
-				j = valueEnd(v, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return j + 1
-				}
-			}
-		}
-	}
-	j := i
-	for j < len(v) && v[j] != ',' && v[j] != '}' && v[j] != ']' && v[j] != ' ' && v[j] != '\t' && v[j] != '\n' && v[j] != '\r' {
-		j++
-	}
-	return j
 }
 
 // Plugin bundles the factory for the catalog and for serving as a binary.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -54,6 +55,40 @@ var textSeeds = []string{
 	`{"content": 12.5e3, "text": false, "thinking": null, "partial_json": "{\"x\""}`,
 	`{}`, `[]`, `{"a":{}}`, `  {"text":"pad"}  `, `{"text":"cut"`, `not json`, `"str"`, ``,
 	"{\n\t\"text\"\r\n:\t\"ws\"\n}",
+	// Members out of key order, repeated keys and nesting: the one-pass
+	// walk reorders the texts each object added.
+	`{"text":"z1","content":["c1",{"text":"c2","content":"c0"}],"arguments":"a1","text":"z2"}`,
+	`{"b":{"text":"b1"},"a":{"text":"a1","content":"a0"},"b":{"content":"b2"}}`,
+	`[{"text":"x","text":{"content":"y"}},{"c":{"text":"1"},"a":[{"text":"2"}]}]`,
+}
+
+// TestJSONTextsEveryChange: every cut and one-byte change of the seeds
+// gives what decoding gives, and a failed scan leaves what was gathered
+// before as it was.
+func TestJSONTextsEveryChange(t *testing.T) {
+	for _, in := range textSeeds {
+		for i := range len(in) {
+			for _, b := range [][]byte{[]byte(in[:i]), []byte(in[:i] + "," + in[i:]), []byte(in[:i] + "}" + in[i+1:]), []byte(in[:i] + "\"" + in[i+1:])} {
+				for _, all := range []bool{false, true} {
+					if got, want := jsonTexts(b, all), refJSONTexts(b, all); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+						t.Fatalf("jsonTexts(%q, %t) = %q, want %q", b, all, got, want)
+					}
+					before := []string{"kept"}
+					out, ok := appendTexts(before, b, all)
+					if want := refJSONTexts(b, all); !ok && (len(out) != 1 || out[0] != "kept" || want != nil) {
+						t.Fatalf("appendTexts(%q) failed and left %q (reference %q)", b, out, want)
+					}
+				}
+			}
+		}
+	}
+	deep := strings.Repeat("[", maxDepth) + `{"text":"deep"}` + strings.Repeat("]", maxDepth)
+	at := strings.Repeat("[", maxDepth-1) + `{"text":"at the limit"}` + strings.Repeat("]", maxDepth-1)
+	for _, d := range []string{deep, "[" + deep + "]", at} {
+		if got, want := jsonTexts([]byte(d), false), refJSONTexts([]byte(d), false); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("nesting %d: jsonTexts = %q, want %q", strings.Count(d, "["), got, want)
+		}
+	}
 }
 
 // TestJSONTextsMatchesDecoding: the in-place scan gives exactly what

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -119,7 +120,7 @@ func (ex *Exchange) view(limit int) (*fixture.Fixture, bool, string) {
 func (s *Server) finish(ctx context.Context, r *http.Request, id uint64, started time.Time, path, target string, reqHeader http.Header, reqBody []byte,
 	called bool, upStatus int, upHeader http.Header, upComplete bool, keep *capture, rec *trace.Recorder, res *pipeline.Result) {
 	// The recorder is done with: its events are taken, not copied.
-	rep := replay.ReportOf(rec.Take(), res)
+	rep := replay.ReportOf(s.fitTrace(rec.Take(), res.Streamed), res)
 	capReport(&rep)
 	cause := context.Cause(ctx)
 	ex := &Exchange{Summary: Summary{ID: id, Started: started.UTC(), Method: r.Method, Path: path, Status: res.Status,
@@ -185,6 +186,24 @@ func (s *Server) finish(ctx context.Context, r *http.Request, id uint64, started
 		// Named now: the sequence follows the order exchanges finished.
 		go s.write(ex.ID, raw, whole, record.FileName(s.now(), s.fileSeq.Add(1), r))
 	}
+}
+
+// maxStreamRoom bounds the room a streamed exchange's trace is given at
+// once (Server.streamRoom): 8,192 events of 248 bytes, about 2 MiB. A longer
+// stream's trace grows by blocks past it.
+const maxStreamRoom = 8192
+
+// fitTrace notes how many events a streamed exchange recorded, for the
+// next one's room, and returns events, copied to their length when the
+// room made for them was well over it (the ring would keep the rest).
+func (s *Server) fitTrace(events []trace.Event, streamed bool) []trace.Event {
+	if streamed {
+		s.streamRoom.Store(int64(min(len(events), maxStreamRoom)))
+	}
+	if spare := cap(events) - len(events); spare > max(64, len(events)/4) {
+		return slices.Clone(events)
+	}
+	return events
 }
 
 // write records one exchange's fixture to the record directory, named

@@ -116,8 +116,14 @@ type Server struct {
 	// (request, response and finish calls of each plugin), so its trace
 	// grows once.
 	traceRoom int
-	log       *slog.Logger
-	now       func() time.Time
+	// streamRoom is how many trace events the last streamed exchange
+	// recorded (at most maxStreamRoom): a streamed answer's trace is
+	// made room for at once when its head arrives (a trace event per
+	// plugin and frame), instead of growing block by block and being
+	// joined into one slice at the end.
+	streamRoom atomic.Int64
+	log        *slog.Logger
+	now        func() time.Time
 
 	ids     atomic.Uint64 // exchange ids, from 1
 	fileSeq atomic.Int64
@@ -401,7 +407,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request) {
 	)
 	if x.Request(ctx) {
 		called = true
-		upStatus, upHeader, upComplete = s.forward(ctx, x, r.Method, target, targetURL, keep)
+		upStatus, upHeader, upComplete = s.forward(ctx, x, r.Method, target, targetURL, keep, rec)
 	}
 	res := x.Finish()
 	s.finish(ctx, r, id, started, path, targetURL, sent, reqBody, called, upStatus, upHeader, upComplete, keep, rec, res)
@@ -422,7 +428,7 @@ func abortIfBroken(res *pipeline.Result) {
 // forward sends the chain's request upstream and runs the response side
 // on its answer. It returns the upstream's status and headers and whether
 // its body was read to the end.
-func (s *Server) forward(ctx context.Context, x *pipeline.Exchange, method string, target *url.URL, targetURL string, keep *capture) (int, http.Header, bool) {
+func (s *Server) forward(ctx context.Context, x *pipeline.Exchange, method string, target *url.URL, targetURL string, keep *capture, rec *trace.Recorder) (int, http.Header, bool) {
 	gx := x.Gateway()
 	u := target
 	if gx.Request.URL != targetURL {
@@ -452,6 +458,9 @@ func (s *Server) forward(ctx context.Context, x *pipeline.Exchange, method strin
 	defer resp.Body.Close()
 	header := resp.Header // ours: stripped in place, a copy for the chain
 	record.DelHop(header)
+	if n := s.streamRoom.Load(); n > 0 && isEventStream(header) {
+		rec.Grow(int(n))
+	}
 	st := s.streams.Get().(*upstreamStream)
 	st.body, st.t0, st.now, st.keep, st.eof = resp.Body, s.now(), s.now, keep, false
 	x.Respond(ctx, pipeline.Upstream{Status: resp.StatusCode, Header: header.Clone(), Stream: st})
@@ -459,4 +468,11 @@ func (s *Server) forward(ctx context.Context, x *pipeline.Exchange, method strin
 	st.body, st.keep = nil, nil
 	s.streams.Put(st)
 	return resp.StatusCode, header, eof
+}
+
+// isEventStream reports whether h announces an SSE body; it only sizes
+// the trace (the runtime decides how the body is relayed).
+func isEventStream(h http.Header) bool {
+	ct, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
 }
