@@ -5,7 +5,6 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -493,34 +492,67 @@ func runSink(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipe
 }
 
 // fileMatch compares what is written to it with a file's bytes as it
-// reads them, so that a golden file is never held whole (a 200-frame
-// golden is ~180 KB, most of the memory a replay allocated).
+// reads them, a buffer at a time, so that a golden file is never held
+// whole (a 200-frame golden is ~120 KB, more than its fixture).
 type fileMatch struct {
-	r    *bufio.Reader
-	diff bool
+	fh     *os.File
+	buf    []byte
+	lo, hi int // buf[lo:hi] is read and not yet compared
+	diff   bool
 }
 
 func (m *fileMatch) Write(p []byte) (int, error) {
 	for q := p; !m.diff && len(q) > 0; {
-		n := min(len(q), m.r.Size())
-		b, _ := m.r.Peek(n)
-		if !bytes.Equal(b, q[:n]) {
+		if m.lo == m.hi && !m.fill() {
+			m.diff = true // the file is shorter
+			break
+		}
+		n := min(len(q), m.hi-m.lo)
+		if !bytes.Equal(m.buf[m.lo:m.lo+n], q[:n]) {
 			m.diff = true
 			break
 		}
-		_, _ = m.r.Discard(n)
+		m.lo += n
 		q = q[n:]
 	}
 	return len(p), nil
 }
+
+// fill reads the next bytes of the file into buf; false at its end or on
+// an error (either way, nothing more to compare).
+func (m *fileMatch) fill() bool {
+	for {
+		n, err := m.fh.Read(m.buf)
+		if n > 0 {
+			m.lo, m.hi = 0, n
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
+
+// atEnd reports whether every byte of the file was compared.
+func (m *fileMatch) atEnd() bool { return m.lo == m.hi && !m.fill() }
+
+// scratch is what one replay worker reuses from one fixture to the next:
+// a golden comparison then allocates no read buffer of its own.
+type scratch struct {
+	buf []byte
+}
+
+// goldenBuf is the golden read size: a 200-frame golden in two reads.
+const goldenBuf = 64 << 10
 
 // matchesGolden replays f as recorded and reports whether its report, in
 // the canonical golden form, is exactly the file golden. Each event is
 // compared with the file as it happens and dropped, so neither the trace
 // nor the file is held. A file that cannot be compared so (missing, not
 // a regular file, over the size limit) or a difference is false: runCase
-// then reads it and replays again to report why.
-func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, golden string) bool {
+// then reads it and replays again to report why. sc is the worker's
+// scratch (nil: a fresh one).
+func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, golden string, sc *scratch) bool {
 	fh, err := os.Open(golden)
 	if err != nil {
 		return false
@@ -531,11 +563,17 @@ func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, g
 	}
 	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
 	if f.Response.Streamed() {
-		up.Stream = chunkStream(f.Response.Chunks)
+		up.Stream = &fixtureChunks{cs: f.Response.Chunks}
 	} else {
 		up.Body = f.Response.Body
 	}
-	m := &fileMatch{r: bufio.NewReaderSize(fh, 16<<10)}
+	if sc == nil {
+		sc = &scratch{}
+	}
+	if sc.buf == nil {
+		sc.buf = make([]byte, goldenBuf)
+	}
+	m := &fileMatch{fh: fh, buf: sc.buf}
 	rw := NewReportWriter(m)
 	// Goldens hold no durations: the replay reads no clock.
 	r, err := runSink(ctx, c, f, up, false, func(e *trace.Event) error {
@@ -550,8 +588,26 @@ func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, g
 	if err != nil || rw.Finish(r.Outcome, r.Warnings) != nil || m.diff {
 		return false
 	}
-	_, err = m.r.ReadByte()
-	return err == io.EOF // and not a longer file
+	return m.atEnd() // and not a longer file
+}
+
+// fixtureChunks feeds a fixture's recorded chunks to the runtime, one a
+// read, as chunkStream does, without a slice of them of its own (the
+// comparison runs once per fixture of a corpus).
+type fixtureChunks struct {
+	cs []fixture.Chunk
+	i  int
+}
+
+func (s *fixtureChunks) Next(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.i >= len(s.cs) {
+		return nil, io.EOF
+	}
+	s.i++
+	return s.cs[s.i-1].Data, nil
 }
 
 // errDiffers stops a golden comparison at the first difference.
