@@ -87,6 +87,7 @@ type ReportWriter struct {
 	// forms are the encodings of the frame events seen, but for their
 	// numbers (see frameForm); a replay worker's writers share them.
 	forms *[]frameForm
+	hint  int // the form found last
 }
 
 // NewReportWriter starts a report on w.
@@ -176,8 +177,12 @@ func (rw *ReportWriter) form(e *trace.Event) *frameForm {
 	}
 	k := frameKey{e.Family, e.Direction, e.Hook, e.Plugin, e.Last, e.Action, e.Reason, e.Status, e.Mutated, e.Shadow, e.Error, e.Phase, e.DurationNS}
 	forms := *rw.forms
-	for i := range forms {
+	// Frame events come round the streaming plugins in turn: the form
+	// after the last one found is nearly always the one.
+	for j := range forms {
+		i := (rw.hint + 1 + j) % len(forms)
 		if forms[i].key == k {
+			rw.hint = i
 			return &forms[i]
 		}
 	}
@@ -195,6 +200,7 @@ func (rw *ReportWriter) form(e *trace.Event) *frameForm {
 		return nil
 	}
 	*rw.forms = append(forms, frameForm{key: k, head: enc[len(seq0) : i+len(frame0)-1], tail: enc[i+len(frame0):]})
+	rw.hint = len(forms)
 	return &(*rw.forms)[len(forms)]
 }
 

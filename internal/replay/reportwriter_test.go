@@ -27,7 +27,9 @@ func TestReportWriterFormsMatchAppendJSON(t *testing.T) {
 		func(e *trace.Event) { e.Direction = "" },
 		func(e *trace.Event) { e.DurationNS = 1234 },
 		func(e *trace.Event) { e.Frame = nil },
-		func(e *trace.Event) { e.Headers = []trace.HeaderChange{{Name: "X-A", Values: []string{"1"}, Response: true}} },
+		func(e *trace.Event) {
+			e.Headers = []trace.HeaderChange{{Name: "X-A", Values: []string{"1"}, Response: true}}
+		},
 		func(e *trace.Event) { e.Rejection = &trace.Rejection{Body: "no"} },
 		func(e *trace.Event) { e.Extensions = []trace.ExtensionDelta{{Key: "k"}} },
 	}
