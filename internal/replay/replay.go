@@ -539,36 +539,60 @@ func RunStream(ctx context.Context, c *pipeline.Chain, s *fixture.Stream, sink f
 func runSink(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipeline.Upstream, timed bool, sink func(*trace.Event) error) (Report, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	// The recorder serialises sink calls; mu also covers reading sinkErr
-	// after the run and closed, which drops an event a finisher abandoned
-	// past its deadline (P28) adds after the run has returned.
-	var (
-		mu      sync.Mutex
-		sinkErr error
-		closed  bool
-	)
+	g := &sinkGate{cancel: cancel}
 	var ev trace.Event // one for every event: &e would escape, an allocation per event
 	rec := trace.NewStreamRecorder(func(e trace.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		if sinkErr != nil || closed {
+		if !g.enter() {
 			return
 		}
 		ev = e
 		redactEvent(&ev)
-		if err := sink(&ev); err != nil {
-			sinkErr = err
-			cancel(err)
-		}
+		g.leave(sink(&ev))
 	})
 	if !timed {
 		rec.WithoutDurations()
 	}
 	r := run(ctx, c, f, up, rec)
-	mu.Lock()
-	closed = true
-	mu.Unlock()
-	return r, sinkErr
+	return r, g.close()
+}
+
+// sinkGate guards a run's event sink. The recorder serialises sink calls;
+// the gate's lock also covers reading the sink's error after the run, and
+// closed, which drops an event that a finisher abandoned past its deadline
+// (P28) adds after the run has returned.
+type sinkGate struct {
+	mu     sync.Mutex
+	err    error
+	closed bool
+	cancel context.CancelCauseFunc
+}
+
+// enter reports whether the sink takes the next event; if so, the caller
+// hands it over and calls leave.
+func (g *sinkGate) enter() bool {
+	g.mu.Lock()
+	if g.err != nil || g.closed {
+		g.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// leave ends a sink call; an error stops the run and is kept.
+func (g *sinkGate) leave(err error) {
+	if err != nil {
+		g.err = err
+		g.cancel(err)
+	}
+	g.mu.Unlock()
+}
+
+// close drops every later event and returns the sink's error.
+func (g *sinkGate) close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	return g.err
 }
 
 // fileMatch compares what is written to it with a file's bytes as it
@@ -657,17 +681,26 @@ func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, g
 	m := &fileMatch{fh: fh, buf: sc.buf}
 	rw := NewReportWriter(m)
 	rw.forms = &sc.forms
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	g := &sinkGate{cancel: cancel}
+	// runSink's sink, with rw called directly: the event stays on this
+	// function's stack, where runSink copies it to the heap for a sink it
+	// does not know (with the GC's write barriers on every copy).
 	// Goldens hold no durations: the replay reads no clock.
-	r, err := runSink(ctx, c, f, up, false, func(e *trace.Event) error {
-		if err := rw.Event(e); err != nil {
-			return err
+	rec := trace.NewStreamRecorder(func(e trace.Event) {
+		if !g.enter() {
+			return
 		}
-		if m.diff {
-			return errDiffers // stop early: the full replay explains it
+		redactEvent(&e)
+		err := rw.Event(&e)
+		if err == nil && m.diff {
+			err = errDiffers // stop early: the full replay explains it
 		}
-		return nil
-	})
-	if err != nil || rw.Finish(r.Outcome, r.Warnings) != nil || m.diff {
+		g.leave(err)
+	}).WithoutDurations()
+	r := run(ctx, c, f, up, rec)
+	if g.close() != nil || rw.Finish(r.Outcome, r.Warnings) != nil || m.diff {
 		return false
 	}
 	return m.atEnd() // and not a longer file
