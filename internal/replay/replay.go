@@ -511,7 +511,8 @@ func (s *fixtureStream) Next(ctx context.Context) ([]byte, error) {
 // runtime asks for it and handing each event (redacted, numbered) to sink
 // as the call ends, so that neither the body nor the trace is held: memory
 // does not grow with the fixture. The event sink gets is valid only during
-// the call (one is reused for every event): copy it to keep it. The
+// the call (one is reused for every event, and its Frame points into the
+// recorder): copy it, and its frame index, to keep it. The
 // report returned has no events. If sink fails, the run is cancelled and
 // its error returned; a chunk that cannot be read (the file changed after
 // Open) is returned too.
