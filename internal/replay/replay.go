@@ -597,8 +597,9 @@ func (g *sinkGate) close() error {
 }
 
 // fileMatch compares what is written to it with a file's bytes as it
-// reads them, a buffer at a time, so that a golden file is never held
-// whole (a 200-frame golden is ~120 KB, more than its fixture).
+// reads them, a buffer at a time: the replay worker's buffer, reused for
+// every golden, so that none costs an allocation and one over the
+// buffer's bound (1 MiB) is never held whole.
 type fileMatch struct {
 	fh     *os.File
 	buf    []byte
@@ -648,8 +649,12 @@ type scratch struct {
 	forms []frameForm
 }
 
-// goldenBuf is the golden read size: a 200-frame golden in two reads.
-const goldenBuf = 64 << 10
+// goldenBuf and maxGoldenBuf bound a worker's golden read buffer, which
+// grows to the largest golden it compared up to maxGoldenBuf.
+const (
+	goldenBuf    = 64 << 10
+	maxGoldenBuf = 1 << 20
+)
 
 // matchesGolden replays f as recorded and reports whether its report, in
 // the canonical golden form, is exactly the file golden. Each event is
@@ -664,7 +669,8 @@ func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, g
 		return false
 	}
 	defer fh.Close()
-	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > fixture.MaxFile() {
+	st, err := fh.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > fixture.MaxFile() {
 		return false
 	}
 	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
@@ -676,8 +682,11 @@ func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, g
 	if sc == nil {
 		sc = &scratch{}
 	}
-	if sc.buf == nil {
-		sc.buf = make([]byte, goldenBuf)
+	// Room for the whole file and a byte, up to maxGoldenBuf: one read,
+	// and one more that finds the end. A buffer smaller than goldenBuf
+	// (a test's) is kept as it is.
+	if need := int(min(st.Size()+1, maxGoldenBuf)); sc.buf == nil || (len(sc.buf) >= goldenBuf && len(sc.buf) < need) {
+		sc.buf = make([]byte, max(need, goldenBuf))
 	}
 	m := &fileMatch{fh: fh, buf: sc.buf}
 	rw := NewReportWriter(m)
