@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -220,9 +221,10 @@ func BenchmarkDryrun10k(b *testing.B) {
 //
 //   - floor: reading the fixtures with as many workers and finding every
 //     SSE event in them with bytes.Index, which any replay must do at least;
-//   - floor+golden: that, and reading each golden file and finding its
-//     lines, which any golden comparison must do at least (a golden is
-//     about 7 times its fixture's size: four events per frame);
+//   - floor+golden: that, and reading each golden file into a buffer the
+//     worker reuses and counting its lines (one pass over its bytes),
+//     which any golden comparison must do at least (a golden is about 7
+//     times its fixture's size: four events per frame);
 //   - replay/chain=pass: the replay (golden compare) through chainPass,
 //     whose traces are chain6's without its plugins' work: the runtime,
 //     the trace and the comparison;
@@ -243,7 +245,7 @@ func BenchmarkReplayAgainstFloor(b *testing.B) {
 
 // benchFloor reads files with parallel workers and counts the SSE events
 // in each with bytes.Index; with golden set it also reads each fixture's
-// golden file there and counts its lines.
+// golden file there, into a reused buffer, and counts its lines.
 func benchFloor(b *testing.B, files []string, parallel int, golden string) {
 	runtime.GC()
 	cpu0 := cpuTime(b)
@@ -255,6 +257,7 @@ func benchFloor(b *testing.B, files []string, parallel int, golden string) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				var buf []byte
 				for name := range next {
 					data, err := os.ReadFile(name)
 					if err != nil {
@@ -265,12 +268,11 @@ func benchFloor(b *testing.B, files []string, parallel int, golden string) {
 					if golden == "" {
 						continue
 					}
-					data, err = os.ReadFile(replay.GoldenPath(golden, name))
-					if err != nil {
+					if buf, err = readInto(buf, replay.GoldenPath(golden, name)); err != nil {
 						b.Error(err)
 						continue
 					}
-					lines.Add(int64(count(data, "\n")))
+					lines.Add(int64(bytes.Count(buf, []byte("\n"))))
 				}
 			}()
 		}
@@ -284,6 +286,29 @@ func benchFloor(b *testing.B, files []string, parallel int, golden string) {
 		}
 	}
 	b.ReportMetric((cpuTime(b)-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+}
+
+// readInto reads the file name into buf, grown as needed, and returns it.
+func readInto(buf []byte, name string) ([]byte, error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return buf, err
+	}
+	defer fh.Close()
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := fh.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // count is the number of sep in data, found with bytes.Index.
