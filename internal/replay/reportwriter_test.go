@@ -93,3 +93,38 @@ func TestFrameKeyCoversEvent(t *testing.T) {
 func equalFold(a, b string) bool {
 	return bytes.EqualFold([]byte(a), []byte(b)) || (a == "err" && b == "Error")
 }
+
+// TestFrameKeyEqual: equal is ==, field by field, whether the strings are
+// the same bytes or equal copies.
+func TestFrameKeyEqual(t *testing.T) {
+	cp := func(s string) string { return string([]byte(s)) }
+	base := frameKey{trace.FamilyPipeline, "outbound", "on_response_frame", "guardrail", false, "continue", "", 0, "", false, "", "", 0}
+	same := frameKey{trace.Family(cp(string(base.family))), cp(base.direction), cp(base.hook), cp(base.plugin), false, cp(base.action), "", 0, "", false, "", "", 0}
+	if !base.equal(&base) || !base.equal(&same) {
+		t.Fatal("equal keys compare unequal")
+	}
+	for i, change := range []func(*frameKey){
+		func(k *frameKey) { k.family = "D" },
+		func(k *frameKey) { k.direction = "inbound" },
+		func(k *frameKey) { k.hook = "on_request" },
+		func(k *frameKey) { k.plugin = "guardrai1" },
+		func(k *frameKey) { k.last = true },
+		func(k *frameKey) { k.action = "reject" },
+		func(k *frameKey) { k.reason = "x" },
+		func(k *frameKey) { k.status = 451 },
+		func(k *frameKey) { k.mutated = "response_body" },
+		func(k *frameKey) { k.shadow = true },
+		func(k *frameKey) { k.err = "e" },
+		func(k *frameKey) { k.phase = "p" },
+		func(k *frameKey) { k.durationNS = 1 },
+	} {
+		k := base
+		change(&k)
+		if k.equal(&base) || base.equal(&k) || (k == base) {
+			t.Errorf("change %d: keys compare equal", i)
+		}
+	}
+	if n := reflect.TypeFor[frameKey]().NumField(); n != 13 {
+		t.Errorf("frameKey has %d fields; equal and this test know 13", n)
+	}
+}
