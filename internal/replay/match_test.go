@@ -15,7 +15,9 @@ import (
 // TestMatchesGolden: the streamed golden comparison accepts the golden
 // file byte for byte and nothing else: not a file with a byte changed, cut
 // short or with bytes added, nor a missing one (RunSuite then takes the
-// full path, which reports the difference).
+// full path, which reports the difference). Each is compared with
+// read buffers of 1, 7 and 4,096 bytes and the default one, so that the
+// comparison is checked across refills too.
 func TestMatchesGolden(t *testing.T) {
 	ctx := context.Background()
 	ch, err := LoadChain(ctx, "../../fixtures/mcp/chain.yaml", gateway.Outbound, builtin.Factories())
@@ -48,11 +50,20 @@ func TestMatchesGolden(t *testing.T) {
 		if err := os.WriteFile(p, tc.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := matchesGolden(ctx, ch.Chain, f, p); got != tc.want {
-			t.Errorf("%s: matchesGolden = %v, want %v", tc.name, got, tc.want)
+		for _, sc := range []*scratch{{buf: make([]byte, 1)}, {buf: make([]byte, 7)}, {buf: make([]byte, 4096)}, {}, nil} {
+			if got := matchesGolden(ctx, ch.Chain, f, p, sc); got != tc.want {
+				t.Errorf("%s, buffer of %d: matchesGolden = %v, want %v", tc.name, bufLen(sc), got, tc.want)
+			}
 		}
 	}
-	if matchesGolden(ctx, ch.Chain, f, filepath.Join(dir, "missing.json")) {
+	if matchesGolden(ctx, ch.Chain, f, filepath.Join(dir, "missing.json"), nil) {
 		t.Error("a missing golden file matched")
 	}
+}
+
+func bufLen(sc *scratch) int {
+	if sc == nil {
+		return 0
+	}
+	return len(sc.buf)
 }

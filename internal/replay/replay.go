@@ -5,7 +5,6 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,7 +13,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/abkit/abkit/internal/catalog"
 	"github.com/abkit/abkit/internal/chunks"
@@ -84,6 +85,10 @@ type ReportWriter struct {
 	ev   []byte // an event's line, reused
 	n    int
 	err  error
+	// forms are the encodings of the frame events seen, but for their
+	// numbers (see frameForm); a replay worker's writers share them.
+	forms *[]frameForm
+	hint  int // the form found last
 }
 
 // NewReportWriter starts a report on w.
@@ -118,11 +123,103 @@ func (rw *ReportWriter) Event(e *trace.Event) error {
 	if rw.err != nil {
 		return rw.err
 	}
-	// trace.Event.AppendJSON writes what the encoder would, without
-	// reflection: this runs once per event of every golden comparison.
-	rw.ev = e.AppendJSON(append(rw.ev[:0], prefix...))
+	rw.ev = append(rw.ev[:0], prefix...)
+	if f := rw.form(e); f != nil {
+		// A frame event like one seen before: only its numbers differ.
+		rw.ev = append(rw.ev, `{"seq":`...)
+		rw.ev = strconv.AppendInt(rw.ev, int64(e.Seq), 10)
+		rw.ev = append(rw.ev, f.head...)
+		rw.ev = strconv.AppendInt(rw.ev, int64(*e.Frame), 10)
+		rw.ev = append(rw.ev, f.tail...)
+	} else {
+		// trace.Event.AppendJSON writes what the encoder would, without
+		// reflection: this runs once per event of every golden
+		// comparison.
+		rw.ev = e.AppendJSON(rw.ev)
+	}
 	_, rw.err = rw.w.Write(rw.ev)
 	return rw.err
+}
+
+// frameKey is every field of a trace event but Seq and Frame, for the
+// events a frameForm holds (no headers, rejection or extensions): two with
+// the same key encode alike but for those two numbers.
+// TestFrameKeyCoversEvent fails when trace.Event gains a field.
+type frameKey struct {
+	family                  trace.Family
+	direction, hook, plugin string
+	last                    bool
+	action, reason          string
+	status                  int
+	mutated                 string
+	shadow                  bool
+	err, phase              string
+	durationNS              int64
+}
+
+// equal is k == o, with each string compared by its pointer first: an
+// event's strings are nearly always the very ones of the last like it
+// (the plugin's name, the hook and action constants), and == called the
+// runtime's comparison for each.
+func (k *frameKey) equal(o *frameKey) bool {
+	return k.last == o.last && k.status == o.status && k.shadow == o.shadow && k.durationNS == o.durationNS &&
+		sameString(string(k.family), string(o.family)) && sameString(k.direction, o.direction) &&
+		sameString(k.hook, o.hook) && sameString(k.plugin, o.plugin) && sameString(k.action, o.action) &&
+		sameString(k.reason, o.reason) && sameString(k.mutated, o.mutated) && sameString(k.err, o.err) &&
+		sameString(k.phase, o.phase)
+}
+
+// sameString is a == b, without a call when both are the same bytes.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+}
+
+// frameForm is the encoding of a frame event around its numbers:
+// {"seq":SEQ head FRAME tail. A golden holds one frame event per streaming
+// plugin and frame, nearly all alike (the same plugin continuing), so they
+// are encoded once per writer's worker instead of once each.
+type frameForm struct {
+	key        frameKey
+	head, tail []byte
+}
+
+// maxForms bounds the forms kept: about two per streaming plugin.
+const maxForms = 16
+
+// form returns the frameForm of e, making it if there is room; nil for an
+// event that is not a frame event of the cacheable kind, or timed (a
+// duration differs every time).
+func (rw *ReportWriter) form(e *trace.Event) *frameForm {
+	if rw.forms == nil || e.Frame == nil || e.DurationNS != 0 || len(e.Headers) > 0 || e.Rejection != nil || len(e.Extensions) > 0 {
+		return nil
+	}
+	k := frameKey{e.Family, e.Direction, e.Hook, e.Plugin, e.Last, e.Action, e.Reason, e.Status, e.Mutated, e.Shadow, e.Error, e.Phase, e.DurationNS}
+	forms := *rw.forms
+	// Frame events come round the streaming plugins in turn: the form
+	// after the last one found is nearly always the one.
+	for j := range forms {
+		i := (rw.hint + 1 + j) % len(forms)
+		if forms[i].key.equal(&k) {
+			rw.hint = i
+			return &forms[i]
+		}
+	}
+	if len(forms) >= maxForms {
+		return nil
+	}
+	z := *e
+	z.Seq, z.Frame = 0, new(int)
+	enc := z.AppendJSON(nil)
+	const seq0, frame0 = `{"seq":0`, `,"frame":0`
+	// Strings before the frame are quoted with their quotes escaped, so
+	// the first ,"frame": is the member's.
+	i := bytes.Index(enc, []byte(frame0))
+	if !bytes.HasPrefix(enc, []byte(seq0)) || i < 0 {
+		return nil
+	}
+	*rw.forms = append(forms, frameForm{key: k, head: enc[len(seq0) : i+len(frame0)-1], tail: enc[i+len(frame0):]})
+	rw.hint = len(forms)
+	return &(*rw.forms)[len(forms)]
 }
 
 // Finish closes the events array and writes the outcome and warnings.
@@ -432,7 +529,8 @@ func (s *fixtureStream) Next(ctx context.Context) ([]byte, error) {
 // runtime asks for it and handing each event (redacted, numbered) to sink
 // as the call ends, so that neither the body nor the trace is held: memory
 // does not grow with the fixture. The event sink gets is valid only during
-// the call (one is reused for every event): copy it to keep it. The
+// the call (one is reused for every event, and its Frame points into the
+// recorder): copy it, and its frame index, to keep it. The
 // report returned has no events. If sink fails, the run is cancelled and
 // its error returned; a chunk that cannot be read (the file changed after
 // Open) is returned too.
@@ -460,98 +558,205 @@ func RunStream(ctx context.Context, c *pipeline.Chain, s *fixture.Stream, sink f
 func runSink(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, up pipeline.Upstream, timed bool, sink func(*trace.Event) error) (Report, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	// The recorder serialises sink calls; mu also covers reading sinkErr
-	// after the run and closed, which drops an event a finisher abandoned
-	// past its deadline (P28) adds after the run has returned.
-	var (
-		mu      sync.Mutex
-		sinkErr error
-		closed  bool
-	)
+	g := &sinkGate{cancel: cancel}
 	var ev trace.Event // one for every event: &e would escape, an allocation per event
 	rec := trace.NewStreamRecorder(func(e trace.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		if sinkErr != nil || closed {
+		if !g.enter() {
 			return
 		}
 		ev = e
 		redactEvent(&ev)
-		if err := sink(&ev); err != nil {
-			sinkErr = err
-			cancel(err)
-		}
+		g.leave(sink(&ev))
 	})
 	if !timed {
 		rec.WithoutDurations()
 	}
 	r := run(ctx, c, f, up, rec)
-	mu.Lock()
-	closed = true
-	mu.Unlock()
-	return r, sinkErr
+	return r, g.close()
+}
+
+// sinkGate guards a run's event sink. The recorder serialises sink calls;
+// the gate's lock also covers reading the sink's error after the run, and
+// closed, which drops an event that a finisher abandoned past its deadline
+// (P28) adds after the run has returned.
+type sinkGate struct {
+	mu     sync.Mutex
+	err    error
+	closed bool
+	cancel context.CancelCauseFunc
+}
+
+// enter reports whether the sink takes the next event; if so, the caller
+// hands it over and calls leave.
+func (g *sinkGate) enter() bool {
+	g.mu.Lock()
+	if g.err != nil || g.closed {
+		g.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// leave ends a sink call; an error stops the run and is kept.
+func (g *sinkGate) leave(err error) {
+	if err != nil {
+		g.err = err
+		g.cancel(err)
+	}
+	g.mu.Unlock()
+}
+
+// close drops every later event and returns the sink's error.
+func (g *sinkGate) close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	return g.err
 }
 
 // fileMatch compares what is written to it with a file's bytes as it
-// reads them, so that a golden file is never held whole (a 200-frame
-// golden is ~180 KB, most of the memory a replay allocated).
+// reads them, a buffer at a time: the replay worker's buffer, reused for
+// every golden, so that none costs an allocation and one over the
+// buffer's bound (1 MiB) is never held whole.
 type fileMatch struct {
-	r    *bufio.Reader
-	diff bool
+	fh     *os.File
+	buf    []byte
+	lo, hi int // buf[lo:hi] is read and not yet compared
+	diff   bool
+	// left is what is still to be read of the size the file had when
+	// opened: the end is known without a read that finds it (one system
+	// call per golden of a corpus). A file that changes while it is
+	// compared is a race the replay does not guard against.
+	left int64
 }
 
 func (m *fileMatch) Write(p []byte) (int, error) {
 	for q := p; !m.diff && len(q) > 0; {
-		n := min(len(q), m.r.Size())
-		b, _ := m.r.Peek(n)
-		if !bytes.Equal(b, q[:n]) {
+		if m.lo == m.hi && !m.fill() {
+			m.diff = true // the file is shorter
+			break
+		}
+		n := min(len(q), m.hi-m.lo)
+		if !bytes.Equal(m.buf[m.lo:m.lo+n], q[:n]) {
 			m.diff = true
 			break
 		}
-		_, _ = m.r.Discard(n)
+		m.lo += n
 		q = q[n:]
 	}
 	return len(p), nil
 }
+
+// fill reads the next bytes of the file into buf; false at its end or on
+// an error (either way, nothing more to compare).
+func (m *fileMatch) fill() bool {
+	for m.left > 0 {
+		n, err := m.fh.Read(m.buf[:min(int64(len(m.buf)), m.left)])
+		if n > 0 {
+			m.lo, m.hi = 0, n
+			m.left -= int64(n)
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return false
+}
+
+// atEnd reports whether every byte of the file was compared.
+func (m *fileMatch) atEnd() bool { return m.lo == m.hi && m.left == 0 }
+
+// scratch is what one replay worker reuses from one fixture to the next:
+// a golden comparison then allocates no read buffer of its own.
+type scratch struct {
+	buf   []byte
+	forms []frameForm
+}
+
+// goldenBuf and maxGoldenBuf bound a worker's golden read buffer, which
+// grows to the largest golden it compared up to maxGoldenBuf.
+const (
+	goldenBuf    = 64 << 10
+	maxGoldenBuf = 1 << 20
+)
 
 // matchesGolden replays f as recorded and reports whether its report, in
 // the canonical golden form, is exactly the file golden. Each event is
 // compared with the file as it happens and dropped, so neither the trace
 // nor the file is held. A file that cannot be compared so (missing, not
 // a regular file, over the size limit) or a difference is false: runCase
-// then reads it and replays again to report why.
-func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, golden string) bool {
+// then reads it and replays again to report why. sc is the worker's
+// scratch (nil: a fresh one).
+func matchesGolden(ctx context.Context, c *pipeline.Chain, f *fixture.Fixture, golden string, sc *scratch) bool {
 	fh, err := os.Open(golden)
 	if err != nil {
 		return false
 	}
 	defer fh.Close()
-	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > fixture.MaxFile() {
+	st, err := fh.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > fixture.MaxFile() {
 		return false
 	}
 	up := pipeline.Upstream{Status: f.Response.Status, Header: f.Response.Header.Clone()}
 	if f.Response.Streamed() {
-		up.Stream = chunkStream(f.Response.Chunks)
+		up.Stream = &fixtureChunks{cs: f.Response.Chunks}
 	} else {
 		up.Body = f.Response.Body
 	}
-	m := &fileMatch{r: bufio.NewReaderSize(fh, 16<<10)}
+	if sc == nil {
+		sc = &scratch{}
+	}
+	// Room for the whole file, up to maxGoldenBuf: one read. A buffer
+	// smaller than goldenBuf (a test's) is kept as it is.
+	if need := int(min(st.Size(), maxGoldenBuf)); sc.buf == nil || (len(sc.buf) >= goldenBuf && len(sc.buf) < need) {
+		sc.buf = make([]byte, max(need, goldenBuf))
+	}
+	m := &fileMatch{fh: fh, buf: sc.buf, left: st.Size()}
 	rw := NewReportWriter(m)
+	rw.forms = &sc.forms
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	g := &sinkGate{cancel: cancel}
+	// runSink's sink, with rw called directly: the event stays on this
+	// function's stack, where runSink copies it to the heap for a sink it
+	// does not know (with the GC's write barriers on every copy).
 	// Goldens hold no durations: the replay reads no clock.
-	r, err := runSink(ctx, c, f, up, false, func(e *trace.Event) error {
-		if err := rw.Event(e); err != nil {
-			return err
+	rec := trace.NewStreamRecorder(func(e trace.Event) {
+		if !g.enter() {
+			return
 		}
-		if m.diff {
-			return errDiffers // stop early: the full replay explains it
+		redactEvent(&e)
+		err := rw.Event(&e)
+		if err == nil && m.diff {
+			err = errDiffers // stop early: the full replay explains it
 		}
-		return nil
-	})
-	if err != nil || rw.Finish(r.Outcome, r.Warnings) != nil || m.diff {
+		g.leave(err)
+	}).WithoutDurations()
+	r := run(ctx, c, f, up, rec)
+	if g.close() != nil || rw.Finish(r.Outcome, r.Warnings) != nil || m.diff {
 		return false
 	}
-	_, err = m.r.ReadByte()
-	return err == io.EOF // and not a longer file
+	return m.atEnd() // and not a longer file
+}
+
+// fixtureChunks feeds a fixture's recorded chunks to the runtime, one a
+// read, as chunkStream does, without a slice of them of its own (the
+// comparison runs once per fixture of a corpus).
+type fixtureChunks struct {
+	cs []fixture.Chunk
+	i  int
+}
+
+func (s *fixtureChunks) Next(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.i >= len(s.cs) {
+		return nil, io.EOF
+	}
+	s.i++
+	return s.cs[s.i-1].Data, nil
 }
 
 // errDiffers stops a golden comparison at the first difference.

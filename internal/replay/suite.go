@@ -176,8 +176,9 @@ func RunSuite(ctx context.Context, opts SuiteOptions) ([]CaseResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sc := &scratch{}
 			for i := range jobs {
-				results[i] = runCase(ctx, cs, &opts, files[i])
+				results[i] = runCase(ctx, cs, &opts, files[i], sc)
 			}
 		}()
 	}
@@ -223,7 +224,7 @@ func orphanGoldens(opts SuiteOptions, all []string) ([]CaseResult, error) {
 	return out, nil
 }
 
-func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string) (cr CaseResult) {
+func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string, sc *scratch) (cr CaseResult) {
 	start := time.Now()
 	cr.Name = strings.TrimSuffix(filepath.Base(path), fixture.Ext)
 	// cr is the named result, so the duration reaches the caller (JUnit).
@@ -250,7 +251,7 @@ func runCase(ctx context.Context, cs *chains, opts *SuiteOptions, path string) (
 		// holding the file. A golden file that cannot be read, or a
 		// difference, takes the full path below, which reports it as
 		// before.
-		if matchesGolden(ctx, ch.Chain, f, gp) {
+		if matchesGolden(ctx, ch.Chain, f, gp, sc) {
 			return cr
 		}
 	}

@@ -178,6 +178,8 @@ type Recorder struct {
 	// frames holds the frame indexes events point to, a block at a time,
 	// so that a frame event costs no allocation of its own (AddFrame).
 	frames []int
+	// frame is the index a stream recorder's frame events point to.
+	frame int
 }
 
 // NewRecorder returns an empty recorder.
@@ -186,7 +188,9 @@ func NewRecorder() *Recorder { return &Recorder{now: time.Now, base: time.Now()}
 // NewStreamRecorder returns a recorder that keeps nothing: each event goes
 // to sink as it is added, numbered and in order (sink runs under the
 // recorder's lock, so it must not add events itself). A trace then costs
-// no memory per event; Events returns nil.
+// no memory per event; Events returns nil. An event's Frame points into
+// the recorder and is valid only during the sink call (the next frame
+// event changes it): a sink that keeps an event copies the index.
 func NewStreamRecorder(sink func(Event)) *Recorder {
 	return &Recorder{now: time.Now, base: time.Now(), sink: sink}
 }
@@ -277,6 +281,13 @@ func (r *Recorder) AddFrame(e Event, frame int) int {
 		return 0
 	}
 	r.mu.Lock()
+	if r.sink != nil {
+		// The sink has the event for its call only: one index serves
+		// every frame event of a stream recorder.
+		r.frame = frame
+		e.Frame = &r.frame
+		return r.addLocked(e)
+	}
 	if len(r.frames) == cap(r.frames) {
 		// A new block; the old one stays as it is, shared by the events
 		// that point into it (nobody writes an index after this).

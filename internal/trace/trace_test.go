@@ -207,6 +207,25 @@ func TestStreamRecorder(t *testing.T) {
 	}
 }
 
+// TestStreamRecorderFrames: a stream recorder's sink sees each frame
+// event with its own index during the call, without an allocation.
+func TestStreamRecorderFrames(t *testing.T) {
+	var got []int
+	r := NewStreamRecorder(func(e Event) { got = append(got, *e.Frame) })
+	for i := range 300 {
+		r.AddFrame(Event{Hook: HookOnResponseFrame, Plugin: "p"}, i)
+	}
+	for i, f := range got {
+		if f != i {
+			t.Fatalf("event %d had frame %d", i, f)
+		}
+	}
+	got = make([]int, 0, 1000)
+	if n := testing.AllocsPerRun(100, func() { r.AddFrame(Event{Hook: HookOnResponseFrame}, 1) }); n != 0 {
+		t.Errorf("AddFrame on a stream recorder: %.1f allocations, want 0", n)
+	}
+}
+
 // TestWatchedRecorder: a live view gets every event as it is added, in
 // order, with its sequence number, and a copy it may keep.
 func TestWatchedRecorder(t *testing.T) {

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -94,4 +95,42 @@ func TestV2Only(t *testing.T) {
 	if len(V2Only(nil)) != 0 {
 		t.Fatal("V2Only(nil) is not empty")
 	}
+}
+
+// mayHoldMessageRef is mayHoldMessage as first written, one byte at a
+// time: the reference FuzzMayHoldMessage holds the faster one to.
+func mayHoldMessageRef(data []byte) bool {
+	if len(data) == 0 || data[0] != '{' {
+		return true
+	}
+	for i, c := range data {
+		switch {
+		case c >= 0x80 || c == '\\':
+			return true
+		case c == '"':
+			rest := data[i+1:]
+			for _, k := range [...]string{"method", "result", "error"} {
+				if len(rest) > len(k) && rest[len(k)] == '"' && bytes.EqualFold(rest[:len(k)], []byte(k)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// FuzzMayHoldMessage: the scan answers as the byte-at-a-time reference.
+func FuzzMayHoldMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"choices":[{"index":0,"delta":{"content":" w1"}}]}`, `{"note":"method"}`, `{"Method":1}`,
+		`{"a":"é"}`, `{"a":"x\"result\""}`, `{"id":1,"RESULT":{}}`, `{"x":"error`, `{"error"`, `{"error":`,
+		"{\"a\":\"01234567\x80\"}", `{}`, `{"`, `[1]`, ``, `{"resulT"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := mayHoldMessage(data), mayHoldMessageRef(data); got != want {
+			t.Fatalf("mayHoldMessage(%q) = %v, want %v", data, got, want)
+		}
+	})
 }
