@@ -146,3 +146,44 @@ func BenchmarkHandshake(b *testing.B) {
 		}
 	}
 }
+
+// TestStartIdentity: a plugin started without the host's certificate makes
+// none ahead; with it, the certificate made ahead is the one served, and
+// a nil Early makes one when asked.
+func TestStartIdentity(t *testing.T) {
+	t.Setenv(EnvClientCert, "")
+	if e := StartIdentity(); e != nil {
+		t.Fatal("StartIdentity started a certificate although the host asked for no TLS")
+	}
+	t.Setenv(EnvClientCert, "a host certificate")
+	e := StartIdentity()
+	if e == nil {
+		t.Fatal("StartIdentity did not start the certificate the host asked for")
+	}
+	id, err := e.identity()
+	if err != nil || id == nil || id.Certificate().Leaf == nil {
+		t.Fatalf("early identity: %v, %v", id, err)
+	}
+	if again, _ := e.identity(); again != id {
+		t.Error("waiting twice gave another certificate")
+	}
+	var none *Early
+	if id, err := none.identity(); err != nil || id == nil {
+		t.Errorf("no early identity: %v, %v; want one made now", id, err)
+	}
+}
+
+// TestServerConfigNoTickets: the plugin side sends no session ticket, as
+// no host resumes a session with a process that is new every time.
+func TestServerConfigNoTickets(t *testing.T) {
+	var h Host
+	hostID, _ := h.Identity()
+	plug, _ := NewIdentity()
+	c, err := ServerConfig(plug, hostID.PEM())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.SessionTicketsDisabled {
+		t.Error("the plugin's TLS configuration makes session tickets")
+	}
+}
