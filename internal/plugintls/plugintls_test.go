@@ -174,7 +174,8 @@ func TestStartIdentity(t *testing.T) {
 }
 
 // TestServerConfigNoTickets: the plugin side sends no session ticket, as
-// no host resumes a session with a process that is new every time.
+// no host resumes a session with a process that is new every time, and
+// its key exchange is X25519 alone.
 func TestServerConfigNoTickets(t *testing.T) {
 	var h Host
 	hostID, _ := h.Identity()
@@ -185,5 +186,8 @@ func TestServerConfigNoTickets(t *testing.T) {
 	}
 	if !c.SessionTicketsDisabled {
 		t.Error("the plugin's TLS configuration makes session tickets")
+	}
+	if len(c.CurvePreferences) != 1 || c.CurvePreferences[0] != tls.X25519 {
+		t.Errorf("the plugin's key exchange is %v; want X25519 alone", c.CurvePreferences)
 	}
 }
