@@ -159,13 +159,16 @@ func (h *Host) Client(cfg *plugin.ClientConfig, env []string) error {
 }
 
 // keyExchange is the TLS key exchange between a host and its plugins:
-// X25519 alone. Go's default adds ML-KEM-768 (X25519MLKEM768), which
-// guards recorded traffic against a future quantum computer; the host
-// and plugin talk over a local socket between two processes of one user,
-// which no one records, and the hybrid exchange was about 30 % of a
-// handshake's CPU (0.35–0.4 ms of 1.3 ms, docs/perf.md). Every TLS 1.3
-// peer, Go, grpcio's BoringSSL and Node's OpenSSL, speaks X25519.
-func keyExchange() []tls.CurveID { return []tls.CurveID{tls.X25519} }
+// P-256 ECDHE, X25519 also accepted. Go's default is the hybrid
+// X25519MLKEM768, which guards recorded traffic against a future quantum
+// computer; the host and plugin talk over a local socket between two
+// processes of one user, which no one records, and the hybrid exchange
+// was about 30 % of a handshake's CPU (0.35–0.4 ms of 1.3 ms,
+// docs/perf.md). P-256 comes first because gRPC's C core (Python's
+// grpcio) offers no other group: a host that sent an X25519 share would
+// get a HelloRetryRequest, one more round trip, from every Python plugin
+// (and with X25519 alone no handshake at all). Go and Node speak both.
+func keyExchange() []tls.CurveID { return []tls.CurveID{tls.CurveP256, tls.X25519} }
 
 // Pinned reports whether go-plugin loaded the plugin's certificate from its
 // handshake line into cfg's TLS configuration: only then does the host know

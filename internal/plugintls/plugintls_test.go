@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net"
+	"slices"
 	"testing"
 )
 
@@ -175,7 +176,7 @@ func TestStartIdentity(t *testing.T) {
 
 // TestServerConfigNoTickets: the plugin side sends no session ticket, as
 // no host resumes a session with a process that is new every time, and
-// its key exchange is X25519 alone.
+// its key exchange is P-256 first, without the hybrid ML-KEM share.
 func TestServerConfigNoTickets(t *testing.T) {
 	var h Host
 	hostID, _ := h.Identity()
@@ -187,7 +188,7 @@ func TestServerConfigNoTickets(t *testing.T) {
 	if !c.SessionTicketsDisabled {
 		t.Error("the plugin's TLS configuration makes session tickets")
 	}
-	if len(c.CurvePreferences) != 1 || c.CurvePreferences[0] != tls.X25519 {
-		t.Errorf("the plugin's key exchange is %v; want X25519 alone", c.CurvePreferences)
+	if len(c.CurvePreferences) == 0 || c.CurvePreferences[0] != tls.CurveP256 || slices.Contains(c.CurvePreferences, tls.X25519MLKEM768) {
+		t.Errorf("the plugin's key exchange is %v; want P-256 first, no hybrid", c.CurvePreferences)
 	}
 }
