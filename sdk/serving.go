@@ -71,6 +71,9 @@ func Handshake() plugin.HandshakeConfig {
 // Hosts only disconnect from such a process; it runs until SIGINT or
 // SIGTERM, then exits with status 0.
 func Serve(p Plugin) {
+	// The certificate is made while the server is built (the description
+	// probes the pipeline), not after.
+	early := plugintls.StartIdentity()
 	srv, err := newServer(p)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "abkit plugin %q cannot be served: %v\n", p.Name, err)
@@ -95,7 +98,7 @@ func Serve(p Plugin) {
 		}
 		return
 	}
-	if err := plugintls.Serve(cfg); err != nil {
+	if err := plugintls.Serve(cfg, early); err != nil {
 		fmt.Fprintf(os.Stderr, "abkit plugin %q: mutual TLS with the host: %v\n", p.Name, err)
 		os.Exit(1)
 	}

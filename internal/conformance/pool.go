@@ -9,10 +9,14 @@ import (
 // at once (Options.Parallel), each used by one case at a time. A subject is
 // retired after a case that failed, overran its timeout, or during which
 // the subject exited, so a fault stays with the case that found it and the
-// next case starts on a fresh process. It suits subjects whose cases share
-// no state through the process, as a runtime's scenarios (each builds its
-// own chain, dispatcher or bus); starting a process per case would cost
-// more than the cases (docs/conformance.md, timings).
+// next case starts on a fresh process. A case that fails on a reused
+// subject is run again on a fresh one, and that run is its verdict: what
+// an earlier case left in the process (a rate limit's count, state it
+// kept) can cost time but never decide a failure, so a run fails exactly
+// the cases case isolation fails unless a case passes only because of an
+// earlier one. It is the default of `conformance run` for plugins and
+// runtimes: starting a process per case costs more than the cases, and
+// an interpreted plugin's start is 100–150 ms (docs/perf.md).
 const IsolationPool Isolation = "pool"
 
 // pool hands out the subjects of pool isolation.
@@ -20,26 +24,37 @@ type pool struct {
 	l Launcher
 
 	mu     sync.Mutex
-	idle   []Subject
+	idle   []pooled
 	closed bool
 }
 
-func newPool(l Launcher, first Subject) *pool { return &pool{l: l, idle: []Subject{first}} }
+// pooled is an idle subject; used is false for the one that only answered
+// Describe.
+type pooled struct {
+	s    Subject
+	used bool
+}
 
-// take returns an idle subject that is still running, or starts one.
-func (p *pool) take(ctx context.Context) (Subject, error) {
+func newPool(l Launcher, first Subject) *pool {
+	return &pool{l: l, idle: []pooled{{s: first}}}
+}
+
+// take returns an idle subject that is still running, or starts one;
+// reused says whether an earlier case ran on it.
+func (p *pool) take(ctx context.Context) (s Subject, reused bool, err error) {
 	p.mu.Lock()
 	for len(p.idle) > 0 {
-		s := p.idle[len(p.idle)-1]
+		x := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
-		if s.Exited() == nil {
+		if x.s.Exited() == nil {
 			p.mu.Unlock()
-			return s, nil
+			return x.s, x.used, nil
 		}
-		s.Close()
+		x.s.Close()
 	}
 	p.mu.Unlock()
-	return p.l.Launch(ctx)
+	s, err = p.l.Launch(ctx)
+	return s, false, err
 }
 
 // put gives back a subject a case passed on; it is closed when the pool
@@ -51,7 +66,7 @@ func (p *pool) put(s Subject) {
 		s.Close()
 		return
 	}
-	p.idle = append(p.idle, s)
+	p.idle = append(p.idle, pooled{s: s, used: true})
 }
 
 // close stops every idle subject.
@@ -60,7 +75,7 @@ func (p *pool) close() {
 	idle := p.idle
 	p.idle, p.closed = nil, true
 	p.mu.Unlock()
-	for _, s := range idle {
-		s.Close()
+	for _, x := range idle {
+		x.s.Close()
 	}
 }

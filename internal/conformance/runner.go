@@ -414,32 +414,37 @@ func (r *runner) closeShared() {
 	}
 }
 
-// subject returns the subject a case runs against and whether the case owns
-// it (and must close it).
-func (r *runner) subject(ctx context.Context) (Subject, bool, error) {
+// subject returns the subject a case runs against, whether the case owns
+// it (and must close it) and, in pool isolation, whether an earlier case
+// ran on it. fresh asks pool isolation for a new process.
+func (r *runner) subject(ctx context.Context, fresh bool) (s Subject, owned, reused bool, err error) {
 	if r.pool != nil {
-		s, err := r.pool.take(ctx)
-		return s, true, err
+		if fresh {
+			s, err = r.l.Launch(ctx)
+			return s, true, false, err
+		}
+		s, reused, err = r.pool.take(ctx)
+		return s, true, reused, err
 	}
 	if r.opts.Isolation != IsolationSuite {
 		s, err := r.spares.take(ctx)
-		return s, true, err
+		return s, true, false, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.shared != nil && r.shared.Exited() == nil {
-		return r.shared, false, nil
+		return r.shared, false, false, nil
 	}
 	if r.shared != nil {
 		r.shared.Close()
 		r.shared = nil
 	}
-	s, err := r.l.Launch(ctx)
+	s, err = r.l.Launch(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	r.shared = s
-	return s, false, nil
+	return s, false, false, nil
 }
 
 func (r *runner) runCase(ctx context.Context, c *Case) CaseResult {
@@ -450,7 +455,7 @@ func (r *runner) runCase(ctx context.Context, c *Case) CaseResult {
 	}
 	var res CaseResult
 	for a := 1; a <= attempts; a++ {
-		res = r.attempt(ctx, c)
+		res = r.attemptFresh(ctx, c)
 		res.Attempts = a
 		if !res.Status.Bad() || ctx.Err() != nil {
 			break
@@ -469,20 +474,41 @@ func (r *runner) runCase(ctx context.Context, c *Case) CaseResult {
 	return res
 }
 
-// attempt runs c once, bounded by the case timeout. A case that overruns
-// it fails, and its subject is closed (killing a plugin process) so that
-// the case's goroutine is released.
-func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
+// attemptFresh runs c once. In pool isolation a case that failed on a
+// process an earlier case had passed on is run again on a fresh process,
+// and that run is the verdict: what the earlier cases left in the process
+// must not decide a failure (IsolationPool).
+func (r *runner) attemptFresh(ctx context.Context, c *Case) CaseResult {
+	res, reused := r.attempt(ctx, c, false)
+	if !reused || !res.Status.Bad() || ctx.Err() != nil {
+		return res
+	}
+	first := "it failed"
+	if len(res.Failures) > 0 {
+		first = res.Failures[0].String()
+	}
+	again, _ := r.attempt(ctx, c, true)
+	again.Log = append([]string{fmt.Sprintf("pool isolation: the case failed on a process earlier cases had passed on (%s); this is its run on a fresh process", first)}, again.Log...)
+	again.Duration += res.Duration
+	return again
+}
+
+// attempt runs c once, bounded by the case timeout, on a fresh process
+// when fresh is set; reused says whether an earlier case ran on its
+// subject (pool isolation). A case that overruns the timeout fails, and
+// its subject is closed (killing a plugin process) so that the case's
+// goroutine is released.
+func (r *runner) attempt(ctx context.Context, c *Case, fresh bool) (CaseResult, bool) {
 	res := CaseResult{ID: c.ID, Rules: c.Rules, Summary: c.Summary}
 	start := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
-	subj, owned, err := r.subject(cctx)
+	subj, owned, reused, err := r.subject(cctx, fresh)
 	if err != nil {
 		res.Status = StatusFail
 		res.Failures = []Failure{{Rule: c.Rules[0], Message: fmt.Sprintf("the %s could not be started for this case: %v", r.kind, err)}}
 		res.Duration = time.Since(start)
-		return res
+		return res, reused
 	}
 	t := &T{ctx: cctx, subject: subj, launcher: r.l, rec: trace.NewRecorder(), poison: r.opts.PoisonFrames, strict: r.opts.Strict, start: start}
 	finished := make(chan struct{})
@@ -574,7 +600,7 @@ func (r *runner) attempt(ctx context.Context, c *Case) CaseResult {
 		res.Status = StatusFail
 	}
 	redactResult(&res)
-	return res
+	return res, reused
 }
 
 // redactResult passes every text of a case result through the redaction

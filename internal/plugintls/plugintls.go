@@ -150,12 +150,25 @@ func (h *Host) Client(cfg *plugin.ClientConfig, env []string) error {
 		// verification fails (nil RootCAs means the system roots, which
 		// never hold it). ClientAuth is for the host's side of go-plugin's
 		// broker, where the plugin dials the host.
-		ClientAuth: tls.RequireAndVerifyClientCert,
-		ServerName: serverName,
-		MinVersion: tls.VersionTLS13,
+		ClientAuth:       tls.RequireAndVerifyClientCert,
+		ServerName:       serverName,
+		MinVersion:       tls.VersionTLS13,
+		CurvePreferences: keyExchange(),
 	}
 	return nil
 }
+
+// keyExchange is the TLS key exchange between a host and its plugins:
+// P-256 ECDHE, X25519 also accepted. Go's default is the hybrid
+// X25519MLKEM768, which guards recorded traffic against a future quantum
+// computer; the host and plugin talk over a local socket between two
+// processes of one user, which no one records, and the hybrid exchange
+// was about 30 % of a handshake's CPU (0.35–0.4 ms of 1.3 ms,
+// docs/perf.md). P-256 comes first because gRPC's C core (Python's
+// grpcio) offers no other group: a host that sent an X25519 share would
+// get a HelloRetryRequest, one more round trip, from every Python plugin
+// (and with X25519 alone no handshake at all). Go and Node speak both.
+func keyExchange() []tls.CurveID { return []tls.CurveID{tls.CurveP256, tls.X25519} }
 
 // Pinned reports whether go-plugin loaded the plugin's certificate from its
 // handshake line into cfg's TLS configuration: only then does the host know
@@ -183,18 +196,61 @@ func ServerConfig(id *Identity, clientPEM []byte) (*tls.Config, error) {
 		ClientCAs:    pool,
 		// RootCAs and ServerName are for go-plugin's broker, where the
 		// plugin dials the host with this configuration.
-		RootCAs:    pool,
-		ServerName: serverName,
-		MinVersion: tls.VersionTLS13,
+		RootCAs:          pool,
+		ServerName:       serverName,
+		MinVersion:       tls.VersionTLS13,
+		CurvePreferences: keyExchange(),
+		// Every plugin process is new and its host never resumes a
+		// session, so a ticket would be made, encrypted and sent for
+		// nothing after each handshake.
+		SessionTicketsDisabled: true,
 	}, nil
+}
+
+// Early is a plugin's certificate being made on another goroutine while
+// the plugin sets up the rest of its server (building its description,
+// gRPC services, listener): the key and self-signed certificate are a few
+// hundred microseconds of a start (docs/perf.md), and the plugin's main
+// goroutine has other work to do until go-plugin asks for them.
+type Early struct {
+	done chan struct{}
+	id   *Identity
+	err  error
+}
+
+// StartIdentity starts making the plugin's certificate when the host asks
+// for mutual TLS (PLUGIN_CLIENT_CERT is set), and returns nil otherwise:
+// a plugin started by hand or in debug mode makes none. Call it as early
+// as the plugin knows it will serve, and pass the result to [Serve].
+func StartIdentity() *Early {
+	if os.Getenv(EnvClientCert) == "" {
+		return nil
+	}
+	e := &Early{done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		e.id, e.err = NewIdentity()
+	}()
+	return e
+}
+
+// identity waits for the certificate StartIdentity started, or makes one
+// now when none was started.
+func (e *Early) identity() (*Identity, error) {
+	if e == nil {
+		return NewIdentity()
+	}
+	<-e.done
+	return e.id, e.err
 }
 
 // Serve serves cfg through plugin.Serve with this package's mutual TLS
 // when the host asks for it (PLUGIN_CLIENT_CERT set) and without TLS
-// otherwise, as go-plugin does. It replaces cfg.TLSProvider. It returns
-// what plugin.Serve returns, or a TLS set-up error (after go-plugin has
-// logged it).
-func Serve(cfg *plugin.ServeConfig) error {
+// otherwise, as go-plugin does. It replaces cfg.TLSProvider. early is the
+// plugin's certificate from [StartIdentity], or nil to make it when
+// go-plugin asks. It returns what plugin.Serve returns, or a TLS set-up
+// error (after go-plugin has logged it).
+func Serve(cfg *plugin.ServeConfig, early *Early) error {
 	var tlsErr error
 	c := *cfg
 	c.TLSProvider = func() (*tls.Config, error) {
@@ -202,7 +258,7 @@ func Serve(cfg *plugin.ServeConfig) error {
 		if clientPEM == "" || c.Test != nil {
 			return nil, nil
 		}
-		id, err := NewIdentity()
+		id, err := early.identity()
 		if err != nil {
 			tlsErr = err
 			return nil, err

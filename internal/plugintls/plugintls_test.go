@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net"
+	"slices"
 	"testing"
 )
 
@@ -144,5 +145,50 @@ func BenchmarkHandshake(b *testing.B) {
 		if serr, cerr := handshake(b, server, client); serr != nil || cerr != nil {
 			b.Fatal(serr, cerr)
 		}
+	}
+}
+
+// TestStartIdentity: a plugin started without the host's certificate makes
+// none ahead; with it, the certificate made ahead is the one served, and
+// a nil Early makes one when asked.
+func TestStartIdentity(t *testing.T) {
+	t.Setenv(EnvClientCert, "")
+	if e := StartIdentity(); e != nil {
+		t.Fatal("StartIdentity started a certificate although the host asked for no TLS")
+	}
+	t.Setenv(EnvClientCert, "a host certificate")
+	e := StartIdentity()
+	if e == nil {
+		t.Fatal("StartIdentity did not start the certificate the host asked for")
+	}
+	id, err := e.identity()
+	if err != nil || id == nil || id.Certificate().Leaf == nil {
+		t.Fatalf("early identity: %v, %v", id, err)
+	}
+	if again, _ := e.identity(); again != id {
+		t.Error("waiting twice gave another certificate")
+	}
+	var none *Early
+	if id, err := none.identity(); err != nil || id == nil {
+		t.Errorf("no early identity: %v, %v; want one made now", id, err)
+	}
+}
+
+// TestServerConfigNoTickets: the plugin side sends no session ticket, as
+// no host resumes a session with a process that is new every time, and
+// its key exchange is P-256 first, without the hybrid ML-KEM share.
+func TestServerConfigNoTickets(t *testing.T) {
+	var h Host
+	hostID, _ := h.Identity()
+	plug, _ := NewIdentity()
+	c, err := ServerConfig(plug, hostID.PEM())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.SessionTicketsDisabled {
+		t.Error("the plugin's TLS configuration makes session tickets")
+	}
+	if len(c.CurvePreferences) == 0 || c.CurvePreferences[0] != tls.CurveP256 || slices.Contains(c.CurvePreferences, tls.X25519MLKEM768) {
+		t.Errorf("the plugin's key exchange is %v; want P-256 first, no hybrid", c.CurvePreferences)
 	}
 }

@@ -13,8 +13,9 @@ import (
 // runExamples runs the plugin suite on every example of one language's
 // SDK (examples/<lang>/<name>/<name><ext>), as `conformance run --plugin`
 // does, and fails on any counted failure. The guardrail, which uses most
-// of the SDK, runs a process per case as by default; the others share one
-// process, since an interpreter's start costs 100–250 ms (docs/perf.md).
+// of the SDK, runs in pool isolation as `conformance run` does by default;
+// the others share one process, since an interpreter's start costs
+// 100–250 ms (docs/perf.md).
 func runExamples(t *testing.T, lang, ext string) {
 	t.Helper()
 	root := repoRoot(t)
@@ -22,7 +23,7 @@ func runExamples(t *testing.T, lang, ext string) {
 		name, family string
 		iso          conformance.Isolation
 	}{
-		{"guardrail", "P", conformance.IsolationCase},
+		{"guardrail", "P", conformance.IsolationPool},
 		{"passthrough", "P", conformance.IsolationSuite},
 		{"toolpolicy", "D", conformance.IsolationSuite},
 		{"submittagger", "H", conformance.IsolationSuite},

@@ -121,6 +121,7 @@ func (r Runtime) Check() error {
 // [Runtime.Check] is refused: Serve writes why to stderr and exits with
 // status 2.
 func Serve(r Runtime) {
+	early := plugintls.StartIdentity() // made while the rest is set up
 	if err := r.Check(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -129,7 +130,7 @@ func Serve(r Runtime) {
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: {PluginSetName: &GRPCPlugin{Runtime: r}}},
 		GRPCServer:       plugin.DefaultGRPCServer,
-	})
+	}, early)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "runtime %q: mutual TLS with the runner: %v\n", r.Name, err)
 		os.Exit(1)

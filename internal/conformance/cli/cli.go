@@ -330,11 +330,6 @@ func newRunCmd(app *App) *cobra.Command {
 			if cmd.Flags().Changed("seed") && !cmd.Flags().Changed("explore") || o.x.reference != "" {
 				return usage(errors.New("--seed goes with --explore N, --reference with --runtime and --explore N or --scenario FILE"))
 			}
-			if o.runtime != "" && !cmd.Flags().Changed("isolation") {
-				// A runtime's scenarios share nothing through its process,
-				// and a process per case costs more than the cases.
-				o.isolation = string(conformance.IsolationPool)
-			}
 			return o.exec(cmd.Context(), app, cmd.Flags().Changed("isolation") && o.isolation == string(conformance.IsolationCase))
 		},
 	}
@@ -349,7 +344,11 @@ func newRunCmd(app *App) *cobra.Command {
 	f.StringVar(&o.knownFlk, "known-flaky", "", "baseline file of cases retried up to 3 times")
 	f.IntVarP(&o.parallel, "parallel", "p", 0, "cases run at once (default GOMAXPROCS)")
 	f.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "timeout of each case")
-	f.StringVar(&o.isolation, "isolation", "case", "case: a fresh plugin process per case; suite: one shared process (always suite with --reattach); pool: at most -p processes, each reused by the next case after a case that passed (the default with --runtime)")
+	// Pool by default: a process per case costs more than the cases (an
+	// interpreted plugin's start is 100-150 ms), and a failure on a reused
+	// process is run again on a fresh one, so carried state never decides
+	// a verdict.
+	f.StringVar(&o.isolation, "isolation", string(conformance.IsolationPool), "pool: at most -p processes, each reused by the next case after a case that passed, and a case that fails on a reused process run again on a fresh one; case: a fresh process for every case; suite: one shared process (always suite with --reattach)")
 	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to FILE")
 	f.StringVarP(&o.out, "output", "o", "text", "output format: text or json")
 	f.StringVar(&o.artifacts, "artifacts", "", "keep each case's trace, log and plugin stderr under DIR")
