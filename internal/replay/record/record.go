@@ -69,7 +69,7 @@ type Proxy struct {
 	nameq    []*encoded
 	naming   bool
 	// syncs makes the files written in the output directory durable,
-	// one sync for every linker waiting; tests count and fail rounds
+	// one sync for every batch written before it; tests count and fail rounds
 	// with its sync.
 	syncs groupSyncer
 	// lost counts the finished exchanges the recorder failed to write
