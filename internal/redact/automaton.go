@@ -20,9 +20,12 @@ import "math/bits"
 type automaton struct {
 	class  [256]uint8 // byte → class; 0 is every byte no pattern holds
 	nclass int
-	next   []uint16 // next[state*nclass+class]
-	// out is, per state, the patterns that end there (through failure
-	// links too), as bits of pattern indexes.
+	// next[row+class] is the next state's row (state × nclass), with
+	// hasOut set when a pattern ends in that state: one lookup, an add
+	// and a test per byte, no multiply.
+	next []uint32
+	// out is, per state row / nclass, the patterns that end there
+	// (through failure links too), as bits of pattern indexes.
 	out  []uint64
 	pats []string // as given
 	fold uint64   // patterns matched ignoring ASCII case
@@ -112,25 +115,36 @@ func newAutomaton(pats []string, fold []bool) *automaton {
 			queue = append(queue, t)
 		}
 	}
-	a.next = make([]uint16, len(nodes)*a.nclass)
+	a.next = make([]uint32, len(nodes)*a.nclass)
 	a.out = make([]uint64, len(nodes))
 	for s, n := range nodes {
 		for c, t := range n.edge {
-			a.next[s*a.nclass+c] = uint16(t)
+			row := uint32(t * a.nclass)
+			if nodes[t].out != 0 {
+				row |= hasOut
+			}
+			a.next[s*a.nclass+c] = row
 		}
 		a.out[s] = n.out
 	}
 	return a
 }
 
+// hasOut marks, in automaton.next, a state where a pattern ends.
+const hasOut = 1 << 31
+
 // find returns the patterns that occur in b, as bits of their indexes.
 func (a *automaton) find(b []byte) uint64 {
 	var found uint64
-	s := 0
-	next, out, class, nc := a.next, a.out, &a.class, a.nclass
-	for i := 0; i < len(b); i++ {
-		s = int(next[s*nc+int(class[b[i]])])
-		o := out[s] &^ found
+	var row uint32
+	next, out, class, nc := a.next, a.out, &a.class, uint32(a.nclass)
+	for i, c := range b {
+		t := next[row+uint32(class[c])]
+		row = t &^ hasOut
+		if t&hasOut == 0 {
+			continue
+		}
+		o := out[row/nc] &^ found
 		if o == 0 {
 			continue
 		}
@@ -189,13 +203,14 @@ var keyTriggerSet = func() *automaton {
 // any reports whether one of the patterns occurs in b; it is for an
 // automaton whose patterns all ignore case.
 func (a *automaton) any(b []byte) bool {
-	s := 0
-	next, out, class, nc := a.next, a.out, &a.class, a.nclass
-	for i := 0; i < len(b); i++ {
-		s = int(next[s*nc+int(class[b[i]])])
-		if out[s] != 0 {
+	var row uint32
+	next, class := a.next, &a.class
+	for _, c := range b {
+		t := next[row+uint32(class[c])]
+		if t&hasOut != 0 {
 			return true
 		}
+		row = t
 	}
 	return false
 }

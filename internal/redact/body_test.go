@@ -2,6 +2,9 @@ package redact
 
 import (
 	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -166,4 +169,40 @@ func FuzzScanBody(f *testing.F) {
 			t.Fatalf("secret %q survived as %s in\n in %q\nout %q", secret, p.ct, in, out)
 		}
 	})
+}
+
+// TestJSONPairsAsValidateFirst: jsonPairs, which validates doc only when
+// the pairsAll mode finds a pair, makes the edits of validating first
+// (pairsURL on JSON, pairsAll on the rest), on random lines and bodies
+// of JSON, URLs, key=value and key: value pairs, valid JSON or not.
+func TestJSONPairsAsValidateFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 3))
+	parts := []string{`{"a":`, `}`, `[`, `]`, `"`, `,`, ` `, "\n", `:`, `=`, `&`, `?`, `data: `,
+		`"url":"https://h.example/p?token=`, `?api_key=`, `&access_token=`, `password: `, `token=`, `secret=`,
+		`"token":"`, `AbCdEf0123456789xYz`, `hunter2`, `http://x/`, `\"`, `true`, `12`}
+	n := 0
+	for range 50000 {
+		var b []byte
+		for range 1 + rng.IntN(12) {
+			b = append(b, parts[rng.IntN(len(parts))]...)
+		}
+		for _, doc := range [][]byte{b, bytes.TrimSpace(bytes.TrimPrefix(b, []byte("data:"))), nil} {
+			prior := []Edit{{Start: 0, End: 0, Kind: "prior"}}
+			got := jsonPairs(b, slices.Clone(prior), doc)
+			mode := pairsAll
+			if json.Valid(doc) {
+				mode = pairsURL
+			}
+			want := barePairs(b, slices.Clone(prior), mode)
+			if !slices.Equal(got, want) {
+				t.Fatalf("jsonPairs(%q, doc %q) = %v, want %v", b, doc, got, want)
+			}
+			if len(want) > 1 {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no text had a pair: the test tests nothing")
+	}
 }

@@ -603,16 +603,13 @@ const (
 // barePairs finds key=value (query strings, forms, logs) and key: value
 // (logs, YAML) with an unquoted key naming a credential, as mode allows.
 func barePairs(b []byte, es []Edit, mode pairMode) []Edit {
-	seps := "=:"
-	if mode != pairsAll {
-		seps = "="
-	}
+	var seps separators
+	seps.colon = mode == pairsAll
 	for off := 0; off < len(b); {
-		i := bytes.IndexAny(b[off:], seps)
-		if i < 0 {
+		c := seps.next(b, off)
+		if c < 0 {
 			break
 		}
-		c := off + i
 		off = c + 1
 		k := c
 		for k > 0 && c-k < 64 && isKeyByte(b[k-1]) {
@@ -680,6 +677,45 @@ func barePairs(b []byte, es []Edit, mode pairMode) []Edit {
 		}
 	}
 	return es
+}
+
+// separators finds the '=' (and, when colon is set, ':') of a text in
+// order, each byte kind with bytes.IndexByte and its next place kept:
+// bytes.IndexAny tests every byte against a set, and a stream's lines
+// have many colons and few or no '='.
+type separators struct {
+	colon       bool
+	eq, col     int // the next '=' and ':' at or after the last from, -1 none
+	eqOK, colOK bool
+}
+
+// next returns the first separator at or after from, or -1.
+func (s *separators) next(b []byte, from int) int {
+	s.eq, s.eqOK = nextByte(b, from, '=', s.eq, s.eqOK)
+	if !s.colon {
+		return s.eq
+	}
+	s.col, s.colOK = nextByte(b, from, ':', s.col, s.colOK)
+	switch {
+	case s.eq < 0:
+		return s.col
+	case s.col < 0:
+		return s.eq
+	}
+	return min(s.eq, s.col)
+}
+
+// nextByte returns where c is next in b at or after from, given the last
+// answer at (valid when ok), searching again only when at is before from.
+func nextByte(b []byte, from int, c byte, at int, ok bool) (int, bool) {
+	if ok && (at < 0 || at >= from) {
+		return at, true
+	}
+	i := bytes.IndexByte(b[from:], c)
+	if i >= 0 {
+		i += from
+	}
+	return i, true
 }
 
 // valueEnd reports whether c ends a key=value value; wide (query strings

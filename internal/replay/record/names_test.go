@@ -387,7 +387,7 @@ func TestRecordBatchSync(t *testing.T) {
 		}
 		var rounds atomic.Int64
 		started, release := make(chan struct{}), make(chan struct{})
-		p.syncDir = func(string) error {
+		p.syncs.sync = func(string) error {
 			if rounds.Add(1) == 1 {
 				close(started)
 				<-release // hold the first round
@@ -404,7 +404,7 @@ func TestRecordBatchSync(t *testing.T) {
 		}
 		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) { // hang guard
 			p.qmu.Lock()
-			n := len(p.linkq)
+			n := len(p.nameq)
 			p.qmu.Unlock()
 			if n == more {
 				break
@@ -433,7 +433,7 @@ func TestRecordBatchSync(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.syncDir = func(string) error { return errors.New("disk on fire") }
+		p.syncs.sync = func(string) error { return errors.New("disk on fire") }
 		s := httptest.NewServer(p)
 		defer s.Close()
 		get(s.URL, 0)

@@ -12,14 +12,15 @@ import (
 
 // The fixture pipeline. A finished exchange is queued by its handler
 // (enqueue); at most Writers encoders take exchanges off the queue and
-// redact and marshal each (encode); the linker takes every fixture
-// encoded so far, writes each to an unnamed file in the output directory,
-// makes them durable with one sync of the file system and then names each
-// (link). All file-system work is the linker's, one operation at a time:
-// two encoders creating files at once in one directory spent more CPU in
-// the kernel than either alone. Encoders and linker are goroutines started when there is work
-// and ending when there is none, so an idle proxy runs none and Wait
-// covers them.
+// redact and marshal each (encode); the writer writes each encoded
+// fixture to an unnamed file in the output directory (writeLoop); the
+// namer takes every file written so far, makes them durable with one sync
+// of the file system and then names each (nameLoop). All file-system work
+// is the writer's and the namer's, one operation at a time each: two
+// encoders creating files at once in one directory spent more CPU in the
+// kernel than either alone. Encoders, writer and namer are goroutines
+// started when there is work and ending when there is none, so an idle
+// proxy runs none and Wait covers them.
 //
 // Nothing is lost: an exchange counts in Wait from its queueing to its
 // link, so a SIGINT that stops the server drains the queue before abctl
@@ -82,12 +83,25 @@ func (p *Proxy) encodeLoop() {
 		} else {
 			p.inflight.Done()
 		}
-		// Relays first: an encoder that goes on at once takes a
-		// processor from the exchanges in flight for the next fixture
-		// too; yielding puts it behind the goroutines ready to run.
-		runtime.Gosched()
+		p.qmu.Lock()
+		behind := len(p.queue) >= yieldBelow
+		p.qmu.Unlock()
+		// Relays first while the fixtures keep up: an encoder that goes on
+		// at once takes a processor from the exchanges in flight, and
+		// yielding puts it behind the goroutines ready to run. Behind, it
+		// goes on: each yield waited for every ready goroutine (the global
+		// run queue), which held one encoder to about 1,000 fixtures a
+		// second under load (make bench-live), the queue filled and every
+		// handler waited for room, which is slower for the relays too.
+		if !behind {
+			runtime.Gosched()
+		}
 	}
 }
+
+// yieldBelow is the queue length under which an encoder yields between
+// fixtures.
+const yieldBelow = 32
 
 // encode builds, redacts and marshals j's fixture; nil when the exchange
 // cannot be recorded (logged).
@@ -123,11 +137,12 @@ func (p *Proxy) encode(j *job) *encoded {
 	return &encoded{data: data, name: j.name, status: j.status, size: j.size}
 }
 
-// maxBatch bounds the files one sync covers, and so the files open at
-// once.
-const maxBatch = 256
+// maxUnnamed bounds the written files waiting for their sync and name,
+// and so the descriptors open at once (twice it: a batch being named and
+// the next one).
+const maxUnnamed = 512
 
-// link hands an encoded fixture to the linker. It waits while QueueLen
+// link hands an encoded fixture to the writer. It waits while QueueLen
 // fixtures wait for it.
 func (p *Proxy) link(e *encoded) {
 	p.qmu.Lock()
@@ -135,55 +150,82 @@ func (p *Proxy) link(e *encoded) {
 		p.lroom.Wait()
 	}
 	p.linkq = append(p.linkq, e)
-	if !p.linking {
-		p.linking = true
-		go p.linkLoop()
+	if !p.writing {
+		p.writing = true
+		go p.writeLoop()
 	}
 	p.qmu.Unlock()
 }
 
-// linkLoop writes each batch of encoded fixtures to unnamed files, makes
-// them durable with one sync and names them, until none is waiting. Fifty fixtures finishing together
-// cost one or two syncs rather than fifty fsyncs, which took more CPU
-// than relaying the exchanges (BenchmarkRecordLoad).
-func (p *Proxy) linkLoop() {
+// writeLoop writes each encoded fixture to an unnamed file and hands it
+// to the namer, until none is waiting.
+//
+// Writing and naming are two goroutines so that files are written while
+// the namer waits for a sync: a sync of a file system other programs
+// write to took 30–260 ms under load (make bench-live), and one
+// goroutine that wrote, synced and named each batch in turn kept the
+// queue full. One each: several linking into one directory at once wait
+// for its lock, and a thread that sleeps on a loaded machine waits
+// milliseconds to run again (four linkers took up to a second to name 32
+// files).
+func (p *Proxy) writeLoop() {
 	for {
 		p.qmu.Lock()
+		for len(p.nameq) >= maxUnnamed {
+			p.nroom.Wait()
+		}
 		if len(p.linkq) == 0 {
-			p.linking = false
+			p.writing = false
 			p.qmu.Unlock()
 			return
 		}
-		batch := append([]*encoded(nil), p.linkq[:min(len(p.linkq), maxBatch)]...)
-		p.linkq = append(p.linkq[:0], p.linkq[len(batch):]...)
-		p.lroom.Broadcast()
+		e := p.linkq[0]
+		p.linkq[0] = nil
+		p.linkq = p.linkq[1:]
+		p.lroom.Signal()
 		p.qmu.Unlock()
-		written := batch[:0]
+		// Unsynced where the namer's sync covers the file; elsewhere
+		// each file is synced as it is written.
+		tmp, err := fixture.NewTemp(p.out, e.data, !groupSync)
+		e.data = nil
+		if err != nil {
+			p.lostOne("err", err)
+			p.inflight.Done()
+			continue
+		}
+		e.tmp = tmp
+		p.qmu.Lock()
+		p.nameq = append(p.nameq, e)
+		if !p.naming {
+			p.naming = true
+			go p.nameLoop()
+		}
+		p.qmu.Unlock()
+	}
+}
+
+// nameLoop makes every written file durable with one sync and names
+// them, until none is waiting. Fifty fixtures finishing together cost
+// one or two syncs rather than fifty fsyncs, which took more CPU than
+// relaying the exchanges (BenchmarkRecordLoad).
+func (p *Proxy) nameLoop() {
+	for {
+		p.qmu.Lock()
+		if len(p.nameq) == 0 {
+			p.naming = false
+			p.qmu.Unlock()
+			return
+		}
+		batch := p.nameq
+		p.nameq = nil
+		p.nroom.Broadcast()
+		p.qmu.Unlock()
+		// Every file in batch was written before this sync starts.
+		err := p.syncs.wait(p.out)
+		if err != nil {
+			err = fmt.Errorf("sync %s: %w", p.out, err)
+		}
 		for _, e := range batch {
-			// Unsynced where the sync below covers the whole batch;
-			// elsewhere each file is synced as it is written.
-			tmp, err := fixture.NewTemp(p.out, e.data, !groupSync)
-			e.data = nil
-			if err != nil {
-				p.lostOne("err", err)
-				p.inflight.Done()
-				continue
-			}
-			e.tmp = tmp
-			written = append(written, e)
-		}
-		// Every file in written was written before this sync starts.
-		var err error
-		if groupSync || p.syncDir != nil {
-			sync := p.syncDir
-			if sync == nil {
-				sync = syncFS
-			}
-			if err = sync(p.out); err != nil {
-				err = fmt.Errorf("sync %s: %w", p.out, err)
-			}
-		}
-		for _, e := range written {
 			p.name(e, err)
 			p.inflight.Done()
 		}

@@ -53,20 +53,25 @@ type Proxy struct {
 	bigWrite chan struct{}
 	// The fixture queue (queue.go): finished exchanges wait in queue for
 	// one of at most Writers encoders; encoded fixtures wait in linkq for
-	// the linker, which writes a batch to unnamed files, makes it durable
-	// with one sync and names the files. Both are guarded by qmu; qroom
-	// signals room in queue, lroom in linkq.
+	// the writer, which writes each to an unnamed file; written files
+	// wait in nameq for the namer, which makes them durable with one sync
+	// and names them. All are guarded by qmu; qroom signals room in
+	// queue, lroom in linkq, nroom in nameq.
 	qmu      sync.Mutex
 	qroom    *sync.Cond
 	lroom    *sync.Cond
+	nroom    *sync.Cond
 	queueLen int // QueueLen; tests shorten it
 	queue    []*job
 	encoders int
 	linkq    []*encoded
-	linking  bool
-	// syncDir makes the files written in dir durable (nil: syncFS);
-	// tests count and fail rounds with it.
-	syncDir func(dir string) error
+	writing  bool
+	nameq    []*encoded
+	naming   bool
+	// syncs makes the files written in the output directory durable,
+	// one sync for every batch written before it; tests count and fail rounds
+	// with its sync.
+	syncs groupSyncer
 	// lost counts the finished exchanges the recorder failed to write
 	// (disk full, directory gone): abctl record exits non-zero on them.
 	lost atomic.Int64
@@ -109,6 +114,7 @@ func New(upstream, dir string, log *slog.Logger) (*Proxy, error) {
 	p.source = "abctl record --upstream " + redact.URL(u.String())
 	p.qroom = sync.NewCond(&p.qmu)
 	p.lroom = sync.NewCond(&p.qmu)
+	p.nroom = sync.NewCond(&p.qmu)
 	return p, nil
 }
 
