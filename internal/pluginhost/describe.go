@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/abkit/abkit/internal/catalog"
 )
@@ -17,12 +18,18 @@ type Describer struct {
 
 var _ catalog.Describer = Describer{}
 
-// Describe implements catalog.Describer. ctx bounds the whole description;
-// the process is killed and reaped before Describe returns. A binary that
-// does not complete the handshake gives an error wrapping
+// Describe implements catalog.Describer. ctx bounds the whole description,
+// the start included: without a StartTimeout of its own the start may take
+// until ctx's deadline (abctl's --describe-timeout), not only the default
+// start timeout. The process is killed and reaped before Describe returns.
+// A binary that does not complete the handshake gives an error wrapping
 // catalog.ErrNotPlugin.
 func (d Describer) Describe(ctx context.Context, path string) ([]catalog.Descriptor, error) {
-	p, err := Load(ctx, path, d.Options)
+	o := d.Options
+	if dl, ok := ctx.Deadline(); ok && o.StartTimeout == 0 {
+		o.StartTimeout = max(time.Until(dl), time.Millisecond)
+	}
+	p, err := Load(ctx, path, o)
 	if err != nil {
 		if errors.Is(err, ErrNotPlugin) {
 			return nil, fmt.Errorf("%w: %w", catalog.ErrNotPlugin, err)
