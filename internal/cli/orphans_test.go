@@ -119,6 +119,7 @@ func sessionDir(t *testing.T, all bool) string {
 // had not registered yet killed plugins mid-describe.)
 func TestCatalogDirSweepSparesStarts(t *testing.T) {
 	dir := sessionDir(t, true)
+	var notes string // what the last listing said on stderr
 	list := func(sub bool) map[string]bool {
 		args := []string{"catalog", "list", "--no-cache", "--describe-timeout", "1m", "--source", "dir:" + dir, "-o", "json"}
 		var out []byte
@@ -132,6 +133,7 @@ func TestCatalogDirSweepSparesStarts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("abctl: %v\n%s", err, stderr.String())
 			}
+			notes = stderr.String()
 		} else {
 			opts := CatalogOptions()
 			opts.CacheDir = "-"
@@ -140,7 +142,7 @@ func TestCatalogDirSweepSparesStarts(t *testing.T) {
 			if code := Main(context.Background(), &App{Out: &o, Err: &e, Catalog: opts}, args); code != 0 {
 				t.Fatalf("exit %d: %s", code, e.String())
 			}
-			out = o.Bytes()
+			out, notes = o.Bytes(), e.String()
 		}
 		var got struct {
 			Plugins []catalog.Descriptor `json:"plugins"`
@@ -158,7 +160,7 @@ func TestCatalogDirSweepSparesStarts(t *testing.T) {
 	}
 	want := list(false)
 	if !want[sessionForker] || len(want) < 5 {
-		t.Fatalf("in-process listing %v", want)
+		t.Fatalf("in-process listing %v; stderr:\n%s", want, notes)
 	}
 	// The in-process host is no subreaper: session-forker's sleepers
 	// (running before its handshake) are left; end them.
@@ -168,7 +170,7 @@ func TestCatalogDirSweepSparesStarts(t *testing.T) {
 		got := list(true)
 		for n := range want {
 			if !got[n] {
-				t.Errorf("%s not listed by abctl (lost mid-describe?): %v", n, got)
+				t.Errorf("%s not listed by abctl (lost mid-describe?): %v; stderr:\n%s", n, got, notes)
 			}
 		}
 		if left := waitGone(t, dir); len(left) > 0 {
