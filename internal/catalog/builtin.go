@@ -71,7 +71,7 @@ func DescribeBuiltin(b Builtin) (d Descriptor, note string) {
 		} else {
 			first := insts[0]
 			for _, p := range insts {
-				d.Observed = append(d.Observed, ObservedInstance{Name: p.Name(), Capabilities: p.Capabilities()})
+				d.Observed = append(d.Observed, probe.Observe(p))
 			}
 			caps := first.Capabilities()
 			d.Capabilities = FromGateway(caps)

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/abkit/abkit/internal/probe"
 	"github.com/abkit/abkit/sdk/family"
 	"github.com/abkit/abkit/sdk/gateway"
 	"github.com/abkit/abkit/sdk/hooks"
@@ -62,13 +63,7 @@ type Descriptor struct {
 
 	// Observed holds the capabilities each probed instance reported, for
 	// the P2 check; empty when the source cannot instantiate the plugin.
-	Observed []ObservedInstance `json:"-"`
-}
-
-// ObservedInstance is what one instance of a plugin reported about itself.
-type ObservedInstance struct {
-	Name         string               `json:"name"`
-	Capabilities gateway.Capabilities `json:"capabilities"`
+	Observed []probe.Observed `json:"-"`
 }
 
 // Capabilities are a pipeline plugin's static capabilities (P3) after

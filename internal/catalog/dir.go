@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/limits"
+	"github.com/abkit/abkit/internal/probe"
 )
 
 // Describer describes one plugin binary: it starts it, completes the
@@ -285,8 +286,8 @@ type cacheEntry struct {
 // cachedDescriptor keeps the P2 observations, which the descriptor's JSON
 // form leaves out.
 type cachedDescriptor struct {
-	Descriptor Descriptor         `json:"descriptor"`
-	Observed   []ObservedInstance `json:"observed,omitempty"`
+	Descriptor Descriptor       `json:"descriptor"`
+	Observed   []probe.Observed `json:"observed,omitempty"`
 }
 
 func (e cacheEntry) result(spec string) dirResult {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/abkit/abkit/internal/probe"
 	"github.com/abkit/abkit/sdk/gateway"
 )
 
@@ -42,7 +43,7 @@ func (f *fakeDescriber) Describe(ctx context.Context, path string) ([]Descriptor
 		}
 		return []Descriptor{{
 			Name: name, Description: caps.Description, Capabilities: FromGateway(caps),
-			Observed: []ObservedInstance{{Name: name, Capabilities: caps}, {Name: name, Capabilities: other}},
+			Observed: []probe.Observed{{Name: name, Capabilities: caps}, {Name: name, Capabilities: other}},
 		}}, nil
 	case s == "hang":
 		<-ctx.Done()

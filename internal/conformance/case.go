@@ -34,7 +34,7 @@ type Case struct {
 	Explain string `json:"explain"`
 	// Applies returns "" when the case applies to d, or the reason it is
 	// skipped.
-	Applies func(d *Descriptor) string `json:"-"`
+	Applies func(d *Reported) string `json:"-"`
 	// Run performs the check.
 	Run func(t *T) `json:"-"`
 	// FreshProcess marks a case that starts a second copy of the plugin
@@ -107,7 +107,7 @@ func (t *T) Context() context.Context { return t.ctx }
 func (t *T) Subject() Subject { return t.subject }
 
 // Describe is the subject's descriptor.
-func (t *T) Describe() *Descriptor { return t.subject.Describe() }
+func (t *T) Describe() *Reported { return t.subject.Describe() }
 
 // Recorder collects the case's trace.
 func (t *T) Recorder() *trace.Recorder { return t.rec }
@@ -294,8 +294,8 @@ func PluginSuite() *Registry {
 
 // Applicability helpers.
 
-func needFamily(f string) func(*Descriptor) string {
-	return func(d *Descriptor) string {
+func needFamily(f string) func(*Reported) string {
+	return func(d *Reported) string {
 		if !d.Has(f) {
 			return "the plugin does not serve family " + f
 		}
@@ -303,8 +303,8 @@ func needFamily(f string) func(*Descriptor) string {
 	}
 }
 
-func needBehaviour(b string) func(*Descriptor) string {
-	return func(d *Descriptor) string {
+func needBehaviour(b string) func(*Reported) string {
+	return func(d *Reported) string {
 		if r := needPipeline(d); r != "" {
 			return r
 		}
@@ -315,7 +315,7 @@ func needBehaviour(b string) func(*Descriptor) string {
 	}
 }
 
-func needPipeline(d *Descriptor) string {
+func needPipeline(d *Reported) string {
 	if !d.Has(family.Pipeline) {
 		return "the plugin does not serve family P"
 	}
@@ -330,7 +330,7 @@ func needPipeline(d *Descriptor) string {
 // breaks P2, so those plugins fail the descriptor cases and skip these. A
 // description that breaks P5 fails the P5 cases only: the runtime builds
 // the chain with a warning (docs/contracts.md, the build refusal review).
-func pipelineReady(d *Descriptor) string {
+func pipelineReady(d *Reported) string {
 	if r := needPipeline(d); r != "" {
 		return r
 	}
@@ -342,8 +342,8 @@ func pipelineReady(d *Descriptor) string {
 	return ""
 }
 
-func all(fs ...func(*Descriptor) string) func(*Descriptor) string {
-	return func(d *Descriptor) string {
+func all(fs ...func(*Reported) string) func(*Reported) string {
+	return func(d *Reported) string {
 		for _, f := range fs {
 			if r := f(d); r != "" {
 				return r
@@ -353,8 +353,8 @@ func all(fs ...func(*Descriptor) string) func(*Descriptor) string {
 	}
 }
 
-func behaviour(b string) func(*Descriptor) string {
-	return func(d *Descriptor) string {
+func behaviour(b string) func(*Reported) string {
+	return func(d *Reported) string {
 		if !d.HasBehaviour(b) {
 			return "the plugin does not implement the optional behaviour " + b
 		}

@@ -271,7 +271,7 @@ func retool(pl, tool string) string {
 }
 
 // needSlots applies a case to an extension that claims a slot.
-func needSlots(d *Descriptor) string {
+func needSlots(d *Reported) string {
 	if r := needFamily(family.Dispatch)(d); r != "" {
 		return r
 	}
@@ -283,7 +283,7 @@ func needSlots(d *Descriptor) string {
 
 // needValidSlots applies a case to an extension that owns slots, all of
 // them valid (D17 judges the names).
-func needValidSlots(d *Descriptor) string {
+func needValidSlots(d *Reported) string {
 	if r := needFamily(family.Dispatch)(d); r != "" {
 		return r
 	}
@@ -389,7 +389,7 @@ func safeExtCall(ctx context.Context, ext intercept.Extension, p intercept.Point
 	return ext.Call(ctx, p, pl)
 }
 
-func needRequestPoints(d *Descriptor) string {
+func needRequestPoints(d *Reported) string {
 	if r := needFamily(family.Dispatch)(d); r != "" {
 		return r
 	}

@@ -139,7 +139,7 @@ func h2PartReturnsPart(t *T) {
 	}
 }
 
-func needHookKind(d *Descriptor, k hooks.Kind) string {
+func needHookKind(d *Reported, k hooks.Kind) string {
 	if r := needFamily(family.Hooks)(d); r != "" {
 		return r
 	}
@@ -152,17 +152,17 @@ func needHookKind(d *Descriptor, k hooks.Kind) string {
 }
 
 // needSubmitHook applies a case to a plugin declaring a submit hook.
-func needSubmitHook(d *Descriptor) string {
+func needSubmitHook(d *Reported) string {
 	return needHookKind(d, hooks.KindSubmit)
 }
 
 // needToolHook applies a case to a plugin declaring a tool reactor.
-func needToolHook(d *Descriptor) string {
+func needToolHook(d *Reported) string {
 	return needHookKind(d, hooks.KindTool)
 }
 
 // needPartHook applies a case to a plugin declaring a part hook of either kind.
-func needPartHook(d *Descriptor) string {
+func needPartHook(d *Reported) string {
 	if needHookKind(d, hooks.KindRequestPart) == "" || needHookKind(d, hooks.KindResponsePart) == "" {
 		return ""
 	}

@@ -26,7 +26,7 @@ func outputProtocols(key string) ([]string, bool) {
 
 // declaredOutputs are the keys of d's plugin that it declares it writes,
 // not optionally, and that the suite has traffic for.
-func declaredOutputs(d *Descriptor) []string {
+func declaredOutputs(d *Reported) []string {
 	if d.Pipeline == nil {
 		return nil
 	}
@@ -104,7 +104,7 @@ func protocolName(key string) string {
 	return key
 }
 
-func needOutputs(d *Descriptor) string {
+func needOutputs(d *Reported) string {
 	if len(declaredOutputs(d)) == 0 {
 		return "the plugin declares no written extension of a protocol the suite has traffic for (inference, mcp, a2a)"
 	}

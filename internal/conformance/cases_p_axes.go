@@ -259,7 +259,7 @@ func p13LifecycleOrders(t *T) {
 
 // needLifecycleBehaviour applies a case to a plugin implementing one of
 // init, ready and shutdown.
-func needLifecycleBehaviour(d *Descriptor) string {
+func needLifecycleBehaviour(d *Reported) string {
 	if !d.HasBehaviour(gateway.BehaviourInit) && !d.HasBehaviour(gateway.BehaviourReady) && !d.HasBehaviour(gateway.BehaviourShutdown) {
 		return "the plugin implements none of init, ready and shutdown"
 	}

@@ -195,7 +195,7 @@ func p6InstanceDefaultConfig(t *T) {
 // whose schema gives no config to try: it takes configuration (a schema)
 // but describes neither fields nor examples, so no config it accepts is
 // known. Its author has written no schema yet; that is not a P6 failure.
-func probeable(d *Descriptor) string {
+func probeable(d *Reported) string {
 	if p := d.Pipeline; p != nil && p.ProbeError != "" && p.Config != nil && !p.Config.Describes() {
 		return "not probed: the plugin takes configuration but its schema lists no fields and no examples, and it refuses to be made without config (" +
 			p.ProbeError + "); list configs it accepts in ConfigSchema.Examples to have it probed"

@@ -170,6 +170,6 @@ func checkFinish(t *T, rg *rig, o outcome) {
 
 // needFinish applies a finish case: a chain can be built and the plugin
 // implements OnFinish.
-func needFinish(d *Descriptor) string {
+func needFinish(d *Reported) string {
 	return all(pipelineReady, behaviour(gateway.BehaviourFinish))(d)
 }

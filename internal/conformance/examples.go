@@ -310,7 +310,7 @@ func ExampleCases(f *ExamplesFile, update bool, observed func(name string, steps
 				"in order, and what the plugin answered (actions, bodies, extensions, decisions) must equal the golden file " +
 				"beside the examples. A failure is a change of behaviour: fix the plugin, or, when the change is intended, " +
 				"rewrite the golden file with --update-examples and review its diff.",
-			Applies:      func(d *Descriptor) string { return ex.applies(d) },
+			Applies:      func(d *Reported) string { return ex.applies(d) },
 			FreshProcess: ex.Stderr,
 			Run: func(t *T) {
 				sub := t.Subject()
@@ -403,7 +403,7 @@ func WriteExamplesGolden(f *ExamplesFile, observed map[string][]json.RawMessage)
 	return os.Rename(tmp.Name(), f.Golden)
 }
 
-func (ex *Example) applies(d *Descriptor) string {
+func (ex *Example) applies(d *Reported) string {
 	for _, st := range ex.Steps {
 		switch {
 		case st.Request != nil && !d.Has(family.Pipeline):

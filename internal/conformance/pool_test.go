@@ -18,8 +18,8 @@ type countedSubject struct {
 	runs   atomic.Int32 // cases run on it
 }
 
-func (s *countedSubject) Describe() *conformance.Descriptor {
-	return &conformance.Descriptor{Name: "counted", Families: []string{"P"}}
+func (s *countedSubject) Describe() *conformance.Reported {
+	return &conformance.Reported{Name: "counted", Families: []string{"P"}}
 }
 func (s *countedSubject) Plugin() sdk.Plugin { return sdk.Plugin{Name: "counted"} }
 func (s *countedSubject) Stderr() string     { return "" }

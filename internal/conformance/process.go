@@ -80,7 +80,7 @@ func (b *binary) AbortCalls() {
 // procSubject is a plugin process behind the protocol.
 type procSubject struct {
 	p    *pluginhost.Plugin
-	d    *Descriptor
+	d    *Reported
 	plug sdk.Plugin
 	once sync.Once
 	// onClose forgets the subject in its launcher.
@@ -101,7 +101,7 @@ func newProcSubject(p *pluginhost.Plugin) *procSubject {
 				pi.Capabilities, pi.InstanceName, pi.Behaviours = insts[0].Capabilities(), insts[0].Name(), gateway.Behaviours(insts[0])
 				pi.Observed = nil
 				for _, in := range insts {
-					pi.Observed = append(pi.Observed, Observed{Name: in.Name(), Capabilities: in.Capabilities()})
+					pi.Observed = append(pi.Observed, probe.Observe(in))
 				}
 			}
 		}
@@ -116,9 +116,9 @@ func newProcSubject(p *pluginhost.Plugin) *procSubject {
 	return s
 }
 
-func (s *procSubject) Describe() *Descriptor { return s.d }
-func (s *procSubject) Plugin() sdk.Plugin    { return s.plug }
-func (s *procSubject) Stderr() string        { return s.p.Stderr() }
+func (s *procSubject) Describe() *Reported { return s.d }
+func (s *procSubject) Plugin() sdk.Plugin  { return s.plug }
+func (s *procSubject) Stderr() string      { return s.p.Stderr() }
 
 // StderrLines returns every kept line of the plugin's stderr, not only the
 // tail the reports quote.
@@ -147,8 +147,8 @@ func (s *procSubject) Close() error {
 }
 
 // describeProto converts the protocol's Describe answer, as reported.
-func describeProto(r *abkitv1.DescribeResponse) *Descriptor {
-	d := &Descriptor{Name: r.GetName(), Description: r.GetDescription(), Version: r.GetVersion(),
+func describeProto(r *abkitv1.DescribeResponse) *Reported {
+	d := &Reported{Name: r.GetName(), Description: r.GetDescription(), Version: r.GetVersion(),
 		Families: append([]string(nil), r.GetFamilies()...), Alternatives: r.GetAlternatives()}
 	if pi := r.GetPipeline(); pi != nil {
 		info := &PipelineInfo{ProbeError: pi.GetProbeError()}
@@ -165,7 +165,7 @@ func describeProto(r *abkitv1.DescribeResponse) *Descriptor {
 			}
 		}
 		for _, o := range pi.GetObserved() {
-			info.Observed = append(info.Observed, Observed{Name: o.GetName(), Capabilities: o.Gateway()})
+			info.Observed = append(info.Observed, probe.Observed{Name: o.GetName(), Capabilities: o.Gateway()})
 		}
 		d.Pipeline = info
 	}

@@ -21,7 +21,7 @@ func TestReportsRedactPluginText(t *testing.T) {
 		Trace:    []trace.Event{{Reason: "client_secret=SECRET3X"}},
 	}
 	redactResult(&res)
-	rep := &Report{Target: "t", Plugin: &Descriptor{Name: "p"}, Results: []CaseResult{res}}
+	rep := &Report{Target: "t", Plugin: &Reported{Name: "p"}, Results: []CaseResult{res}}
 	var out bytes.Buffer
 	if err := WriteJUnit(&out, rep); err != nil {
 		t.Fatal(err)

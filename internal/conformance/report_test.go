@@ -11,7 +11,7 @@ import (
 // stderr", and go-plugin's debug lines never reach either.
 func TestReportGroupsFindings(t *testing.T) {
 	boom := "failed: boom"
-	rep := &Report{Kind: "runtime", Target: "./rt", Plugin: &Descriptor{Name: "rt"}, Results: []CaseResult{{
+	rep := &Report{Kind: "runtime", Target: "./rt", Plugin: &Reported{Name: "rt"}, Results: []CaseResult{{
 		ID: "P15/x", Rules: []string{"P15"}, Status: StatusFail,
 		Failures: []Failure{
 			{Rule: "P15", At: "exchange 1 of 3 (a, not streamed), on_request", Message: boom},

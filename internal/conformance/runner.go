@@ -127,7 +127,7 @@ type Report struct {
 	// Kind is what is under test: plugin, or runtime for the runtime suite.
 	Kind        string        `json:"kind,omitempty"`
 	Target      string        `json:"target"`
-	Plugin      *Descriptor   `json:"plugin"`
+	Plugin      *Reported     `json:"plugin"`
 	Isolation   Isolation     `json:"isolation"`
 	Parallel    int           `json:"parallel"`
 	Duration    time.Duration `json:"duration_ns"`
@@ -385,7 +385,7 @@ func countsChoice(id string, decl map[string]string, strict bool) bool {
 	return ok && cp.Has(decl[id])
 }
 
-func applies(c *Case, d *Descriptor) string {
+func applies(c *Case, d *Reported) string {
 	if c.Applies == nil {
 		return ""
 	}

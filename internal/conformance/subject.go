@@ -14,10 +14,12 @@ import (
 	"github.com/abkit/abkit/sdk/intercept"
 )
 
-// Descriptor is what the plugin under test says about itself (the
-// protocol's Describe answer), as reported: nothing is normalised, so cases
-// can check it.
-type Descriptor struct {
+// Reported is what the plugin under test says about itself (the
+// protocol's Describe answer), as it said it: nothing is normalised, so
+// cases can check it. The catalog's entry for a plugin, normalised for
+// operators, is catalog.Descriptor; both record instances as
+// probe.Observed.
+type Reported struct {
 	Name        string   `json:"name"`
 	Description string   `json:"description"`
 	Version     string   `json:"version,omitempty"`
@@ -45,22 +47,16 @@ type PipelineInfo struct {
 	// Config is the configuration schema; nil when the plugin takes none.
 	Config *gateway.ConfigSchema `json:"config,omitempty"`
 	// Observed holds what each probe instance reported (P2).
-	Observed []Observed `json:"observed,omitempty"`
+	Observed []probe.Observed `json:"observed,omitempty"`
 	// ProbeError is set when no probe instance could be made.
 	ProbeError string `json:"probe_error,omitempty"`
 }
 
-// Observed is what one instance reported about itself.
-type Observed struct {
-	Name         string               `json:"name"`
-	Capabilities gateway.Capabilities `json:"capabilities"`
-}
-
 // Has reports whether the descriptor serves family f.
-func (d *Descriptor) Has(f string) bool { return slices.Contains(d.Families, f) }
+func (d *Reported) Has(f string) bool { return slices.Contains(d.Families, f) }
 
 // HasBehaviour reports whether a family P plugin implements behaviour b.
-func (d *Descriptor) HasBehaviour(b string) bool {
+func (d *Reported) HasBehaviour(b string) bool {
 	return d.Pipeline != nil && slices.Contains(d.Pipeline.Behaviours, b)
 }
 
@@ -69,7 +65,7 @@ func (d *Descriptor) HasBehaviour(b string) bool {
 // runtimes drive; every call may fail if the process died.
 type Subject interface {
 	// Describe returns the plugin's descriptor, read once at launch.
-	Describe() *Descriptor
+	Describe() *Reported
 	// Plugin returns the families the subject serves as runtime-facing
 	// values (factory, extension constructor, hooks).
 	Plugin() sdk.Plugin
@@ -110,20 +106,20 @@ func (l inProcess) Launch(ctx context.Context) (Subject, error) {
 
 type inProcSubject struct {
 	p sdk.Plugin
-	d *Descriptor
+	d *Reported
 }
 
-func (s *inProcSubject) Describe() *Descriptor { return s.d }
-func (s *inProcSubject) Plugin() sdk.Plugin    { return s.p }
-func (s *inProcSubject) Stderr() string        { return "" }
-func (s *inProcSubject) Exited() error         { return nil }
-func (s *inProcSubject) Close() error          { return nil }
+func (s *inProcSubject) Describe() *Reported { return s.d }
+func (s *inProcSubject) Plugin() sdk.Plugin  { return s.p }
+func (s *inProcSubject) Stderr() string      { return "" }
+func (s *inProcSubject) Exited() error       { return nil }
+func (s *inProcSubject) Close() error        { return nil }
 
 // DescribeSDK describes an in-process plugin the way the SDK's Describe
 // does across the protocol: a family P plugin gets two probe instances
 // (P2), made with the first config the factory accepts (see WorkingConfig).
-func DescribeSDK(p sdk.Plugin) *Descriptor {
-	d := &Descriptor{Name: p.Name, Description: p.Description, Version: p.Version, Families: p.Families(), Alternatives: p.Alternatives}
+func DescribeSDK(p sdk.Plugin) *Reported {
+	d := &Reported{Name: p.Name, Description: p.Description, Version: p.Version, Families: p.Families(), Alternatives: p.Alternatives}
 	if f := p.Pipeline; f != nil {
 		pi := &PipelineInfo{Config: f.Config}
 		insts, _, err := probe.Instances(f)
@@ -134,7 +130,7 @@ func DescribeSDK(p sdk.Plugin) *Descriptor {
 			pi.InstanceName = insts[0].Name()
 			pi.Behaviours = gateway.Behaviours(insts[0])
 			for _, in := range insts {
-				pi.Observed = append(pi.Observed, Observed{Name: in.Name(), Capabilities: in.Capabilities()})
+				pi.Observed = append(pi.Observed, probe.Observe(in))
 			}
 		}
 		d.Pipeline = pi

@@ -13,7 +13,7 @@ func TestTextReportEscapesControlBytes(t *testing.T) {
 	esc := "\x1b]0;owned\x07\x1b[2J"
 	res := CaseResult{ID: "P1/x", Rules: []string{"P1"}, Status: StatusFail, Stderr: "panic: " + esc,
 		Failures: []Failure{{Rule: "P1", Message: "plugin wrote " + esc + " before the handshake"}}}
-	rep := &Report{Target: "t", Plugin: &Descriptor{Name: "p" + esc}, Results: []CaseResult{res}}
+	rep := &Report{Target: "t", Plugin: &Reported{Name: "p" + esc}, Results: []CaseResult{res}}
 	var out bytes.Buffer
 	if err := WriteText(&out, rep, true, true); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/abkit/abkit/internal/catalog"
+	"github.com/abkit/abkit/internal/probe"
 )
 
 // Describer describes plugin binaries for the catalog's dir: source: it
@@ -77,7 +78,7 @@ func (p *Plugin) Descriptor() catalog.Descriptor {
 			}
 		}
 		for _, o := range info.GetObserved() {
-			out.Observed = append(out.Observed, catalog.ObservedInstance{Name: o.GetName(), Capabilities: o.Gateway()})
+			out.Observed = append(out.Observed, probe.Observed{Name: o.GetName(), Capabilities: o.Gateway()})
 		}
 	}
 	if m, ok := p.Manifest(); ok {

@@ -67,3 +67,15 @@ func two(f *gateway.Factory, cfg json.RawMessage) ([]gateway.Plugin, error) {
 	}
 	return out, nil
 }
+
+// Observed is what one instance reported about itself: its Name and its
+// Capabilities, which must be the same across instances (P2).
+type Observed struct {
+	Name         string               `json:"name"`
+	Capabilities gateway.Capabilities `json:"capabilities"`
+}
+
+// Observe is what p reports about itself.
+func Observe(p gateway.Plugin) Observed {
+	return Observed{Name: p.Name(), Capabilities: p.Capabilities()}
+}

@@ -25,7 +25,7 @@ func Suite() *conformance.Registry {
 	return r
 }
 
-func needP(d *conformance.Descriptor) string {
+func needP(d *conformance.Reported) string {
 	if !d.Has(family.Pipeline) {
 		return "the runtime does not host family P"
 	}
@@ -56,8 +56,8 @@ func hcase(id string, rules []string, summary, explain string, run func(t *confo
 	return &conformance.Case{ID: id, Rules: rules, Summary: summary, Explain: explain, Applies: needFam("H"), Run: run}
 }
 
-func needFam(f string) func(*conformance.Descriptor) string {
-	return func(d *conformance.Descriptor) string {
+func needFam(f string) func(*conformance.Reported) string {
+	return func(d *conformance.Reported) string {
 		if !d.Has(f) {
 			return "the runtime does not host family " + f
 		}

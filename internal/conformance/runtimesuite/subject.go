@@ -40,7 +40,7 @@ type Runtime struct {
 	cmd    *exec.Cmd
 	groups *pluginhost.Groups
 	rpc    abkitv1.RuntimeClient
-	desc   *conformance.Descriptor
+	desc   *conformance.Reported
 	broker uint32
 	stderr *tail
 
@@ -55,7 +55,7 @@ var _ conformance.Subject = (*Runtime)(nil)
 
 // Describe returns the runtime's descriptor: its name and the families it
 // hosts.
-func (r *Runtime) Describe() *conformance.Descriptor { return r.desc }
+func (r *Runtime) Describe() *conformance.Reported { return r.desc }
 
 // Plugin is empty: a runtime is not a plugin.
 func (r *Runtime) Plugin() sdk.Plugin { return sdk.Plugin{Name: r.desc.Name} }
@@ -214,7 +214,7 @@ func (l Launcher) Launch(ctx context.Context) (conformance.Subject, error) {
 	if d.GetName() == "" {
 		return fail(fmt.Errorf("%s: DescribeRuntime answered with an empty name", abs))
 	}
-	r.desc = &conformance.Descriptor{Name: d.GetName(), Version: d.GetVersion(), Families: d.GetFamilies(),
+	r.desc = &conformance.Reported{Name: d.GetName(), Version: d.GetVersion(), Families: d.GetFamilies(),
 		Description: "runtime", Alternatives: d.GetAlternatives()}
 	return r, nil
 }
