@@ -109,18 +109,10 @@ func (d *decoder) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k.(string)] = v
-		d.space()
-		if d.i >= len(d.b) {
+		if done, ok := d.next('}'); !ok {
 			return nil, false
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
+		} else if done {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -142,20 +134,30 @@ func (d *decoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.space()
-		if d.i >= len(d.b) {
+		if done, ok := d.next(']'); !ok {
 			return nil, false
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
+		} else if done {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// next reads what follows a member or an element: a comma (more to come)
+// or end (done); anything else is not JSON.
+func (d *decoder) next(end byte) (done, ok bool) {
+	d.space()
+	if d.i >= len(d.b) {
+		return false, false
+	}
+	switch d.b[d.i] {
+	case ',':
+		d.i++
+		return false, true
+	case end:
+		d.i++
+		return true, true
+	}
+	return false, false
 }
 
 func (d *decoder) word(w string) bool {
