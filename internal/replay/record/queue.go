@@ -30,6 +30,7 @@ import (
 // job is a finished exchange waiting for its fixture.
 type job struct {
 	r          *http.Request
+	reqHeader  http.Header // r's header as forwarded (stripHop), which the fixture keeps
 	name       func(string) string
 	target     *url.URL
 	rq, sp     *spool
@@ -128,7 +129,7 @@ func (p *Proxy) encode(j *job) *encoded {
 		p.lostOne("err", err)
 		return nil
 	}
-	f := NewFixture(p.source, j.started, j.r.Method, j.target.String(), stripHop(j.r.Header), reqBody, j.status, j.respHeader, chunks)
+	f := NewFixture(p.source, j.started, j.r.Method, j.target.String(), j.reqHeader, reqBody, j.status, j.respHeader, chunks)
 	data, err := fixture.Marshal(f)
 	if err != nil {
 		p.lostOne("err", err)

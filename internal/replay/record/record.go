@@ -228,7 +228,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The fixture is written after the handler returns, so the client's
 	// response ends when the upstream's does, not after the fsync.
 	keep = true
-	p.enqueue(&job{r: r, name: name, target: target, rq: rq, sp: sp, status: resp.StatusCode, respHeader: respHeader, started: started, size: size})
+	// The forwarded header is what the fixture keeps: net/http's client
+	// does not change a request's header, so it is not stripped twice.
+	p.enqueue(&job{r: r, reqHeader: out.Header, name: name, target: target, rq: rq, sp: sp, status: resp.StatusCode, respHeader: respHeader, started: started, size: size})
 }
 
 // outbound reads the request's body into rq and makes the request to
