@@ -203,26 +203,28 @@ func satTo(n, max int64) int64 {
 
 var one = cost{nodes: 1}
 
+// collection is the cost of a mapping or sequence: one node for itself
+// plus its members.
+func collection[N ast.Node](c *aliasCounter, vs []N) cost {
+	s := one
+	for _, v := range vs {
+		s = c.add(s, c.size(v))
+	}
+	return s
+}
+
 func (c *aliasCounter) size(n ast.Node) cost {
 	switch n := n.(type) {
 	case nil:
 		return cost{}
 	case *ast.MappingNode:
-		s := one
-		for _, v := range n.Values {
-			s = c.add(s, c.size(v))
-		}
-		return s
+		return collection(c, n.Values)
 	case *ast.MappingValueNode:
 		return c.add(c.size(n.Key), c.size(n.Value))
 	case *ast.MappingKeyNode:
 		return c.add(one, c.size(n.Value))
 	case *ast.SequenceNode:
-		s := one
-		for _, v := range n.Values {
-			s = c.add(s, c.size(v))
-		}
-		return s
+		return collection(c, n.Values)
 	case *ast.SequenceEntryNode:
 		return c.size(n.Value)
 	case *ast.TagNode:

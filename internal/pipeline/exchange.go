@@ -417,14 +417,7 @@ func (e *Exchange) requestFrom(ctx context.Context, done <-chan struct{}, from i
 // stage stops.
 func (e *Exchange) after(i int, hook string, act gateway.Action, t0 time.Time, frame int, last bool) bool {
 	pl := &e.c.plugins[i]
-	mReq, mResp := e.ctl.TakeMutated()
-	if ws := e.ctl.TakeWrites(); ws != nil {
-		e.noteWrites(ws)
-	}
-	e.noteExtensions(pl)
-	if mResp {
-		e.respMut = true
-	}
+	mReq, mResp := e.settle(pl)
 	if act.Kind == gateway.ActContinue {
 		if e.rec != nil {
 			e.record(pl, hook, t0, frame, last, "continue", "", 0, false, "", mReq, mResp)
@@ -454,6 +447,21 @@ func (e *Exchange) after(i int, hook string, act gateway.Action, t0 time.Time, f
 	}
 	e.end(gateway.OutcomeDeny, status, pl.name, act.Reason, nil)
 	return true
+}
+
+// settle takes what plugin pl's hook call left on the controller, whether
+// it returned or failed: its writes (P17), its extensions and which bodies
+// it mutated.
+func (e *Exchange) settle(pl *plug) (mReq, mResp bool) {
+	mReq, mResp = e.ctl.TakeMutated()
+	if ws := e.ctl.TakeWrites(); ws != nil {
+		e.noteWrites(ws)
+	}
+	e.noteExtensions(pl)
+	if mResp {
+		e.respMut = true
+	}
+	return mReq, mResp
 }
 
 func (e *Exchange) record(pl *plug, hook string, t0 time.Time, frame int, last bool, action, reason string, status int, shadow bool, errStr string, mReq, mResp bool) {
@@ -533,14 +541,7 @@ func (e *Exchange) noteWrites(ws []gateway.Write) {
 func (e *Exchange) panicked(i int, hook string, frame int, last bool, r any) bool {
 	pl := &e.c.plugins[i]
 	pe := &PanicError{Plugin: pl.name, Hook: hook, Value: r}
-	mReq, mResp := e.ctl.TakeMutated()
-	if ws := e.ctl.TakeWrites(); ws != nil {
-		e.noteWrites(ws)
-	}
-	e.noteExtensions(pl)
-	if mResp {
-		e.respMut = true
-	}
+	mReq, mResp := e.settle(pl)
 	if pl.observe {
 		e.shadows = append(e.shadows, Shadow{Plugin: pl.name, Hook: hook, Frame: frame, Error: pe.Error()})
 		e.warn("P6", pl.name, "observed plugin panicked in %s: %v; the chain went on", hook, r)

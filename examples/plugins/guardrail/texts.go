@@ -64,17 +64,9 @@ func (w *walker) value(i int, key []byte, depth int) (int, bool) {
 			if i, ok = w.value(i, key, depth); !ok {
 				return i, false
 			}
-			i = skipSpace(data, i)
-			if i >= len(data) {
-				return i, false
-			}
-			switch data[i] {
-			case ',':
-				i = skipSpace(data, i+1)
-			case ']':
-				return i + 1, true
-			default:
-				return i, false
+			var done bool
+			if i, done, ok = next(data, i, ']'); done || !ok {
+				return i, ok
 			}
 		}
 	case '"':
@@ -123,20 +115,14 @@ func (w *walker) object(i, depth int) (int, bool) {
 			sorted = false
 		}
 		ms = append(ms, member{k, from, len(w.out)})
-		i = skipSpace(data, i)
-		if i >= len(data) {
+		var done bool
+		if i, done, ok = next(data, i, '}'); !ok {
 			return i, false
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
+		} else if done {
 			if !sorted {
 				w.reorder(ms)
 			}
-			return i + 1, true
-		default:
-			return i, false
+			return i, true
 		}
 	}
 }

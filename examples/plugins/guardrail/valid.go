@@ -10,6 +10,23 @@ func validJSON(data []byte) bool {
 	return ok && skipSpace(data, i) == len(data)
 }
 
+// next reads what follows a member or an element at data[i:]: a comma
+// (more to come; the index of the next one) or end (done; the index past
+// it); anything else is not JSON.
+func next(data []byte, i int, end byte) (_ int, done, ok bool) {
+	i = skipSpace(data, i)
+	if i >= len(data) {
+		return i, false, false
+	}
+	switch data[i] {
+	case ',':
+		return skipSpace(data, i+1), false, true
+	case end:
+		return i + 1, true, true
+	}
+	return i, false, false
+}
+
 // maxDepth is encoding/json's nesting limit.
 const maxDepth = 10000
 
@@ -51,17 +68,9 @@ func validValue(data []byte, i, depth int) (int, bool) {
 			if i, ok = validValue(data, i, depth); !ok {
 				return i, false
 			}
-			i = skipSpace(data, i)
-			if i >= len(data) {
-				return i, false
-			}
-			switch data[i] {
-			case ',':
-				i = skipSpace(data, i+1)
-			case end:
-				return i + 1, true
-			default:
-				return i, false
+			var done bool
+			if i, done, ok = next(data, i, end); done || !ok {
+				return i, ok
 			}
 		}
 	case '"':
