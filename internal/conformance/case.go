@@ -9,6 +9,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -96,6 +97,7 @@ type T struct {
 	failures []Failure
 	logs     []string
 	extra    []Subject // launched by the case; closed when it ends
+	ended    bool      // the case's subjects are closed: Launch keeps none
 	mon      *monitor  // made by Factory; checked when the case ends
 	start    time.Time
 }
@@ -124,8 +126,12 @@ func (t *T) Launch() (Subject, error) {
 		return nil, err
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		s.Close()
+		return nil, errors.New("the case ended (its timeout) while a process was starting for it")
+	}
 	t.extra = append(t.extra, s)
-	t.mu.Unlock()
 	return s, nil
 }
 

@@ -660,10 +660,12 @@ func isDebugLogLine(l string) bool {
 	return v.Level == "debug" || v.Level == "trace"
 }
 
+// closeExtra closes what the case launched. After it, Launch closes what
+// it starts: a case abandoned at its timeout may still be starting one.
 func (t *T) closeExtra() {
 	t.mu.Lock()
 	extra := t.extra
-	t.extra = nil
+	t.extra, t.ended = nil, true
 	t.mu.Unlock()
 	for _, s := range extra {
 		s.Close()

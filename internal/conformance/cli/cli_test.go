@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/abkit/abkit/internal/proctest"
 	"github.com/abkit/abkit/internal/testbin"
 )
 
@@ -61,6 +62,14 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), &App{Out: &out, Err: &errb}, args)
+	// A run stops every process it started before it returns (what it
+	// kills may take a moment to go).
+	if proctest.Supported() {
+		if left := proctest.WaitGone(bin); len(left) > 0 {
+			proctest.KillAll(left)
+			t.Errorf("conformance %v returned with processes left running: %v", args, left)
+		}
+	}
 	return code, out.String(), errb.String()
 }
 

@@ -867,9 +867,10 @@ func (e *Explorer) freshDiffers(ctx context.Context, x *XScenario, d *Difference
 	if err != nil {
 		return true
 	}
-	defer r.Close()
 	f := *e
 	f.Test = r
+	// Check replaces a copy that crashes with another: close the last.
+	defer func() { f.Test.Close() }()
 	nd, _, _ := f.Check(ctx, x)
 	return nd != nil && nd.Rule == d.Rule
 }
