@@ -326,25 +326,28 @@ func (v *validation) order(spec Spec, act []active) (reqWriter, respWriter int) 
 		}
 		// P9: one writer per direction, and no body reader after a writer.
 		if caps.WritesRequestBody {
-			if reqWriter >= 0 {
-				v.add(a.idx, name, "P9", "keep one request-body writer in the chain",
-					"plugins %q (entry %d) and %q (entry %d) both declare writes_request_body; at most one may",
-					act[reqWriter].entry.Plugin, act[reqWriter].idx+1, name, a.idx+1)
-			} else {
-				reqWriter = k
-			}
+			reqWriter = v.oneWriter(act, k, reqWriter, "request", "writes_request_body")
 		}
 		if caps.WritesResponseBody {
-			if respWriter >= 0 {
-				v.add(a.idx, name, "P9", "keep one response-body writer in the chain",
-					"plugins %q (entry %d) and %q (entry %d) both declare writes_response_body; at most one may",
-					act[respWriter].entry.Plugin, act[respWriter].idx+1, name, a.idx+1)
-			} else {
-				respWriter = k
-			}
+			respWriter = v.oneWriter(act, k, respWriter, "response", "writes_response_body")
 		}
 	}
 	return reqWriter, respWriter
+}
+
+// oneWriter takes act[k], a plugin declaring the body write capability
+// what, as the chain's dir-body writer, or reports it when writer, the
+// position of that writer so far, is already one (P9). It returns the
+// position of the writer after k.
+func (v *validation) oneWriter(act []active, k, writer int, dir, what string) int {
+	if writer < 0 {
+		return k
+	}
+	a := &act[k]
+	v.add(a.idx, a.entry.Plugin, "P9", "keep one "+dir+"-body writer in the chain",
+		"plugins %q (entry %d) and %q (entry %d) both declare %s; at most one may",
+		act[writer].entry.Plugin, act[writer].idx+1, a.entry.Plugin, a.idx+1, what)
+	return writer
 }
 
 // readersAfterWriters reports a body reader that stands after a body
