@@ -23,6 +23,7 @@ package pipeline
 import (
 	"bytes"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -269,6 +270,18 @@ func (v *validation) entries(spec Spec, lookup func(name string) (Info, bool), r
 	return act
 }
 
+// knownEntries yields the entries of act whose plugin is known, with their
+// positions in act: the order and extension checks pass over the others.
+func knownEntries(act []active) iter.Seq2[int, *active] {
+	return func(yield func(int, *active) bool) {
+		for k := range act {
+			if act[k].known && !yield(k, &act[k]) {
+				return
+			}
+		}
+	}
+}
+
 // order checks dependencies (P7, P8), waypoint body writes (P10) and body
 // writers (P9), and returns the positions in act of the request- and
 // response-body writers (-1 for none).
@@ -281,11 +294,7 @@ func (v *validation) order(spec Spec, act []active) (reqWriter, respWriter int) 
 	}
 
 	reqWriter, respWriter = -1, -1
-	for k := range act {
-		a := &act[k]
-		if !a.known {
-			continue
-		}
+	for k, a := range knownEntries(act) {
 		name, caps := a.entry.Plugin, a.info.Capabilities
 		// P7: every required name present and earlier.
 		for _, dep := range caps.Requires {
