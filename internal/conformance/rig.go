@@ -19,6 +19,7 @@ import (
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
 	"github.com/abkit/abkit/sdk/sse"
 )
 
@@ -330,17 +331,7 @@ type chunker struct {
 
 func chunkers() []chunker {
 	every := func(n int) func([]byte) [][]byte {
-		return func(b []byte) [][]byte {
-			var out [][]byte
-			for len(b) > n {
-				out = append(out, b[:n])
-				b = b[n:]
-			}
-			if len(b) > 0 {
-				out = append(out, b)
-			}
-			return out
-		}
+		return func(b []byte) [][]byte { return plugintest.Split(b, n) }
 	}
 	return []chunker{
 		{"whole", func(b []byte) [][]byte { return [][]byte{b} }},
