@@ -171,17 +171,7 @@ func (h *HookSet) Specs() []hooks.Spec {
 
 // Families returns the contract families p serves, in P, D, H order.
 func (p Plugin) Families() []string {
-	var f []string
-	if p.Pipeline != nil {
-		f = append(f, family.Pipeline)
-	}
-	if p.Extension != nil {
-		f = append(f, family.Dispatch)
-	}
-	if p.Hooks != nil {
-		f = append(f, family.Hooks)
-	}
-	return f
+	return family.Of(p.Pipeline != nil, p.Extension != nil, p.Hooks != nil)
 }
 
 // Validate reports every problem with p, all at once: what makes it

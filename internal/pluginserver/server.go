@@ -62,17 +62,7 @@ type Hooks struct {
 
 // families returns the contract families b serves, in P, D, H order.
 func (b Bundle) families() []string {
-	var f []string
-	if b.Pipeline != nil {
-		f = append(f, family.Pipeline)
-	}
-	if b.Extension != nil {
-		f = append(f, family.Dispatch)
-	}
-	if b.Hooks != nil {
-		f = append(f, family.Hooks)
-	}
-	return f
+	return family.Of(b.Pipeline != nil, b.Extension != nil, b.Hooks != nil)
 }
 
 // ReattachJSON is the reattach config in the JSON form sdk.Serve prints in
