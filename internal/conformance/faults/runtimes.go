@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"slices"
-	"sort"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -61,21 +60,10 @@ type callState struct {
 }
 
 // Runtimes lists the faulty runtimes, sorted by name.
-func Runtimes() []RuntimeFault {
-	out := slices.DeleteFunc(runtimeFaults(), func(f RuntimeFault) bool { return f.Name == ControlName })
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func Runtimes() []RuntimeFault { return sorted(runtimeFaults()) }
 
 // RuntimeByName returns the faulty runtime called name.
-func RuntimeByName(name string) (RuntimeFault, bool) {
-	for _, f := range runtimeFaults() {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return RuntimeFault{}, false
-}
+func RuntimeByName(name string) (RuntimeFault, bool) { return byName(runtimeFaults(), name) }
 
 func rf(name, rule, story string) RuntimeFault {
 	return RuntimeFault{Fault: Fault{Name: name, Rule: rule, Story: story}}
