@@ -20,7 +20,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -63,6 +65,22 @@ func Plugins() []PluginFault { return sorted(pluginFaults()) }
 
 // PluginByName returns the faulty plugin called name.
 func PluginByName(name string) (PluginFault, bool) { return byName(pluginFaults(), name) }
+
+// Named returns the fault a corpus binary (testdata/faults) serves, from
+// its command line args: the one args[1] names or, without it, the one
+// named as the binary is linked, args[0] less prefix. kind, plugin or
+// runtime, words the error for a name byName does not know.
+func Named[F any](args []string, kind, prefix string, byName func(string) (F, bool)) (F, error) {
+	name := strings.TrimPrefix(strings.TrimSuffix(filepath.Base(args[0]), ".exe"), prefix)
+	if len(args) > 1 {
+		name = args[1]
+	}
+	f, ok := byName(name)
+	if !ok {
+		return f, fmt.Errorf("faults: no faulty %s named %q (see internal/conformance/faults)", kind, name)
+	}
+	return f, nil
+}
 
 // faultName is the name of the fault f is, a PluginFault or a RuntimeFault.
 func (f Fault) faultName() string { return f.Name }

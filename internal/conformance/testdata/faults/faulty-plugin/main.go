@@ -6,21 +6,15 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/abkit/abkit/internal/conformance/faults"
 	"github.com/abkit/abkit/sdk"
 )
 
 func main() {
-	name := strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe")
-	if len(os.Args) > 1 {
-		name = os.Args[1]
-	}
-	f, ok := faults.PluginByName(name)
-	if !ok {
-		fmt.Fprintf(os.Stderr, "faults: no faulty plugin named %q (see internal/conformance/faults)\n", name)
+	f, err := faults.Named(os.Args, "plugin", "", faults.PluginByName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	sdk.Serve(f.Plugin())

@@ -6,20 +6,14 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/abkit/abkit/internal/conformance/faults"
 )
 
 func main() {
-	name := strings.TrimPrefix(strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe"), "runtime-")
-	if len(os.Args) > 1 {
-		name = os.Args[1]
-	}
-	f, ok := faults.RuntimeByName(name)
-	if !ok {
-		fmt.Fprintf(os.Stderr, "faults: no faulty runtime named %q (see internal/conformance/faults)\n", name)
+	f, err := faults.Named(os.Args, "runtime", "runtime-", faults.RuntimeByName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	f.Serve()
