@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -66,20 +67,29 @@ func Plugins() []PluginFault { return sorted(pluginFaults()) }
 // PluginByName returns the faulty plugin called name.
 func PluginByName(name string) (PluginFault, bool) { return byName(pluginFaults(), name) }
 
-// Named returns the fault a corpus binary (testdata/faults) serves, from
-// its command line args: the one args[1] names or, without it, the one
-// named as the binary is linked, args[0] less prefix. kind, plugin or
-// runtime, words the error for a name byName does not know.
-func Named[F any](args []string, kind, prefix string, byName func(string) (F, bool)) (F, error) {
-	name := strings.TrimPrefix(strings.TrimSuffix(filepath.Base(args[0]), ".exe"), prefix)
+// Main is the main of a corpus binary (testdata/faults) of kind, plugin
+// or runtime: it serves the fault args[1] names or, without it, the one
+// named as the binary is linked, args[0] (a runtime's less "runtime-"). A
+// name of no fault exits with status 2.
+func Main(args []string, kind string) {
+	name := strings.TrimSuffix(filepath.Base(args[0]), ".exe")
+	if kind == "runtime" {
+		name = strings.TrimPrefix(name, "runtime-")
+	}
 	if len(args) > 1 {
 		name = args[1]
 	}
-	f, ok := byName(name)
-	if !ok {
-		return f, fmt.Errorf("faults: no faulty %s named %q (see internal/conformance/faults)", kind, name)
+	if kind == "runtime" {
+		if f, ok := RuntimeByName(name); ok {
+			f.Serve()
+			return
+		}
+	} else if f, ok := PluginByName(name); ok {
+		sdk.Serve(f.Plugin())
+		return
 	}
-	return f, nil
+	fmt.Fprintf(os.Stderr, "faults: no faulty %s named %q (see internal/conformance/faults)\n", kind, name)
+	os.Exit(2)
 }
 
 // faultName is the name of the fault f is, a PluginFault or a RuntimeFault.

@@ -4,18 +4,9 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/abkit/abkit/internal/conformance/faults"
-	"github.com/abkit/abkit/sdk"
 )
 
-func main() {
-	f, err := faults.Named(os.Args, "plugin", "", faults.PluginByName)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	sdk.Serve(f.Plugin())
-}
+func main() { faults.Main(os.Args, "plugin") }

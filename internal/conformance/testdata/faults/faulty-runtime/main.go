@@ -4,17 +4,9 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/abkit/abkit/internal/conformance/faults"
 )
 
-func main() {
-	f, err := faults.Named(os.Args, "runtime", "runtime-", faults.RuntimeByName)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	f.Serve()
-}
+func main() { faults.Main(os.Args, "runtime") }
