@@ -132,6 +132,17 @@ type Extension struct {
 	New      func() (intercept.Extension, error)
 }
 
+// ExtensionPlugin returns the bundle of a family D extension: its name,
+// description, manifest and a constructor of the instance the bundle
+// serves (an extension's own type; a nil pointer with an error is passed
+// on as New returns it).
+func ExtensionPlugin[E intercept.Extension](name, description string, m intercept.Manifest, newExt func() (E, error)) Plugin {
+	return Plugin{Name: name, Description: description, Extension: &Extension{
+		Manifest: m,
+		New:      func() (intercept.Extension, error) { return newExt() },
+	}}
+}
+
 // HookSet is the family H hooks one plugin serves.
 type HookSet struct {
 	Submit []hooks.SubmitHook
@@ -160,17 +171,7 @@ func (h *HookSet) Specs() []hooks.Spec {
 
 // Families returns the contract families p serves, in P, D, H order.
 func (p Plugin) Families() []string {
-	var f []string
-	if p.Pipeline != nil {
-		f = append(f, family.Pipeline)
-	}
-	if p.Extension != nil {
-		f = append(f, family.Dispatch)
-	}
-	if p.Hooks != nil {
-		f = append(f, family.Hooks)
-	}
-	return f
+	return family.Of(p.Pipeline != nil, p.Extension != nil, p.Hooks != nil)
 }
 
 // Validate reports every problem with p, all at once: what makes it

@@ -311,16 +311,9 @@ func (d Descriptor) clone() Descriptor {
 // behaviours, normalised capabilities.
 func (d *Descriptor) finish() {
 	d.Capabilities.normalize()
-	fam := d.Families[:0:0]
-	if d.Capabilities != nil || d.Config != nil || slices.Contains(d.Families, family.Pipeline) {
-		fam = append(fam, family.Pipeline)
-	}
-	if d.Extension != nil || slices.Contains(d.Families, family.Dispatch) {
-		fam = append(fam, family.Dispatch)
-	}
-	if len(d.Hooks) > 0 || slices.Contains(d.Families, family.Hooks) {
-		fam = append(fam, family.Hooks)
-	}
+	fam := family.Of(d.Capabilities != nil || d.Config != nil || slices.Contains(d.Families, family.Pipeline),
+		d.Extension != nil || slices.Contains(d.Families, family.Dispatch),
+		len(d.Hooks) > 0 || slices.Contains(d.Families, family.Hooks))
 	for _, f := range d.Families {
 		if !slices.Contains(fam, f) {
 			fam = append(fam, f) // unknown families are kept so lint can report them

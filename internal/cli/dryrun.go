@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +28,6 @@ import (
 	"github.com/abkit/abkit/internal/termsafe"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -365,15 +363,11 @@ type yamlReportWriter struct {
 // item writes v converted to YAML, each line after prefix for the first
 // and indent for the rest.
 func (y *yamlReportWriter) item(v any, first, indent string) error {
-	j, err := json.Marshal(v)
+	doc, j, safe, err := yamlOf(v)
 	if err != nil {
 		return err
 	}
-	doc, err := yaml.JSONToYAML(j)
-	if err != nil {
-		return fmt.Errorf("convert to YAML: %w", err)
-	}
-	if !termsafe.Safe(string(doc)) {
+	if !safe {
 		// Control characters from traffic or a plugin, which the YAML
 		// library writes raw: this item as JSON (flow YAML), escaped.
 		doc = append(termsafe.JSON(j), '\n')

@@ -249,15 +249,11 @@ func writeJSON(w io.Writer, v any) error {
 // writeYAML prints v as YAML with the same field names and order as its
 // JSON form.
 func writeYAML(w io.Writer, v any) error {
-	j, err := json.Marshal(v)
+	y, j, safe, err := yamlOf(v)
 	if err != nil {
 		return err
 	}
-	y, err := yaml.JSONToYAML(j)
-	if err != nil {
-		return fmt.Errorf("convert to YAML: %w", err)
-	}
-	if !termsafe.Safe(string(y)) {
+	if !safe {
 		// The YAML library writes control characters (ESC, from a url:
 		// or file: catalog) raw in plain scalars, where they would act
 		// on the terminal. JSON is YAML too, with every one of them
@@ -271,6 +267,22 @@ func writeYAML(w io.Writer, v any) error {
 	}
 	_, err = w.Write(y)
 	return err
+}
+
+// yamlOf returns v as YAML, with the same field names and order as its
+// JSON form, and that JSON form; safe is false when the YAML holds control
+// characters, which the YAML library writes raw: the caller prints the
+// JSON, escaped, instead.
+func yamlOf(v any) (doc, j []byte, safe bool, err error) {
+	j, err = json.Marshal(v)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	doc, err = yaml.JSONToYAML(j)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("convert to YAML: %w", err)
+	}
+	return doc, j, termsafe.Safe(string(doc)), nil
 }
 
 // writeData prints v as JSON or YAML.

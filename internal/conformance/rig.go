@@ -19,6 +19,7 @@ import (
 	"github.com/abkit/abkit/internal/pluginhost"
 	"github.com/abkit/abkit/internal/trace"
 	"github.com/abkit/abkit/sdk/gateway"
+	"github.com/abkit/abkit/sdk/plugintest"
 	"github.com/abkit/abkit/sdk/sse"
 )
 
@@ -283,7 +284,7 @@ func newRigConfig(t *T, opts pipeline.Options, cfg json.RawMessage, set bool) *r
 		deps = append(deps, caps.RequiresAny[0])
 	}
 	for _, dep := range deps {
-		if dep == "" || dep == f.Name || contains(specNames(spec), dep) {
+		if dep == "" || dep == f.Name || slices.Contains(specNames(spec), dep) {
 			continue
 		}
 		spec.Entries = append(spec.Entries, pipeline.Entry{Plugin: dep})
@@ -330,17 +331,7 @@ type chunker struct {
 
 func chunkers() []chunker {
 	every := func(n int) func([]byte) [][]byte {
-		return func(b []byte) [][]byte {
-			var out [][]byte
-			for len(b) > n {
-				out = append(out, b[:n])
-				b = b[n:]
-			}
-			if len(b) > 0 {
-				out = append(out, b)
-			}
-			return out
-		}
+		return func(b []byte) [][]byte { return plugintest.Split(b, n) }
 	}
 	return []chunker{
 		{"whole", func(b []byte) [][]byte { return [][]byte{b} }},
@@ -487,7 +478,7 @@ func fmtFrame(f *int) string {
 func (r *rig) checkHooks(rule string, o outcome, hooks ...string) {
 	t := r.t
 	for _, e := range o.events {
-		if e.Plugin != r.name || !contains(hooks, e.Hook) {
+		if e.Plugin != r.name || !slices.Contains(hooks, e.Hook) {
 			continue
 		}
 		where := o.at + ", " + callName(e)
@@ -522,7 +513,7 @@ func (r *rig) checkHooks(rule string, o outcome, hooks ...string) {
 		}
 	}
 	var pe *pipeline.PanicError
-	if errors.As(o.res.Err, &pe) && contains(hooks, pe.Hook) {
+	if errors.As(o.res.Err, &pe) && slices.Contains(hooks, pe.Hook) {
 		// Already reported from the trace; keep the message when the trace missed it.
 		if !t.Failed() {
 			t.ErrorAt(rule, o.at+", "+pe.Hook, "%s", callProblem(pe.Error()))
@@ -568,15 +559,6 @@ func callProblem(msg string) string {
 func hookIn(msg string, hooks []string) bool {
 	for _, h := range hooks {
 		if strings.HasPrefix(msg, h+" ") {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
 			return true
 		}
 	}

@@ -99,34 +99,15 @@ func New(cfg Config) (*Bus, error) {
 	if err := cfg.ToolPolicy.CheckTool(); err != nil {
 		errs = append(errs, fmt.Errorf("hook bus: %w", err))
 	}
-	for i, h := range cfg.Submit {
-		spec, err := readSpec(h, "submit", i, hooks.KindSubmit)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		b.submit = append(b.submit, entry[hooks.SubmitHook]{spec, h})
-	}
-	for i, h := range cfg.Parts {
-		spec, err := readSpec(h, "part", i, hooks.KindRequestPart, hooks.KindResponsePart)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if spec.Kind == hooks.KindRequestPart {
-			b.reqParts = append(b.reqParts, entry[hooks.PartHook]{spec, h})
+	b.submit = readEntries(cfg.Submit, "submit", &errs, hooks.KindSubmit)
+	for _, e := range readEntries(cfg.Parts, "part", &errs, hooks.KindRequestPart, hooks.KindResponsePart) {
+		if e.spec.Kind == hooks.KindRequestPart {
+			b.reqParts = append(b.reqParts, e)
 		} else {
-			b.respParts = append(b.respParts, entry[hooks.PartHook]{spec, h})
+			b.respParts = append(b.respParts, e)
 		}
 	}
-	for i, h := range cfg.Tools {
-		spec, err := readSpec(h, "tool", i, hooks.KindTool)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		b.tools = append(b.tools, entry[hooks.ToolReactor]{spec, h})
-	}
+	b.tools = readEntries(cfg.Tools, "tool", &errs, hooks.KindTool)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -138,6 +119,22 @@ func New(cfg Config) (*Bus, error) {
 }
 
 type specer interface{ Spec() hooks.Spec }
+
+// readEntries reads the spec of each hook of hs, the config list named
+// list, into its chain entry. A hook whose spec cannot be read, or is of a
+// kind not in kinds, is left out and its error joins errs.
+func readEntries[H specer](hs []H, list string, errs *[]error, kinds ...hooks.Kind) []entry[H] {
+	var out []entry[H]
+	for i, h := range hs {
+		spec, err := readSpec(h, list, i, kinds...)
+		if err != nil {
+			*errs = append(*errs, err)
+			continue
+		}
+		out = append(out, entry[H]{spec, h})
+	}
+	return out
+}
 
 func readSpec[H specer](h H, list string, i int, kinds ...hooks.Kind) (hooks.Spec, error) {
 	// A nil interface or a typed nil pointer would panic on Spec().

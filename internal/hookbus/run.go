@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/abkit/abkit/sdk/hooks"
 )
@@ -87,18 +88,29 @@ func (b *Bus) RunSubmit(ctx context.Context, s *hooks.Submit) (SubmitResult, err
 			b.record(hooks.KindSubmit, e.spec.ID, ActionReject, reason, nil, start)
 			return res, &hooks.RejectError{Hook: e.spec.ID, Reason: reason}
 		}
-		herr := &HookError{Kind: hooks.KindSubmit, Hook: e.spec.ID, Policy: policy, Err: err}
-		b.record(hooks.KindSubmit, e.spec.ID, ActionError, string(policy), err, start)
-		if policy != hooks.PolicyFailOpen {
+		if herr := b.failed(hooks.KindSubmit, e.spec.ID, policy, err, start, &res.Errors); herr != nil {
 			return res, herr
 		}
-		res.Errors = append(res.Errors, herr)
 		if b.keepFailed {
 			cur, owned = target, true // choice H2.rollback: keep
 		}
 	}
 	res.Submit = cur
 	return res, nil
+}
+
+// failed records the failure of hook id, whose policy is policy, on a
+// submit or part chain (H2, H3): a fail-open failure joins errs and nil is
+// returned, so the chain goes on; any other is the returned *HookError that
+// stops it.
+func (b *Bus) failed(kind hooks.Kind, id string, policy hooks.Policy, err error, start time.Time, errs *[]error) error {
+	herr := &HookError{Kind: kind, Hook: id, Policy: policy, Err: err}
+	b.record(kind, id, ActionError, string(policy), err, start)
+	if policy != hooks.PolicyFailOpen {
+		return herr
+	}
+	*errs = append(*errs, herr)
+	return nil
 }
 
 func callSubmit(ctx context.Context, h hooks.SubmitHook, s *hooks.Submit) (err error) {
@@ -157,12 +169,9 @@ func (b *Bus) runPart(ctx context.Context, kind hooks.Kind, chain []entry[hooks.
 			b.record(kind, e.spec.ID, ActionContinue, "", nil, start)
 			continue
 		}
-		herr := &HookError{Kind: kind, Hook: e.spec.ID, Policy: policy, Err: err}
-		b.record(kind, e.spec.ID, ActionError, string(policy), err, start)
-		if policy != hooks.PolicyFailOpen {
+		if herr := b.failed(kind, e.spec.ID, policy, err, start, &res.Errors); herr != nil {
 			return res, herr
 		}
-		res.Errors = append(res.Errors, herr)
 		if b.keepFailed {
 			cur, owned = out, true // choice H2.rollback: keep
 		}

@@ -82,14 +82,9 @@ func nesting(toks token.Tokens) (int, int) {
 	var cols []int
 	flow, deepest, line := 0, 0, 0
 	for i, tk := range toks {
+		flow = flowDepth(flow, tk.Type)
 		col := -1
 		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			flow++
-		case token.SequenceEndType, token.MappingEndType:
-			if flow > 0 {
-				flow--
-			}
 		case token.SequenceEntryType:
 			if flow == 0 {
 				col = tk.Position.Column
@@ -99,7 +94,7 @@ func nesting(toks token.Tokens) (int, int) {
 				col = toks[i-1].Position.Column
 			}
 		case token.DocumentHeaderType, token.DocumentEndType:
-			cols, flow = cols[:0], 0
+			cols = cols[:0]
 		}
 		if col >= 0 {
 			for len(cols) > 0 && cols[len(cols)-1] > col {
@@ -114,6 +109,21 @@ func nesting(toks token.Tokens) (int, int) {
 		}
 	}
 	return deepest, line
+}
+
+// flowDepth returns the depth of open flow collections ([ ], { }) after a
+// token of type t, flow before it: nesting and widest count it alike. A
+// document's start or end closes them all.
+func flowDepth(flow int, t token.Type) int {
+	switch t {
+	case token.SequenceStartType, token.MappingStartType:
+		return flow + 1
+	case token.SequenceEndType, token.MappingEndType:
+		return max(flow-1, 0)
+	case token.DocumentHeaderType, token.DocumentEndType:
+		return 0
+	}
+	return flow
 }
 
 // widest returns the most keys of one block mapping in the token stream,
@@ -131,15 +141,10 @@ func widest(toks token.Tokens, max int64) (int64, int) {
 	var open []level
 	flow, most := 0, int64(0)
 	for i, tk := range toks {
+		flow = flowDepth(flow, tk.Type)
 		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			flow++
-		case token.SequenceEndType, token.MappingEndType:
-			if flow > 0 {
-				flow--
-			}
 		case token.DocumentHeaderType, token.DocumentEndType:
-			open, flow = open[:0], 0
+			open = open[:0]
 		case token.SequenceEntryType:
 			if flow == 0 {
 				// An entry closes the mappings deeper than it.

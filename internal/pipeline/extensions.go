@@ -22,11 +22,7 @@ import (
 // a reader with no writer before it (X2), and two writers of one key that
 // declare different schemas (X1).
 func validateExtensions(act []active, warn func(idx int, plugin, rule, fix, format string, args ...any)) {
-	for k := range act {
-		a := &act[k]
-		if !a.known {
-			continue
-		}
+	for k, a := range knownEntries(act) {
 		name, caps := a.entry.Plugin, a.info.Capabilities
 		for _, s := range caps.Extensions {
 			switch {

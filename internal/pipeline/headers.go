@@ -114,8 +114,13 @@ func sameHeader(a, b http.Header) bool {
 	return maps.EqualFunc(a, b, func(x, y []string) bool { return slices.Equal(x, y) })
 }
 
-// changedNames lists the names whose values differ between a and b, sorted.
-func changedNames(a, b http.Header) []string {
+// changedNames is ChangedHeaderNames, as the stream code calls it.
+func changedNames(a, b http.Header) []string { return ChangedHeaderNames(a, b) }
+
+// ChangedHeaderNames lists the names whose values differ between a and b,
+// sorted; a name only one of them holds is listed. The conformance suite's
+// P32 check compares headers with it too.
+func ChangedHeaderNames(a, b http.Header) []string {
 	var out []string
 	for n, v := range a {
 		if w, ok := b[n]; !ok || !slices.Equal(v, w) {

@@ -23,6 +23,7 @@ package pipeline
 import (
 	"bytes"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -269,6 +270,18 @@ func (v *validation) entries(spec Spec, lookup func(name string) (Info, bool), r
 	return act
 }
 
+// knownEntries yields the entries of act whose plugin is known, with their
+// positions in act: the order and extension checks pass over the others.
+func knownEntries(act []active) iter.Seq2[int, *active] {
+	return func(yield func(int, *active) bool) {
+		for k := range act {
+			if act[k].known && !yield(k, &act[k]) {
+				return
+			}
+		}
+	}
+}
+
 // order checks dependencies (P7, P8), waypoint body writes (P10) and body
 // writers (P9), and returns the positions in act of the request- and
 // response-body writers (-1 for none).
@@ -281,11 +294,7 @@ func (v *validation) order(spec Spec, act []active) (reqWriter, respWriter int) 
 	}
 
 	reqWriter, respWriter = -1, -1
-	for k := range act {
-		a := &act[k]
-		if !a.known {
-			continue
-		}
+	for k, a := range knownEntries(act) {
 		name, caps := a.entry.Plugin, a.info.Capabilities
 		// P7: every required name present and earlier.
 		for _, dep := range caps.Requires {
@@ -326,25 +335,28 @@ func (v *validation) order(spec Spec, act []active) (reqWriter, respWriter int) 
 		}
 		// P9: one writer per direction, and no body reader after a writer.
 		if caps.WritesRequestBody {
-			if reqWriter >= 0 {
-				v.add(a.idx, name, "P9", "keep one request-body writer in the chain",
-					"plugins %q (entry %d) and %q (entry %d) both declare writes_request_body; at most one may",
-					act[reqWriter].entry.Plugin, act[reqWriter].idx+1, name, a.idx+1)
-			} else {
-				reqWriter = k
-			}
+			reqWriter = v.oneWriter(act, k, reqWriter, "request", "writes_request_body")
 		}
 		if caps.WritesResponseBody {
-			if respWriter >= 0 {
-				v.add(a.idx, name, "P9", "keep one response-body writer in the chain",
-					"plugins %q (entry %d) and %q (entry %d) both declare writes_response_body; at most one may",
-					act[respWriter].entry.Plugin, act[respWriter].idx+1, name, a.idx+1)
-			} else {
-				respWriter = k
-			}
+			respWriter = v.oneWriter(act, k, respWriter, "response", "writes_response_body")
 		}
 	}
 	return reqWriter, respWriter
+}
+
+// oneWriter takes act[k], a plugin declaring the body write capability
+// what, as the chain's dir-body writer, or reports it when writer, the
+// position of that writer so far, is already one (P9). It returns the
+// position of the writer after k.
+func (v *validation) oneWriter(act []active, k, writer int, dir, what string) int {
+	if writer < 0 {
+		return k
+	}
+	a := &act[k]
+	v.add(a.idx, a.entry.Plugin, "P9", "keep one "+dir+"-body writer in the chain",
+		"plugins %q (entry %d) and %q (entry %d) both declare %s; at most one may",
+		act[writer].entry.Plugin, act[writer].idx+1, a.entry.Plugin, a.idx+1, what)
+	return writer
 }
 
 // readersAfterWriters reports a body reader that stands after a body

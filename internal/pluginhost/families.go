@@ -155,47 +155,46 @@ func (h submitHook) OnSubmit(ctx context.Context, s *hooks.Submit) error {
 type partHook struct{ remoteHook }
 
 func (h partHook) OnPart(ctx context.Context, p hooks.Part) (hooks.Part, error) {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return hooks.Part{}, fmt.Errorf("encode part: %w", err)
+	send := func(ctx context.Context, b []byte) (*abkitv1.PartResponse, error) {
+		return h.p.rpc.Part(ctx, &abkitv1.PartRequest{Hook: h.index, PartJson: b})
 	}
-	cctx, cancel := h.p.callCtx(ctx)
-	defer cancel()
-	r, err := h.p.rpc.Part(cctx, &abkitv1.PartRequest{Hook: h.index, PartJson: b})
-	if err != nil {
-		return hooks.Part{}, h.p.callErr("part hook "+h.spec.ID, err)
-	}
-	if err := h.failure(r.GetError()); err != nil {
-		return hooks.Part{}, err
-	}
-	var out hooks.Part
-	if err := json.Unmarshal(r.GetPartJson(), &out); err != nil {
-		return hooks.Part{}, fmt.Errorf("plugin %q: part hook %s: decode answer: %w", h.p.name, h.spec.ID, err)
-	}
-	return out, nil
+	return callHook[hooks.Part](ctx, h.remoteHook, "part hook", "part", p, send, (*abkitv1.PartResponse).GetPartJson)
 }
 
 type toolHook struct{ remoteHook }
 
 func (h toolHook) OnTool(ctx context.Context, ev hooks.ToolEvent) (hooks.ToolDecision, error) {
-	b, err := json.Marshal(ev)
+	send := func(ctx context.Context, b []byte) (*abkitv1.ToolResponse, error) {
+		return h.p.rpc.Tool(ctx, &abkitv1.ToolRequest{Hook: h.index, EventJson: b})
+	}
+	return callHook[hooks.ToolDecision](ctx, h.remoteHook, "tool reactor", "tool event", ev, send, (*abkitv1.ToolResponse).GetDecisionJson)
+}
+
+// callHook sends in, as JSON, to the hook h is (a role, "part hook", and
+// what it sends, "part", name them in errors) through rpc, and decodes the
+// answer of the reply into an Out. A failure the reply reports is the
+// hook's error; the answer is then not read. Unlike a submit hook, these
+// return a new value rather than change theirs in place.
+func callHook[Out, In any, R interface{ GetError() *abkitv1.HookError }](ctx context.Context, h remoteHook, role, what string, in In, rpc func(context.Context, []byte) (R, error), answer func(R) []byte) (Out, error) {
+	var zero Out
+	b, err := json.Marshal(in)
 	if err != nil {
-		return hooks.ToolDecision{}, fmt.Errorf("encode tool event: %w", err)
+		return zero, fmt.Errorf("encode %s: %w", what, err)
 	}
 	cctx, cancel := h.p.callCtx(ctx)
 	defer cancel()
-	r, err := h.p.rpc.Tool(cctx, &abkitv1.ToolRequest{Hook: h.index, EventJson: b})
+	r, err := rpc(cctx, b)
 	if err != nil {
-		return hooks.ToolDecision{}, h.p.callErr("tool reactor "+h.spec.ID, err)
+		return zero, h.p.callErr(role+" "+h.spec.ID, err)
 	}
 	if err := h.failure(r.GetError()); err != nil {
-		return hooks.ToolDecision{}, err
+		return zero, err
 	}
-	var d hooks.ToolDecision
-	if err := json.Unmarshal(r.GetDecisionJson(), &d); err != nil {
-		return hooks.ToolDecision{}, fmt.Errorf("plugin %q: tool reactor %s: decode answer: %w", h.p.name, h.spec.ID, err)
+	var out Out
+	if err := json.Unmarshal(answer(r), &out); err != nil {
+		return zero, fmt.Errorf("plugin %q: %s %s: decode answer: %w", h.p.name, role, h.spec.ID, err)
 	}
-	return d, nil
+	return out, nil
 }
 
 func specOf(h *abkitv1.HookSpec) hooks.Spec {

@@ -62,17 +62,7 @@ type Hooks struct {
 
 // families returns the contract families b serves, in P, D, H order.
 func (b Bundle) families() []string {
-	var f []string
-	if b.Pipeline != nil {
-		f = append(f, family.Pipeline)
-	}
-	if b.Extension != nil {
-		f = append(f, family.Dispatch)
-	}
-	if b.Hooks != nil {
-		f = append(f, family.Hooks)
-	}
-	return f
+	return family.Of(b.Pipeline != nil, b.Extension != nil, b.Hooks != nil)
 }
 
 // ReattachJSON is the reattach config in the JSON form sdk.Serve prints in
@@ -350,49 +340,32 @@ func statusOf(err error) *abkitv1.Status {
 
 // Init implements the protocol's Init (P12).
 func (s *Server) Init(ctx context.Context, r *abkitv1.InstanceRequest) (*abkitv1.Status, error) {
-	in, err := s.instance(r.GetInstance())
-	if err != nil {
-		return nil, err
-	}
-	i, ok := in.p.(gateway.Initializer)
-	if !ok {
-		return &abkitv1.Status{}, nil
-	}
-	err, p := safe(func() error { return i.Init(ctx) })
-	if p {
-		err = fmt.Errorf("panic: %v", err)
-	}
-	return statusOf(err), nil
+	return lifecycle(s, r, func(i gateway.Initializer) error { return i.Init(ctx) })
 }
 
 // Shutdown implements the protocol's Shutdown (P13).
 func (s *Server) Shutdown(ctx context.Context, r *abkitv1.InstanceRequest) (*abkitv1.Status, error) {
-	in, err := s.instance(r.GetInstance())
-	if err != nil {
-		return nil, err
-	}
-	i, ok := in.p.(gateway.Shutdowner)
-	if !ok {
-		return &abkitv1.Status{}, nil
-	}
-	err, p := safe(func() error { return i.Shutdown(ctx) })
-	if p {
-		err = fmt.Errorf("panic: %v", err)
-	}
-	return statusOf(err), nil
+	return lifecycle(s, r, func(i gateway.Shutdowner) error { return i.Shutdown(ctx) })
 }
 
 // Ready implements the protocol's Ready (P14).
 func (s *Server) Ready(ctx context.Context, r *abkitv1.InstanceRequest) (*abkitv1.Status, error) {
+	return lifecycle(s, r, func(i gateway.Readier) error { return i.Ready(ctx) })
+}
+
+// lifecycle calls the optional behaviour B of r's instance: an instance
+// without it has nothing to do (an empty status), and a panic in call is
+// reported in the status as an error.
+func lifecycle[B any](s *Server, r *abkitv1.InstanceRequest, call func(B) error) (*abkitv1.Status, error) {
 	in, err := s.instance(r.GetInstance())
 	if err != nil {
 		return nil, err
 	}
-	i, ok := in.p.(gateway.Readier)
+	b, ok := in.p.(B)
 	if !ok {
 		return &abkitv1.Status{}, nil
 	}
-	err, p := safe(func() error { return i.Ready(ctx) })
+	err, p := safe(func() error { return call(b) })
 	if p {
 		err = fmt.Errorf("panic: %v", err)
 	}

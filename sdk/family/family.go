@@ -15,3 +15,19 @@ const (
 	Dispatch = "D"
 	Hooks    = "H"
 )
+
+// Of lists the families a plugin serves, given which of their parts it
+// has (a pipeline factory, a dispatch extension, hooks), in P, D, H order;
+// nil for none.
+func Of(pipeline, dispatch, hooks bool) []string {
+	var f []string
+	for _, x := range []struct {
+		has  bool
+		name string
+	}{{pipeline, Pipeline}, {dispatch, Dispatch}, {hooks, Hooks}} {
+		if x.has {
+			f = append(f, x.name)
+		}
+	}
+	return f
+}

@@ -198,36 +198,37 @@ func (s *server) DescribeRuntime(context.Context, *abkitv1.RuntimeDescribeReques
 }
 
 func (s *server) RunPipeline(ctx context.Context, sc *abkitv1.PipelineScenario) (*abkitv1.PipelineRun, error) {
-	if s.rt.Pipeline == nil {
-		return nil, fmt.Errorf("runtime %q does not host family P", s.rt.Name)
-	}
-	p, err := s.probes(sc.GetBrokerId())
-	if err != nil {
-		return nil, err
-	}
-	return s.rt.Pipeline(ctx, PipelineScenario{PipelineScenario: sc, Probes: p})
+	return runFamily(ctx, s, "P", s.rt.Pipeline, sc.GetBrokerId(), func(p *Probes) PipelineScenario {
+		return PipelineScenario{PipelineScenario: sc, Probes: p}
+	})
 }
 
 func (s *server) RunIntercept(ctx context.Context, sc *abkitv1.InterceptScenario) (*abkitv1.InterceptRun, error) {
-	if s.rt.Intercept == nil {
-		return nil, fmt.Errorf("runtime %q does not host family D", s.rt.Name)
-	}
-	p, err := s.probes(sc.GetBrokerId())
-	if err != nil {
-		return nil, err
-	}
-	return s.rt.Intercept(ctx, InterceptScenario{InterceptScenario: sc, Probes: p})
+	return runFamily(ctx, s, "D", s.rt.Intercept, sc.GetBrokerId(), func(p *Probes) InterceptScenario {
+		return InterceptScenario{InterceptScenario: sc, Probes: p}
+	})
 }
 
 func (s *server) RunHooks(ctx context.Context, sc *abkitv1.HookScenario) (*abkitv1.HookRun, error) {
-	if s.rt.Hooks == nil {
-		return nil, fmt.Errorf("runtime %q does not host family H", s.rt.Name)
+	return runFamily(ctx, s, "H", s.rt.Hooks, sc.GetBrokerId(), func(p *Probes) HookScenario {
+		return HookScenario{HookScenario: sc, Probes: p}
+	})
+}
+
+// runFamily hands a scenario of family to run, the runtime's func for it
+// (nil when the runtime does not host the family), with the probes of the
+// scenario's broker ID, which scenario joins to it.
+func runFamily[S, R any](ctx context.Context, s *server, family string, run func(context.Context, S) (R, error), broker uint32, scenario func(*Probes) S) (R, error) {
+	if run == nil {
+		var none R
+		return none, fmt.Errorf("runtime %q does not host family %s", s.rt.Name, family)
 	}
-	p, err := s.probes(sc.GetBrokerId())
+	p, err := s.probes(broker)
 	if err != nil {
-		return nil, err
+		var none R
+		return none, err
 	}
-	return s.rt.Hooks(ctx, HookScenario{HookScenario: sc, Probes: p})
+	return run(ctx, scenario(p))
 }
 
 // PipelineScenario is a family P scenario with its probes.

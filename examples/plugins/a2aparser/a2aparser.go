@@ -246,27 +246,9 @@ func (st *state) add(data []byte) {
 // artifact update. Objects without kind (older servers) are told apart by
 // their fields.
 func (st *state) apply(r *wireResult) {
-	// A2A 1.0 wraps the object in a field naming its kind.
-	switch {
-	case r.Task != nil:
-		r.Task.Kind = "task"
-		st.apply(r.Task)
-		return
-	case r.StatusUpdate != nil:
-		r.StatusUpdate.Kind = "status-update"
-		st.apply(r.StatusUpdate)
-		return
-	case r.ArtifactUpdate != nil:
-		r.ArtifactUpdate.Kind = "artifact-update"
-		st.apply(r.ArtifactUpdate)
-		return
-	case r.Msg != nil:
-		r.Msg.Kind = "message"
-		st.apply(r.Msg)
-		return
-	case r.Message != nil && r.Kind == "" && r.Parts == nil:
-		r.Message.Kind = "message"
-		st.apply(r.Message)
+	if w, kind := r.wrapped(); w != nil {
+		w.Kind = kind
+		st.apply(w)
 		return
 	}
 	kind := r.Kind
@@ -410,6 +392,24 @@ type wireResult struct {
 	Append    bool           `json:"append"`
 	LastChunk bool           `json:"lastChunk"`
 	Parts     []wirePart     `json:"parts"`
+}
+
+// wrapped returns the object an A2A 1.0 wrapper field of r holds, which
+// names its kind, and that kind; nil when r is not a wrapper.
+func (r *wireResult) wrapped() (*wireResult, string) {
+	switch {
+	case r.Task != nil:
+		return r.Task, "task"
+	case r.StatusUpdate != nil:
+		return r.StatusUpdate, "status-update"
+	case r.ArtifactUpdate != nil:
+		return r.ArtifactUpdate, "artifact-update"
+	case r.Msg != nil:
+		return r.Msg, "message"
+	case r.Message != nil && r.Kind == "" && r.Parts == nil:
+		return r.Message, "message"
+	}
+	return nil, ""
 }
 
 type wireStatus struct {

@@ -42,14 +42,7 @@ func Manifest() intercept.Manifest {
 // Plugin bundles the extension, keeping DefaultKeep messages, for the
 // catalog.
 func Plugin() sdk.Plugin {
-	return sdk.Plugin{
-		Name:        Name,
-		Description: Description,
-		Extension: &sdk.Extension{
-			Manifest: Manifest(),
-			New:      func() (intercept.Extension, error) { return New(Config{Keep: DefaultKeep}) },
-		},
-	}
+	return sdk.ExtensionPlugin(Name, Description, Manifest(), func() (*Extension, error) { return New(Config{Keep: DefaultKeep}) })
 }
 
 // Extension trims context; read-only after New, safe for concurrent calls.

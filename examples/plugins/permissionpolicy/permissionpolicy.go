@@ -58,14 +58,7 @@ func Manifest() intercept.Manifest {
 
 // Plugin bundles the extension with DefaultConfig for the catalog.
 func Plugin() sdk.Plugin {
-	return sdk.Plugin{
-		Name:        Name,
-		Description: Description,
-		Extension: &sdk.Extension{
-			Manifest: Manifest(),
-			New:      func() (intercept.Extension, error) { return New(DefaultConfig()) },
-		},
-	}
+	return sdk.ExtensionPlugin(Name, Description, Manifest(), func() (*Extension, error) { return New(DefaultConfig()) })
 }
 
 // Extension answers at permission.decision by its rules; it is read-only

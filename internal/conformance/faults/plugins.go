@@ -20,7 +20,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -59,20 +62,55 @@ type PluginFault struct {
 
 // Plugins lists the faulty plugins, one or more per rule a plugin can
 // break (P, X, D and H), sorted by name.
-func Plugins() []PluginFault {
-	out := slices.DeleteFunc(pluginFaults(), func(f PluginFault) bool { return f.Name == ControlName })
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+func Plugins() []PluginFault { return sorted(pluginFaults()) }
+
+// PluginByName returns the faulty plugin called name.
+func PluginByName(name string) (PluginFault, bool) { return byName(pluginFaults(), name) }
+
+// Main is the main of a corpus binary (testdata/faults) of kind, plugin
+// or runtime: it serves the fault args[1] names or, without it, the one
+// named as the binary is linked, args[0] (a runtime's less "runtime-"). A
+// name of no fault exits with status 2.
+func Main(args []string, kind string) {
+	name := strings.TrimSuffix(filepath.Base(args[0]), ".exe")
+	if kind == "runtime" {
+		name = strings.TrimPrefix(name, "runtime-")
+	}
+	if len(args) > 1 {
+		name = args[1]
+	}
+	if kind == "runtime" {
+		if f, ok := RuntimeByName(name); ok {
+			f.Serve()
+			return
+		}
+	} else if f, ok := PluginByName(name); ok {
+		sdk.Serve(f.Plugin())
+		return
+	}
+	fmt.Fprintf(os.Stderr, "faults: no faulty %s named %q (see internal/conformance/faults)\n", kind, name)
+	os.Exit(2)
+}
+
+// faultName is the name of the fault f is, a PluginFault or a RuntimeFault.
+func (f Fault) faultName() string { return f.Name }
+
+// sorted leaves the control out of fs and sorts the rest by name.
+func sorted[F interface{ faultName() string }](fs []F) []F {
+	out := slices.DeleteFunc(fs, func(f F) bool { return f.faultName() == ControlName })
+	sort.Slice(out, func(i, j int) bool { return out[i].faultName() < out[j].faultName() })
 	return out
 }
 
-// PluginByName returns the faulty plugin called name.
-func PluginByName(name string) (PluginFault, bool) {
-	for _, f := range pluginFaults() {
-		if f.Name == name {
+// byName returns the fault of fs called name.
+func byName[F interface{ faultName() string }](fs []F, name string) (F, bool) {
+	for _, f := range fs {
+		if f.faultName() == name {
 			return f, true
 		}
 	}
-	return PluginFault{}, false
+	var none F
+	return none, false
 }
 
 func pf(name, rule, story string, p func() sdk.Plugin) PluginFault {

@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"slices"
-	"sort"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -61,21 +60,10 @@ type callState struct {
 }
 
 // Runtimes lists the faulty runtimes, sorted by name.
-func Runtimes() []RuntimeFault {
-	out := slices.DeleteFunc(runtimeFaults(), func(f RuntimeFault) bool { return f.Name == ControlName })
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func Runtimes() []RuntimeFault { return sorted(runtimeFaults()) }
 
 // RuntimeByName returns the faulty runtime called name.
-func RuntimeByName(name string) (RuntimeFault, bool) {
-	for _, f := range runtimeFaults() {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return RuntimeFault{}, false
-}
+func RuntimeByName(name string) (RuntimeFault, bool) { return byName(runtimeFaults(), name) }
 
 func rf(name, rule, story string) RuntimeFault {
 	return RuntimeFault{Fault: Fault{Name: name, Rule: rule, Story: story}}
@@ -130,10 +118,7 @@ func (f RuntimeFault) Serve() {
 	rt := refruntime.Runtime(refruntime.Options{Name: "faulty-" + f.Name})
 	inner := rt
 	rt.Pipeline = func(ctx context.Context, sc runtimekit.PipelineScenario) (*abkitv1.PipelineRun, error) {
-		s := proto.Clone(sc.PipelineScenario).(*abkitv1.PipelineScenario)
-		if f.pipeIn != nil {
-			f.pipeIn(s)
-		}
+		s := changed(sc.PipelineScenario, f.pipeIn)
 		st := newState(s)
 		run, err := inner.Pipeline(ctx, runtimekit.PipelineScenario{PipelineScenario: s, Probes: f.wrap(sc.Probes, st)})
 		if f.reorder != nil {
@@ -148,10 +133,7 @@ func (f RuntimeFault) Serve() {
 		return run, err
 	}
 	rt.Intercept = func(ctx context.Context, sc runtimekit.InterceptScenario) (*abkitv1.InterceptRun, error) {
-		s := proto.Clone(sc.InterceptScenario).(*abkitv1.InterceptScenario)
-		if f.dIn != nil {
-			f.dIn(s)
-		}
+		s := changed(sc.InterceptScenario, f.dIn)
 		st := newState(nil)
 		run, err := inner.Intercept(ctx, runtimekit.InterceptScenario{InterceptScenario: s, Probes: f.wrap(sc.Probes, st)})
 		if err == nil && run != nil && f.dOut != nil {
@@ -160,10 +142,7 @@ func (f RuntimeFault) Serve() {
 		return run, err
 	}
 	rt.Hooks = func(ctx context.Context, sc runtimekit.HookScenario) (*abkitv1.HookRun, error) {
-		s := proto.Clone(sc.HookScenario).(*abkitv1.HookScenario)
-		if f.hIn != nil {
-			f.hIn(s)
-		}
+		s := changed(sc.HookScenario, f.hIn)
 		run, err := inner.Hooks(ctx, runtimekit.HookScenario{HookScenario: s, Probes: f.wrap(sc.Probes, newState(nil))})
 		if err == nil && run != nil && f.hOut != nil {
 			f.hOut(sc.HookScenario, run)
@@ -171,6 +150,17 @@ func (f RuntimeFault) Serve() {
 		return run, err
 	}
 	runtimekit.Serve(rt)
+}
+
+// changed returns a copy of sc that in, the fault's change to what the
+// runtime is given, if it has one, has changed; the suite's own scenario
+// stays as it was.
+func changed[S proto.Message](sc S, in func(S)) S {
+	s := proto.Clone(sc).(S)
+	if in != nil {
+		in(s)
+	}
+	return s
 }
 
 func newState(sc *abkitv1.PipelineScenario) *callState {

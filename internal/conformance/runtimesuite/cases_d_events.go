@@ -1,6 +1,7 @@
 package runtimesuite
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +83,7 @@ func d20EventsDropsWarnedOnce(t *conformance.T) {
 func d20Events(t *conformance.T) {
 	calls, _ := runIntercept(t, "D20", "input.receive", `{"text":"x"}`, 1, ext{id: "a"}, ext{id: "b", priority: 1, script: answer("block", "no", "")})
 	n := seq(calls, "notify")
-	if len(n) != 2 || !contains(n, "a.notify") || !contains(n, "b.notify") {
+	if len(n) != 2 || !slices.Contains(n, "a.notify") || !slices.Contains(n, "b.notify") {
 		t.Errorf("D20", "notify calls %v; want one each for a and b", n)
 	}
 	calls, _ = runIntercept(t, "D20", "input.receive", `{"text":"x"}`, 1, ext{id: "a", required: true, script: fail("x")})

@@ -2,6 +2,7 @@ package runtimesuite
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -108,7 +109,7 @@ func (p pipe) run(t *conformance.T, rule string) ([]Call, *abkitv1.PipelineRun) 
 func seq(calls []Call, hooks ...string) []string {
 	var out []string
 	for _, c := range calls {
-		if len(hooks) > 0 && !contains(hooks, c.Hook) {
+		if len(hooks) > 0 && !slices.Contains(hooks, c.Hook) {
 			continue
 		}
 		s := c.Probe + "." + c.Hook
@@ -122,15 +123,6 @@ func seq(calls []Call, hooks ...string) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func names(n int) []string {

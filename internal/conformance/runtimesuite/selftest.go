@@ -53,6 +53,19 @@ func BuildImpls(ctx context.Context, root, dir string) ([]Impl, error) {
 	return ImplsIn(dir)
 }
 
+// linkedIn returns the keys of m, names of the broken and the alternative
+// reference runtimes, that stand as files in dir, sorted.
+func linkedIn[K ~string, V any](dir string, m map[K]V) []string {
+	var names []string
+	for k := range m {
+		if _, err := os.Stat(filepath.Join(dir, string(k))); err == nil {
+			names = append(names, string(k))
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // ImplsIn returns the implementations built into dir (by BuildImpls or
 // by hand): abkit-runtime is the reference runtime, a file named after a
 // refruntime bug is that broken runtime (the binary "brokenruntime" is all
@@ -68,24 +81,10 @@ func ImplsIn(dir string) ([]Impl, error) {
 	if err := linkAs(dir, "brokenruntime", slices.Collect(maps.Keys(refruntime.Bugs))); err != nil {
 		return nil, err
 	}
-	var bugs []string
-	for b := range refruntime.Bugs {
-		if _, err := os.Stat(filepath.Join(dir, string(b))); err == nil {
-			bugs = append(bugs, string(b))
-		}
-	}
-	sort.Strings(bugs)
-	for _, b := range bugs {
+	for _, b := range linkedIn(dir, refruntime.Bugs) {
 		impls = append(impls, Impl{Name: b, Kind: "runtime", Path: filepath.Join(dir, b), Rule: refruntime.Bugs[refruntime.Bug(b)]})
 	}
-	var alts []string
-	for a := range refruntime.Alts {
-		if _, err := os.Stat(filepath.Join(dir, string(a))); err == nil {
-			alts = append(alts, string(a))
-		}
-	}
-	sort.Strings(alts)
-	for _, a := range alts {
+	for _, a := range linkedIn(dir, refruntime.Alts) {
 		impls = append(impls, Impl{Name: a, Kind: "runtime", Path: filepath.Join(dir, a), Choice: refruntime.Alts[refruntime.Alt(a)].Choice})
 	}
 	// The plugin suite's broken plugins are one binary picking its

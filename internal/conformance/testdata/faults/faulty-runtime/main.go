@@ -4,23 +4,9 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/abkit/abkit/internal/conformance/faults"
 )
 
-func main() {
-	name := strings.TrimPrefix(strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe"), "runtime-")
-	if len(os.Args) > 1 {
-		name = os.Args[1]
-	}
-	f, ok := faults.RuntimeByName(name)
-	if !ok {
-		fmt.Fprintf(os.Stderr, "faults: no faulty runtime named %q (see internal/conformance/faults)\n", name)
-		os.Exit(2)
-	}
-	f.Serve()
-}
+func main() { faults.Main(os.Args, "runtime") }
