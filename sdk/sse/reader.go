@@ -56,7 +56,15 @@ func (r *Reader) Feed(contentType string, frame []byte, last bool, h Handler) {
 	}
 	switch r.mode {
 	case modeSSE:
-		_ = r.framer.Feed(frame, r.emit) // emit never fails
+		if v, ok := r.framer.oneData(frame); ok {
+			// One event of one data line, as a host frames a stream
+			// (P19): what emit would hand over, without framing again.
+			h.Event(Event{Data: unsafe.String(unsafe.SliceData(v), len(v)), HasData: true, Raw: frame})
+		} else if isFrame, ok := r.framer.whole(frame); ok {
+			_ = r.emit(frame, isFrame) // one block, as a host frames it
+		} else {
+			_ = r.framer.Feed(frame, r.emit) // emit never fails
+		}
 		if last {
 			r.end()
 		}
