@@ -49,6 +49,9 @@ type Reader struct {
 // Feed consumes one OnResponseFrame call. contentType is the response's
 // Content-Type header; frame is borrowed (P24): every byte kept is copied.
 // When last is true the response is complete and the Reader is spent.
+// A frame that is exactly one complete block, as a host that frames the
+// stream hands it over (P19), is handed on without being framed again;
+// the units are the same either way.
 func (r *Reader) Feed(contentType string, frame []byte, last bool, h Handler) {
 	r.h = h
 	if r.mode == undecided {
