@@ -37,14 +37,33 @@ func framedLog(in []byte) []string {
 
 // readerLog feeds chunks to a fresh Reader of an event stream, then the
 // closing call, and returns what it handed over.
-func readerLog(chunks [][]byte) []string {
+func readerLog(chunks [][]byte) []string { return readerLogAs("text/event-stream", chunks) }
+
+// readerLogAs is readerLog with the content type ct.
+func readerLogAs(ct string, chunks [][]byte) []string {
 	h := &logHandler{}
 	var r Reader
 	for _, c := range chunks {
-		r.Feed("text/event-stream", c, false, h)
+		r.Feed(ct, c, false, h)
 	}
-	r.Feed("text/event-stream", nil, true, h)
+	r.Feed(ct, nil, true, h)
 	return h.log
+}
+
+// TestReaderUndecidedWhitespace: without a content type, the blank
+// blocks a Reader holds while it cannot tell what the body is are framed
+// before the one-block path takes the next frame.
+func TestReaderUndecidedWhitespace(t *testing.T) {
+	in := "\n\r\n\ndata: a\n\ndata: b\n\n"
+	want := framedLog([]byte(in))
+	blocks, _ := feedChunks(t, [][]byte{[]byte(in)})
+	var perBlock [][]byte
+	for _, b := range blocks {
+		perBlock = append(perBlock, []byte(b.raw))
+	}
+	if got := readerLogAs("", perBlock); !slices.Equal(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
 }
 
 // checkReaderChunkings holds a Reader fed in to what the Framer gives for
