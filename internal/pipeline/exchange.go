@@ -493,7 +493,7 @@ func (e *Exchange) record(pl *plug, hook string, t0 time.Time, frame int, last b
 		ev.DurationNS = e.rec.Since(t0)
 	}
 	if frame >= 0 {
-		e.rec.AddFrame(ev, frame) // the index without an allocation per frame
+		e.rec.AddFrame(&ev, frame) // the index without an allocation per frame
 		return
 	}
 	e.rec.Add(ev)

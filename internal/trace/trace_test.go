@@ -213,7 +213,7 @@ func TestStreamRecorderFrames(t *testing.T) {
 	var got []int
 	r := NewStreamRecorder(func(e Event) { got = append(got, *e.Frame) })
 	for i := range 300 {
-		r.AddFrame(Event{Hook: HookOnResponseFrame, Plugin: "p"}, i)
+		r.AddFrame(&Event{Hook: HookOnResponseFrame, Plugin: "p"}, i)
 	}
 	for i, f := range got {
 		if f != i {
@@ -221,7 +221,7 @@ func TestStreamRecorderFrames(t *testing.T) {
 		}
 	}
 	got = make([]int, 0, 1000)
-	if n := testing.AllocsPerRun(100, func() { r.AddFrame(Event{Hook: HookOnResponseFrame}, 1) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { r.AddFrame(&Event{Hook: HookOnResponseFrame}, 1) }); n != 0 {
 		t.Errorf("AddFrame on a stream recorder: %.1f allocations, want 0", n)
 	}
 }
@@ -379,7 +379,7 @@ func TestRecorderBlocksKeepOrder(t *testing.T) {
 		if i%3 == 0 {
 			r.Add(Event{Hook: HookOnRequest})
 		} else {
-			r.AddFrame(Event{Hook: HookOnResponseFrame}, i)
+			r.AddFrame(&Event{Hook: HookOnResponseFrame}, i)
 		}
 	}
 	check := func(evs []Event) {

@@ -49,6 +49,9 @@ type Reader struct {
 // Feed consumes one OnResponseFrame call. contentType is the response's
 // Content-Type header; frame is borrowed (P24): every byte kept is copied.
 // When last is true the response is complete and the Reader is spent.
+// A frame that is exactly one complete block, as a host that frames the
+// stream hands it over (P19), is handed on without being framed again;
+// the units are the same either way.
 func (r *Reader) Feed(contentType string, frame []byte, last bool, h Handler) {
 	r.h = h
 	if r.mode == undecided {
@@ -56,7 +59,15 @@ func (r *Reader) Feed(contentType string, frame []byte, last bool, h Handler) {
 	}
 	switch r.mode {
 	case modeSSE:
-		_ = r.framer.Feed(frame, r.emit) // emit never fails
+		if v, ok := r.framer.oneData(frame); ok {
+			// One event of one data line, as a host frames a stream
+			// (P19): what emit would hand over, without framing again.
+			h.Event(Event{Data: unsafe.String(unsafe.SliceData(v), len(v)), HasData: true, Raw: frame})
+		} else if isFrame, ok := r.framer.whole(frame); ok {
+			_ = r.emit(frame, isFrame) // one block, as a host frames it
+		} else {
+			_ = r.framer.Feed(frame, r.emit) // emit never fails
+		}
 		if last {
 			r.end()
 		}

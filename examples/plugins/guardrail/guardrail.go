@@ -264,7 +264,7 @@ func (p *Guardrail) OnResponseFrame(_ context.Context, ex *gateway.Exchange, fra
 	}
 	st, ok := gateway.GetState(ex, p.key)
 	if !ok {
-		st = &state{p: p, tailValid: true, tailASCII: true}
+		st = newState(p)
 		gateway.SetState(ex, p.key, st)
 	}
 	if st.hit != "" {
@@ -293,6 +293,25 @@ type state struct {
 	ftail, fbuf []byte
 	tailValid   bool
 	tailASCII   bool // tail is ASCII
+}
+
+// eventRoom is the room for one event's text the joined buffers get at
+// first, and maxRoom the most room a tail gets at first (a large window
+// fills only as a long stream's text does); more grows them.
+const eventRoom, maxRoom = 256, 1024
+
+// newState returns an exchange's state, its four text buffers cut from
+// one allocation with room for an ASCII window and an event's text: they
+// grew by doubling otherwise, a dozen allocations in every stream's first
+// events.
+func newState(p *Guardrail) *state {
+	w := min(p.window, maxRoom)
+	j := w + eventRoom
+	b := make([]byte, 2*w+2*j)
+	// Each cut ends where the next begins (full slice expressions), so
+	// that an append past its room moves it rather than overwriting.
+	return &state{p: p, tailValid: true, tailASCII: true,
+		tail: b[0:0:w], ftail: b[w : w : 2*w], buf: b[2*w : 2*w : 2*w+j], fbuf: b[2*w+j : 2*w+j : 2*w+2*j]}
 }
 
 // Event checks the text of one SSE event.
