@@ -148,36 +148,27 @@ func (f *fastChat) delta(l *lexer, m *chatMsg) bool {
 		case "role":
 			return 1 << 0, l.null() || l.skipStr() // not read
 		case "content":
-			if l.null() { // null leaves the content empty, as text does
-				return 1 << 1, true
-			}
-			s, ok := l.strInto(true)
-			m.Content = chatContent{Text: s}
-			return 1 << 1, ok
+			return 1 << 1, l.nullOrStr(&m.Content.Text) // null leaves the content empty, as text does
 		case "refusal":
-			if l.null() {
-				return 1 << 2, true
-			}
-			s, ok := l.strInto(true)
-			m.Refusal = s
-			return 1 << 2, ok
+			return 1 << 2, l.nullOrStr(&m.Refusal)
 		case "reasoning_content":
-			if l.null() {
-				return 1 << 3, true
-			}
-			s, ok := l.strInto(true)
-			m.ReasoningContent = s
-			return 1 << 3, ok
+			return 1 << 3, l.nullOrStr(&m.ReasoningContent)
 		case "reasoning": // OpenRouter, Groq, vLLM
-			if l.null() {
-				return 1 << 4, true
-			}
-			s, ok := l.strInto(true)
-			m.Reasoning = s
-			return 1 << 4, ok
+			return 1 << 4, l.nullOrStr(&m.Reasoning)
 		}
 		return 0, false // tool calls and anything else: the full decoder
 	})
+}
+
+// nullOrStr reads null (dst untouched, as encoding/json leaves a string
+// field) or a string into dst.
+func (l *lexer) nullOrStr(dst *string) bool {
+	if l.null() {
+		return true
+	}
+	s, ok := l.strInto(true)
+	*dst = s
+	return ok
 }
 
 // jsonNull is what a json.RawMessage holds after decoding null.
