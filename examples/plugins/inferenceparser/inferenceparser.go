@@ -277,6 +277,15 @@ func (a *aggregator) choice(i int) *choiceAgg {
 	return c
 }
 
+// text adds a message's or a delta's text: refusal, content and
+// reasoning (Mistral's thinking parts and the reasoning fields).
+func (c *choiceAgg) text(m *chatMsg) {
+	c.refusal.WriteString(m.Refusal)
+	c.content.WriteString(m.Content.Text)
+	c.reasoning.WriteString(m.Content.Thinking)
+	c.reasoning.WriteString(m.reasoning())
+}
+
 func (c *choiceAgg) call(i int) *callAgg {
 	if tc, ok := c.callByIndex[i]; ok {
 		return tc
@@ -415,10 +424,7 @@ func (a *aggregator) Body(body []byte) {
 				a.res.Logprobs = true
 			}
 			if m := wc.Message; m != nil {
-				c.refusal.WriteString(m.Refusal)
-				c.content.WriteString(m.Content.Text)
-				c.reasoning.WriteString(m.Content.Thinking)
-				c.reasoning.WriteString(m.reasoning())
+				c.text(m)
 				if fc := m.FunctionCall; fc != nil {
 					call := c.call(0)
 					call.Name = fc.Name
@@ -496,10 +502,7 @@ func (a *aggregator) chatChunk(w *wire) {
 			a.res.Logprobs = true
 		}
 		if d := wc.Delta; d != nil {
-			c.refusal.WriteString(d.Refusal)
-			c.content.WriteString(d.Content.Text)
-			c.reasoning.WriteString(d.Content.Thinking)
-			c.reasoning.WriteString(d.reasoning())
+			c.text(d)
 			if fc := d.FunctionCall; fc != nil {
 				// The legacy function_call: one call, streamed like a tool
 				// call's function.
