@@ -198,7 +198,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 	respHeader, streaming, flush := relayHeader(w, resp)
 	t0 := p.now()
-	sp := &spool{p: p}
+	sp := &spool{p: p, pooled: true}
 	defer func() {
 		if !keep {
 			sp.close()

@@ -30,7 +30,11 @@ const bigExchange = 4 << 20
 // while the proxy's shared budget allows, then in a temporary file, so
 // ten concurrent 30 MiB streams do not hold 300 MiB.
 type spool struct {
-	p      *Proxy
+	p *Proxy
+	// pooled: mem comes from and goes back to memBufs. Only for a
+	// response: nothing reads its memory after the fixture is encoded,
+	// where a request's is the forwarded body's.
+	pooled bool
 	mem    []byte
 	held   int64 // bytes of the budget this spool holds
 	file   *os.File
@@ -49,6 +53,9 @@ func (s *spool) write(at time.Duration, b []byte) error {
 	if s.file == nil {
 		if held := s.p.held.Add(int64(len(b))); held <= s.p.memory {
 			s.p.noteHeld(held)
+			if s.mem == nil && s.pooled {
+				s.mem = (*memBufs.Get().(*[]byte))[:0]
+			}
 			s.mem = append(s.mem, b...)
 			s.held += int64(len(b))
 			return nil
@@ -79,8 +86,16 @@ func (s *spool) write(at time.Duration, b []byte) error {
 
 func (s *spool) release() {
 	s.p.held.Add(-s.held)
+	if s.pooled && s.mem != nil && cap(s.mem) <= maxPooledBuf {
+		m := s.mem[:0]
+		memBufs.Put(&m)
+	}
 	s.held, s.mem = 0, nil
 }
+
+// memBufs holds response bodies' memory: a 27 KB stream grew its body
+// from empty through four allocations and copies for every exchange.
+var memBufs = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
 // chunks returns the body as recorded chunks, reading a spilled one back.
 func (s *spool) fixtureChunks() ([]fixture.Chunk, error) {
