@@ -122,7 +122,7 @@ func (p *Proxy) encode(j *job) *encoded {
 	if p.writeGate != nil {
 		p.writeGate()
 	}
-	chunks, err := j.sp.fixtureChunks()
+	chunks, body, err := j.sp.fixtureChunks()
 	if err != nil {
 		p.lostOne("err", err)
 		return nil
@@ -132,7 +132,7 @@ func (p *Proxy) encode(j *job) *encoded {
 		p.lostOne("err", err)
 		return nil
 	}
-	f := NewFixture(p.source, j.started, j.r.Method, j.target.String(), j.reqHeader, reqBody, j.status, j.respHeader, chunks)
+	f := newFixture(p.source, j.started, j.r.Method, j.target.String(), j.reqHeader, reqBody, j.status, j.respHeader, chunks, body)
 	buf := marshalBufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	if err := fixture.MarshalTo(buf, f); err != nil {

@@ -97,20 +97,25 @@ func (s *spool) release() {
 // from empty through four allocations and copies for every exchange.
 var memBufs = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
-// chunks returns the body as recorded chunks, reading a spilled one back.
-func (s *spool) fixtureChunks() ([]fixture.Chunk, error) {
+// fixtureChunks returns the body as recorded chunks, reading a spilled
+// one back, and the whole body they are cut from (nil when empty); both
+// are valid until close.
+func (s *spool) fixtureChunks() ([]fixture.Chunk, []byte, error) {
 	data := s.mem
 	if s.file != nil {
 		data = make([]byte, s.n)
 		if _, err := s.file.ReadAt(data, 0); err != nil {
-			return nil, fmt.Errorf("spool: %w", err)
+			return nil, nil, fmt.Errorf("spool: %w", err)
 		}
 	}
 	out := make([]fixture.Chunk, len(s.chunks))
 	for i, c := range s.chunks {
 		out[i] = fixture.Chunk{At: c.at, Data: data[c.off : c.off+c.len : c.off+c.len]}
 	}
-	return out, nil
+	if s.n == 0 {
+		return out, nil, nil
+	}
+	return out, data[:s.n:s.n], nil
 }
 
 // readFrom reads r into the spool, at most max bytes, and returns how
