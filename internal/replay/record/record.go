@@ -198,7 +198,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 	respHeader, streaming, flush := relayHeader(w, resp)
 	t0 := p.now()
-	sp := &spool{p: p}
+	sp := &spool{p: p, pooled: true}
 	defer func() {
 		if !keep {
 			sp.close()
@@ -346,6 +346,13 @@ func (p *Proxy) relayBody(w http.ResponseWriter, r *http.Request, body io.Reader
 // chunks read from the upstream: kept as chunks for a text/event-stream
 // response, joined into one body otherwise. Redaction is fixture.Redact's.
 func NewFixture(source string, started time.Time, method, targetURL string, reqHeader http.Header, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk) *fixture.Fixture {
+	return newFixture(source, started, method, targetURL, reqHeader, reqBody, status, respHeader, chunks, nil)
+}
+
+// newFixture is NewFixture given also the response body whole, joined:
+// the chunks' data end to end (nil: join them), which is then not copied
+// for redaction or as the body.
+func newFixture(source string, started time.Time, method, targetURL string, reqHeader http.Header, reqBody []byte, status int, respHeader http.Header, chunks []fixture.Chunk, joined []byte) *fixture.Fixture {
 	f := &fixture.Fixture{
 		Recorded: started.UTC(),
 		Source:   source,
@@ -357,6 +364,8 @@ func NewFixture(source string, started time.Time, method, targetURL string, reqH
 	}
 	if isEventStream(respHeader) && len(chunks) > 0 {
 		f.Response.Chunks = chunks
+	} else if joined != nil {
+		f.Response.Body = joined
 	} else {
 		body := []byte{}
 		for _, c := range chunks {
@@ -364,7 +373,7 @@ func NewFixture(source string, started time.Time, method, targetURL string, reqH
 		}
 		f.Response.Body = body
 	}
-	fixture.Redact(f)
+	fixture.RedactJoined(f, joined)
 	return f
 }
 

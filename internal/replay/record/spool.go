@@ -30,7 +30,11 @@ const bigExchange = 4 << 20
 // while the proxy's shared budget allows, then in a temporary file, so
 // ten concurrent 30 MiB streams do not hold 300 MiB.
 type spool struct {
-	p      *Proxy
+	p *Proxy
+	// pooled: mem comes from and goes back to memBufs. Only for a
+	// response: nothing reads its memory after the fixture is encoded,
+	// where a request's is the forwarded body's.
+	pooled bool
 	mem    []byte
 	held   int64 // bytes of the budget this spool holds
 	file   *os.File
@@ -49,6 +53,9 @@ func (s *spool) write(at time.Duration, b []byte) error {
 	if s.file == nil {
 		if held := s.p.held.Add(int64(len(b))); held <= s.p.memory {
 			s.p.noteHeld(held)
+			if s.mem == nil && s.pooled {
+				s.mem = (*memBufs.Get().(*[]byte))[:0]
+			}
 			s.mem = append(s.mem, b...)
 			s.held += int64(len(b))
 			return nil
@@ -79,23 +86,36 @@ func (s *spool) write(at time.Duration, b []byte) error {
 
 func (s *spool) release() {
 	s.p.held.Add(-s.held)
+	if s.pooled && s.mem != nil && cap(s.mem) <= maxPooledBuf {
+		m := s.mem[:0]
+		memBufs.Put(&m)
+	}
 	s.held, s.mem = 0, nil
 }
 
-// chunks returns the body as recorded chunks, reading a spilled one back.
-func (s *spool) fixtureChunks() ([]fixture.Chunk, error) {
+// memBufs holds response bodies' memory: a 27 KB stream grew its body
+// from empty through four allocations and copies for every exchange.
+var memBufs = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+
+// fixtureChunks returns the body as recorded chunks, reading a spilled
+// one back, and the whole body they are cut from (nil when empty); both
+// are valid until close.
+func (s *spool) fixtureChunks() ([]fixture.Chunk, []byte, error) {
 	data := s.mem
 	if s.file != nil {
 		data = make([]byte, s.n)
 		if _, err := s.file.ReadAt(data, 0); err != nil {
-			return nil, fmt.Errorf("spool: %w", err)
+			return nil, nil, fmt.Errorf("spool: %w", err)
 		}
 	}
 	out := make([]fixture.Chunk, len(s.chunks))
 	for i, c := range s.chunks {
 		out[i] = fixture.Chunk{At: c.at, Data: data[c.off : c.off+c.len : c.off+c.len]}
 	}
-	return out, nil
+	if s.n == 0 {
+		return out, nil, nil
+	}
+	return out, data[:s.n:s.n], nil
 }
 
 // readFrom reads r into the spool, at most max bytes, and returns how
