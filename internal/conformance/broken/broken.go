@@ -8,6 +8,7 @@ package broken
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -203,12 +204,17 @@ func named(name string, p gateway.Plugin) gateway.Plugin {
 // basic is the pass-through base each broken plugin embeds.
 type basic = passthrough.Plugin
 
-// capsDrift reports reads_body on every second instance (P2).
+// capsDrift reports reads_body on every second instance and numbers its
+// capability description (P2). The number makes any two instances differ:
+// with parity alone, a Describe whose two probe instances had another
+// goroutine's instance made between them (in-process runs describe on
+// several goroutines at once) saw two that agreed.
 func capsDrift() sdk.Plugin {
 	var n atomic.Int64
 	f := gateway.Factory{Name: "caps-drift", New: func(json.RawMessage) (gateway.Plugin, error) {
 		i := n.Add(1)
-		return basic{ID: "caps-drift", Caps: gateway.Capabilities{ReadsBody: i%2 == 0, Description: "Capabilities change from one instance to the next"}}, nil
+		return basic{ID: "caps-drift", Caps: gateway.Capabilities{ReadsBody: i%2 == 0,
+			Description: fmt.Sprintf("Capabilities change from one instance to the next (instance %d)", i)}}, nil
 	}}
 	return sdk.Plugin{Name: "caps-drift", Description: "A broken plugin for the conformance suite's tests", Pipeline: &f}
 }
