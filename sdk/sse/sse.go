@@ -235,23 +235,20 @@ func (f *Framer) flushHeld(emit func(raw []byte, isFrame bool) error) error {
 
 // oneData is whole for the commonest block, one data line and the blank
 // line ("data: …\n\n"): it reports whether chunk is that, and returns the
-// line's value as ParseView would, a view of chunk. It finds the line
-// end once, where whole and then ParseView would each search it again.
+// line's value as ParseView would (singleData), a view of chunk, so that
+// the block is searched once, not by whole and then by ParseView.
 func (f *Framer) oneData(chunk []byte) ([]byte, bool) {
 	n := len(chunk)
-	if len(f.buf) != 0 || f.cr || !isData(chunk) || chunk[n-1] != '\n' || chunk[n-2] != '\n' {
-		return nil, false // isData: n ≥ 4, and no BOM first
-	}
-	line := chunk[:n-2]
-	if bytes.IndexByte(line, '\n') >= 0 || bytes.IndexByte(line, '\r') >= 0 {
+	if len(f.buf) != 0 || f.cr || n < 2 || chunk[n-1] != '\n' || chunk[n-2] != '\n' {
 		return nil, false
 	}
-	f.begun = true
-	v := line[4:]
-	if len(v) > 0 { // "data:" followed by the value
-		v = trimSpace(v[1:])
+	// Ending in LF LF, singleData takes only a data line with no CR and
+	// no other line, and no BOM (isData).
+	v, ok := singleData(chunk)
+	if ok {
+		f.begun = true
 	}
-	return v, true
+	return v, ok
 }
 
 // whole reports whether chunk is exactly one complete block that f,
