@@ -134,12 +134,18 @@ type Extension struct {
 
 // ExtensionPlugin returns the bundle of a family D extension: its name,
 // description, manifest and a constructor of the instance the bundle
-// serves (an extension's own type; a nil pointer with an error is passed
-// on as New returns it).
+// serves, of the extension's own type. When the constructor fails, New
+// returns its error and a nil Extension (not a nil pointer in one).
 func ExtensionPlugin[E intercept.Extension](name, description string, m intercept.Manifest, newExt func() (E, error)) Plugin {
 	return Plugin{Name: name, Description: description, Extension: &Extension{
 		Manifest: m,
-		New:      func() (intercept.Extension, error) { return newExt() },
+		New: func() (intercept.Extension, error) {
+			e, err := newExt()
+			if err != nil {
+				return nil, err
+			}
+			return e, nil
+		},
 	}}
 }
 

@@ -114,9 +114,6 @@ func sameHeader(a, b http.Header) bool {
 	return maps.EqualFunc(a, b, func(x, y []string) bool { return slices.Equal(x, y) })
 }
 
-// changedNames is ChangedHeaderNames, as the stream code calls it.
-func changedNames(a, b http.Header) []string { return ChangedHeaderNames(a, b) }
-
 // ChangedHeaderNames lists the names whose values differ between a and b,
 // sorted; a name only one of them holds is listed. The conformance suite's
 // P32 check compares headers with it too.

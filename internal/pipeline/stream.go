@@ -82,7 +82,7 @@ func (e *Exchange) respondStream(ctx context.Context, up Upstream) {
 	if !sameHeader(e.gx.Response.Header, e.header) {
 		// P33: the head is gone; what the plugins changed since is undone,
 		// so OnFinish sees what the client got.
-		e.warn("P33", "", "response header change(s) to %s refused: made after the response head was sent", strings.Join(changedNames(e.gx.Response.Header, e.header), ", "))
+		e.warn("P33", "", "response header change(s) to %s refused: made after the response head was sent", strings.Join(ChangedHeaderNames(e.gx.Response.Header, e.header), ", "))
 		e.gx.Response.Header = e.header.Clone()
 	}
 	e.end(gateway.OutcomeAllow, e.status, "", "", nil)
