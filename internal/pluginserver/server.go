@@ -776,19 +776,11 @@ func (s *Server) Part(ctx context.Context, r *abkitv1.PartRequest) (*abkitv1.Par
 	if h.part == nil {
 		return nil, status.Errorf(codes.InvalidArgument, "hook %q is not a part hook", h.spec.ID)
 	}
-	var p hooks.Part
-	if err := json.Unmarshal(r.GetPartJson(), &p); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "decode part: %v", err)
+	b, herr, err := runHook(r.GetPartJson(), "part", "part", func(p hooks.Part) (hooks.Part, error) { return h.part.OnPart(ctx, p) })
+	if err != nil {
+		return nil, err
 	}
-	var out hooks.Part
-	herr, panicked := safe(func() (err error) { out, err = h.part.OnPart(ctx, p); return err })
-	resp := &abkitv1.PartResponse{Error: hookError(herr, panicked)}
-	if herr == nil {
-		if resp.PartJson, err = json.Marshal(out); err != nil {
-			return nil, status.Errorf(codes.Internal, "encode part: %v", err)
-		}
-	}
-	return resp, nil
+	return &abkitv1.PartResponse{PartJson: b, Error: herr}, nil
 }
 
 // Tool implements the protocol's Tool (family H, H5).
@@ -800,19 +792,33 @@ func (s *Server) Tool(ctx context.Context, r *abkitv1.ToolRequest) (*abkitv1.Too
 	if h.tool == nil {
 		return nil, status.Errorf(codes.InvalidArgument, "hook %q is not a tool reactor", h.spec.ID)
 	}
-	var ev hooks.ToolEvent
-	if err := json.Unmarshal(r.GetEventJson(), &ev); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "decode tool event: %v", err)
+	b, herr, err := runHook(r.GetEventJson(), "tool event", "tool decision", func(ev hooks.ToolEvent) (hooks.ToolDecision, error) { return h.tool.OnTool(ctx, ev) })
+	if err != nil {
+		return nil, err
 	}
-	var d hooks.ToolDecision
-	herr, panicked := safe(func() (err error) { d, err = h.tool.OnTool(ctx, ev); return err })
-	resp := &abkitv1.ToolResponse{Error: hookError(herr, panicked)}
-	if herr == nil {
-		if resp.DecisionJson, err = json.Marshal(d); err != nil {
-			return nil, status.Errorf(codes.Internal, "encode tool decision: %v", err)
-		}
+	return &abkitv1.ToolResponse{DecisionJson: b, Error: herr}, nil
+}
+
+// runHook is what Part and Tool share: it decodes in, runs call on it
+// (catching a panic) and, unless the hook failed, encodes its result. A
+// hook's failure is the HookError; err is a gRPC status for input that
+// does not decode or a result that does not encode. inName and outName
+// name the values in those errors.
+func runHook[In, Out any](in []byte, inName, outName string, call func(In) (Out, error)) ([]byte, *abkitv1.HookError, error) {
+	var v In
+	if err := json.Unmarshal(in, &v); err != nil {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "decode %s: %v", inName, err)
 	}
-	return resp, nil
+	var out Out
+	herr, panicked := safe(func() (err error) { out, err = call(v); return err })
+	if herr != nil {
+		return nil, hookError(herr, panicked), nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, nil, status.Errorf(codes.Internal, "encode %s: %v", outName, err)
+	}
+	return b, nil, nil
 }
 
 func durationNS(ns int64) time.Duration { return time.Duration(ns) }
