@@ -730,14 +730,7 @@ func (c *cuts) exchangeSimplifications(p *XPipeline) {
 
 // interceptCuts removes and resets extensions.
 func (c *cuts) interceptCuts(d *XIntercept) {
-	for i := range d.Extensions {
-		if len(d.Extensions) > 1 {
-			c.try(func(y *XScenario) bool {
-				y.Intercept.Extensions = slices.Delete(y.Intercept.Extensions, i, i+1)
-				return true
-			})
-		}
-	}
+	dropEach(c, len(d.Extensions), func(y *XScenario) *[]XExt { return &y.Intercept.Extensions })
 	for i, ext := range d.Extensions {
 		c.try(func(y *XScenario) bool {
 			q := &y.Intercept.Extensions[i]
@@ -750,19 +743,27 @@ func (c *cuts) interceptCuts(d *XIntercept) {
 
 // hookCuts removes and resets hooks.
 func (c *cuts) hookCuts(h *XHooks) {
-	for i := range h.Hooks {
-		if len(h.Hooks) > 1 {
-			c.try(func(y *XScenario) bool {
-				y.Hooks.Hooks = slices.Delete(y.Hooks.Hooks, i, i+1)
-				return true
-			})
-		}
-	}
+	dropEach(c, len(h.Hooks), func(y *XScenario) *[]XHook { return &y.Hooks.Hooks })
 	for i, k := range h.Hooks {
 		c.try(func(y *XScenario) bool {
 			q := &y.Hooks.Hooks[i]
 			q.Do, q.Value, q.Policy, q.Order = "pass", "", "", 0
 			return k.Do != "pass" || k.Policy != "" || k.Order != 0
+		})
+	}
+}
+
+// dropEach tries the scenario without each of the n elements of the list
+// that list picks, in order, as long as one would be left.
+func dropEach[T any](c *cuts, n int, list func(*XScenario) *[]T) {
+	if n < 2 {
+		return
+	}
+	for i := range n {
+		c.try(func(y *XScenario) bool {
+			l := list(y)
+			*l = slices.Delete(*l, i, i+1)
+			return true
 		})
 	}
 }
