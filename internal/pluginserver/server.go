@@ -726,11 +726,17 @@ func (s *Server) Notify(_ context.Context, r *abkitv1.NotifyRequest) (*abkitv1.S
 	return statusOf(err), nil
 }
 
-func (s *Server) hookAt(i uint32) (hookEntry, error) {
+// hookAt returns hook i, which must be of the kind serves reports (a
+// submit, part or tool hook, named by what in the error).
+func (s *Server) hookAt(i uint32, serves func(hookEntry) bool, what string) (hookEntry, error) {
 	if int(i) >= len(s.hooks) {
 		return hookEntry{}, status.Errorf(codes.NotFound, "plugin %q has no hook %d", s.p.Name, i)
 	}
-	return s.hooks[i], nil
+	h := s.hooks[i]
+	if !serves(h) {
+		return hookEntry{}, status.Errorf(codes.InvalidArgument, "hook %q is not %s", h.spec.ID, what)
+	}
+	return h, nil
 }
 
 func hookError(err error, panicked bool) *abkitv1.HookError {
@@ -748,12 +754,9 @@ func hookError(err error, panicked bool) *abkitv1.HookError {
 
 // Submit implements the protocol's Submit (family H, H4).
 func (s *Server) Submit(ctx context.Context, r *abkitv1.SubmitRequest) (*abkitv1.SubmitResponse, error) {
-	h, err := s.hookAt(r.GetHook())
+	h, err := s.hookAt(r.GetHook(), func(h hookEntry) bool { return h.submit != nil }, "a submit hook")
 	if err != nil {
 		return nil, err
-	}
-	if h.submit == nil {
-		return nil, status.Errorf(codes.InvalidArgument, "hook %q is not a submit hook", h.spec.ID)
 	}
 	var sub hooks.Submit
 	if err := json.Unmarshal(r.GetSubmitJson(), &sub); err != nil {
@@ -769,12 +772,9 @@ func (s *Server) Submit(ctx context.Context, r *abkitv1.SubmitRequest) (*abkitv1
 
 // Part implements the protocol's Part (family H).
 func (s *Server) Part(ctx context.Context, r *abkitv1.PartRequest) (*abkitv1.PartResponse, error) {
-	h, err := s.hookAt(r.GetHook())
+	h, err := s.hookAt(r.GetHook(), func(h hookEntry) bool { return h.part != nil }, "a part hook")
 	if err != nil {
 		return nil, err
-	}
-	if h.part == nil {
-		return nil, status.Errorf(codes.InvalidArgument, "hook %q is not a part hook", h.spec.ID)
 	}
 	b, herr, err := runHook(r.GetPartJson(), "part", "part", func(p hooks.Part) (hooks.Part, error) { return h.part.OnPart(ctx, p) })
 	if err != nil {
@@ -785,12 +785,9 @@ func (s *Server) Part(ctx context.Context, r *abkitv1.PartRequest) (*abkitv1.Par
 
 // Tool implements the protocol's Tool (family H, H5).
 func (s *Server) Tool(ctx context.Context, r *abkitv1.ToolRequest) (*abkitv1.ToolResponse, error) {
-	h, err := s.hookAt(r.GetHook())
+	h, err := s.hookAt(r.GetHook(), func(h hookEntry) bool { return h.tool != nil }, "a tool reactor")
 	if err != nil {
 		return nil, err
-	}
-	if h.tool == nil {
-		return nil, status.Errorf(codes.InvalidArgument, "hook %q is not a tool reactor", h.spec.ID)
 	}
 	b, herr, err := runHook(r.GetEventJson(), "tool event", "tool decision", func(ev hooks.ToolEvent) (hooks.ToolDecision, error) { return h.tool.OnTool(ctx, ev) })
 	if err != nil {
