@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -93,8 +94,15 @@ func BenchmarkScanBody(b *testing.B) {
 		js.WriteString(tok)
 	}
 	js.WriteString(`"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":200}}`)
+	// make bench-live's stream: a key word ("token") in every line's
+	// text, after the line's last colon.
+	var tokens strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&tokens, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"token %d of the answer\"}}]}\n\n", i)
+	}
 	for _, c := range []struct{ name, ct, body string }{
 		{"sse", "text/event-stream", sse.String()},
+		{"sse-tokens", "text/event-stream", tokens.String()},
 		{"json", "application/json", js.String()},
 	} {
 		body := []byte(c.body)
