@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -81,6 +82,50 @@ func TestAutomatonMatchesSearches(t *testing.T) {
 	}
 }
 
+// FuzzAutomaton holds both automatons to one search per pattern for any
+// bytes (ASCII-folded where a pattern ignores case).
+func FuzzAutomaton(f *testing.F) {
+	f.Add([]byte("data: {\"content\":\"token 5 of the answer\"}\n\nBearer\tsk-ant-x EYJ ghp_ ://u@h"))
+	f.Add([]byte("s\xffsk-\x00AKIAaKIAhf_/bot:AA"))
+	foldASCII := func(b []byte) []byte {
+		out := make([]byte, len(b))
+		for i, c := range b {
+			out[i] = lower(c)
+		}
+		return out
+	}
+	var pats []string
+	var fold []bool
+	for _, r := range shapes {
+		for _, tr := range r.triggers {
+			pats, fold = append(pats, tr), append(fold, r.fold)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		lb := foldASCII(b)
+		ref := func(pats []string, fold []bool) uint64 {
+			var found uint64
+			for i, p := range pats {
+				if fold[i] && bytes.Contains(lb, []byte(strings.ToLower(p))) || !fold[i] && bytes.Contains(b, []byte(p)) {
+					found |= 1 << i
+				}
+			}
+			return found
+		}
+		if got, want := shapeTriggers.find(b), ref(pats, fold); got != want {
+			t.Fatalf("%q: found %b, want %b", b, got, want)
+		}
+		keyFold := slices.Repeat([]bool{true}, len(keyTriggers))
+		want := ref(keyTriggers, keyFold)
+		if got := keyTriggerSet.find(b); got != want {
+			t.Fatalf("%q: key words found %b, want %b", b, got, want)
+		}
+		if got := keyTriggerSet.any(b); got != (want != 0) {
+			t.Fatalf("%q: any %v, want %v", b, got, want != 0)
+		}
+	})
+}
+
 // BenchmarkScanBody redacts a clean 200-event chat-completion stream and
 // a clean JSON answer of the same text: the rules' trigger words and the
 // pairs, no credential found.
@@ -93,8 +138,15 @@ func BenchmarkScanBody(b *testing.B) {
 		js.WriteString(tok)
 	}
 	js.WriteString(`"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":200}}`)
+	// make bench-live's stream: a key word ("token") in every line's
+	// text, after the line's last colon.
+	var tokens strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&tokens, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"token %d of the answer\"}}]}\n\n", i)
+	}
 	for _, c := range []struct{ name, ct, body string }{
 		{"sse", "text/event-stream", sse.String()},
+		{"sse-tokens", "text/event-stream", tokens.String()},
 		{"json", "application/json", js.String()},
 	} {
 		body := []byte(c.body)

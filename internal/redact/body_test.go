@@ -206,3 +206,78 @@ func TestJSONPairsAsValidateFirst(t *testing.T) {
 		t.Fatal("no text had a pair: the test tests nothing")
 	}
 }
+
+// jsonLinesRef is jsonLines as it was before mayHoldPair: the pair rules
+// on every line.
+func jsonLinesRef(b []byte, es []Edit) []Edit {
+	for start := 0; start < len(b); {
+		end := bytes.IndexByte(b[start:], '\n')
+		if end < 0 {
+			end = len(b)
+		} else {
+			end += start + 1
+		}
+		line := b[start:end]
+		n := len(es)
+		es = quotedPairs(line, es)
+		t := bytes.TrimSpace(bytes.TrimPrefix(line, []byte("data:")))
+		if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+			t = nil
+		}
+		es = jsonPairs(line, es, t)
+		for i := n; i < len(es); i++ {
+			es[i].Start += start
+			es[i].End += start
+		}
+		start = end
+	}
+	return es
+}
+
+// jsonLinesParts are the pieces the jsonLines tests build streams of:
+// key words in every case and place (in keys, quoted or bare, in values
+// after the last separator, in escaped keys), separators, quotes, line
+// breaks and values that look like credentials or not.
+var jsonLinesParts = []string{`data: `, `data:`, `{"`, `"`, `'`, `\"`, `:`, `=`, ` : `, "\t", `,`, `}`, `[`, `]`, "\n", "\r\n", "\n\n", `&`, `?`,
+	`token`, `TOKEN`, `Api_Key`, `secret`, `pass`, `pwd`, `auth`, `cookie`, `credential`, `sig`, `ke`, `y`, `to`, `ken`,
+	`content`, `choices`, `index`, `https://h.example/p?`, `api_key=`, `password: `, `"token":"`, `"access_token": "`,
+	`AbCdEf0123456789xYz`, `hunter2`, `I'm`, `12`, `true`, `null`, `"tokens":[`, `\\`}
+
+// TestJSONLinesAsEveryLine: jsonLines, which skips the lines mayHoldPair
+// rules out, makes exactly the edits of running the pair rules on every
+// line, for random streams of key words, separators and values.
+func TestJSONLinesAsEveryLine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 5))
+	n := 0
+	for range 100000 {
+		var b []byte
+		for range 1 + rng.IntN(16) {
+			b = append(b, jsonLinesParts[rng.IntN(len(jsonLinesParts))]...)
+		}
+		prior := []Edit{{Start: 0, End: 0, Kind: "prior"}}
+		got, want := jsonLines(b, slices.Clone(prior)), jsonLinesRef(b, slices.Clone(prior))
+		if !slices.Equal(got, want) {
+			t.Fatalf("jsonLines(%q) = %v, want %v", b, got, want)
+		}
+		if len(want) > 1 {
+			n++
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("only %d streams had a pair: the test tests too little", n)
+	}
+}
+
+// FuzzJSONLines holds jsonLines to the pair rules on every line for any
+// bytes.
+func FuzzJSONLines(f *testing.F) {
+	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"token 1 of the answer\"}}]}\n\n"))
+	f.Add([]byte("data: {\"token\":\"abc\", \"x\": 1}\n\ndata: api_key=zz9\n"))
+	f.Add([]byte("\"Secret\" \t: 'v'\n\\\"pwd\\\": \\\"x\\\"\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, want := jsonLines(b, nil), jsonLinesRef(b, nil)
+		if !slices.Equal(got, want) {
+			t.Fatalf("jsonLines(%q) = %v, want %v", b, got, want)
+		}
+	})
+}
