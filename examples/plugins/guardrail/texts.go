@@ -19,6 +19,18 @@ func appendTexts(out []string, data []byte, all bool) (_ []string, ok bool) {
 	if len(data) == 0 || (data[0] != '{' && data[0] != '[') {
 		return out, false
 	}
+	if !all {
+		// The common chunk shapes, without the walker's bookkeeping.
+		if texts, ok := chunkTexts(out, data); ok {
+			return texts, true
+		}
+	}
+	return walkTexts(out, data, all)
+}
+
+// walkTexts is appendTexts for data without space around it, by the
+// general walk.
+func walkTexts(out []string, data []byte, all bool) (_ []string, ok bool) {
 	n := len(out)
 	w := walker{data: data, all: all, out: out}
 	if i, ok := w.value(0, nil, 0); !ok || skipSpace(data, i) != len(data) {
