@@ -280,16 +280,20 @@ func (p *Guardrail) OnResponseFrame(_ context.Context, ex *gateway.Exchange, fra
 type state struct {
 	p      *Guardrail
 	reader sse.Reader
-	tail   []byte // the last runes of response text, up to p.window
+	tail   []byte // the last runes of response text, up to p.window: a suffix of buf
 	hit    string // the rule that matched
-	// texts and buf are reused from event to event, so that checking an
-	// event allocates nothing in the common case: texts holds the event's
-	// texts (views of its data), buf the tail joined with one of them.
+	// texts is reused from event to event, so that checking an event
+	// allocates nothing in the common case: it holds the event's texts
+	// (views of its data).
 	texts []string
-	buf   []byte
-	// ftail is tail folded (case-insensitive phrases); fbuf is ftail
-	// joined with the folded text of an event. tailValid says tail is
-	// valid UTF-8, which folding text alone needs.
+	// buf holds tail at its end, and each text is appended after it: the
+	// joined text is buf's suffix, so the tail is not copied to the front
+	// for every text, only when buf is full (see join). Each frame's work
+	// is in proportion to its own text, not to the window.
+	buf []byte
+	// ftail is tail folded (case-insensitive phrases), a suffix of fbuf,
+	// which is to ftail what buf is to tail. tailValid says tail is valid
+	// UTF-8, which folding text alone needs.
 	ftail, fbuf []byte
 	tailValid   bool
 	tailASCII   bool // tail is ASCII
@@ -300,18 +304,17 @@ type state struct {
 // fills only as a long stream's text does); more grows them.
 const eventRoom, maxRoom = 256, 1024
 
-// newState returns an exchange's state, its four text buffers cut from
-// one allocation with room for an ASCII window and an event's text: they
+// newState returns an exchange's state, its two text buffers cut from one
+// allocation with room for twice an ASCII window and an event's text: they
 // grew by doubling otherwise, a dozen allocations in every stream's first
-// events.
+// events, and the room past the window is what join fills before it
+// moves the tail back to the front.
 func newState(p *Guardrail) *state {
-	w := min(p.window, maxRoom)
-	j := w + eventRoom
-	b := make([]byte, 2*w+2*j)
+	n := 2*min(p.window, maxRoom) + eventRoom
+	b := make([]byte, 2*n)
 	// Each cut ends where the next begins (full slice expressions), so
 	// that an append past its room moves it rather than overwriting.
-	return &state{p: p, tailValid: true, tailASCII: true,
-		tail: b[0:0:w], ftail: b[w : w : 2*w], buf: b[2*w : 2*w : 2*w+j], fbuf: b[2*w+j : 2*w+j : 2*w+2*j]}
+	return &state{p: p, tailValid: true, tailASCII: true, buf: b[0:0:n], fbuf: b[n : n : 2*n]}
 }
 
 // Event checks the text of one SSE event.
@@ -342,6 +345,28 @@ func (st *state) Body(body []byte) {
 	}
 }
 
+// join appends text to buf, whose suffix is tail, lower-cased with fold
+// (ascii says text is ASCII), and returns buf and the joined text, tail
+// then text, a suffix of it. The tail moves to buf's front only when text
+// does not fit after it, so that across a stream the moves cost about a
+// byte per byte of text rather than a window per text.
+func join(buf, tail []byte, text string, fold, ascii bool) (_, joined []byte) {
+	if len(text) > cap(buf)-len(buf) {
+		// tail is buf's suffix: the overlapping copy is a memmove.
+		buf = append(buf[:0], tail...)
+	}
+	n := len(buf) - len(tail)
+	switch {
+	case !fold:
+		buf = append(buf, text...)
+	case ascii:
+		buf = appendLowerASCII(buf, text)
+	default:
+		buf = append(buf, strings.ToLower(text)...)
+	}
+	return buf, buf[n:]
+}
+
 // check matches the carried text joined with text. The phrases are
 // searched only where a match can end in text: one wholly inside the
 // carried tail would have matched before. With case folding the tail is
@@ -353,17 +378,19 @@ func (st *state) check(text string) {
 		return
 	}
 	p := st.p
-	st.buf = append(append(st.buf[:0], st.tail...), text...)
-	// A view of buf: match keeps nothing, and the tail is copied out.
-	s := unsafe.String(unsafe.SliceData(st.buf), len(st.buf))
+	ascii := isASCII(text)
+	var joined, fjoined []byte
+	st.buf, joined = join(st.buf, st.tail, text, false, ascii)
+	// A view of buf: match keeps nothing, and the tail stays in buf.
+	s := unsafe.String(unsafe.SliceData(joined), len(joined))
 	folded, from, inc := s, 0, false
 	if p.fold {
 		// Folding text alone gives the fold of the joined text when both
 		// are valid UTF-8 (strings.ToLower maps rune to rune); otherwise
 		// the joined text is folded whole, as a rune may span the join.
-		if st.tailValid && utf8.ValidString(text) {
-			st.fbuf = appendLower(append(st.fbuf[:0], st.ftail...), text)
-			folded = unsafe.String(unsafe.SliceData(st.fbuf), len(st.fbuf))
+		if st.tailValid && (ascii || utf8.ValidString(text)) {
+			st.fbuf, fjoined = join(st.fbuf, st.ftail, text, true, ascii)
+			folded = unsafe.String(unsafe.SliceData(fjoined), len(fjoined))
 			from, inc = max(0, len(st.ftail)-p.longest+1), true
 		} else {
 			folded = strings.ToLower(s)
@@ -375,27 +402,39 @@ func (st *state) check(text string) {
 		st.hit = label
 		return
 	}
+	st.keep(joined, fjoined, inc, ascii)
+}
+
+// keep cuts the new tail from joined, the text check matched, and the
+// folded tail from fjoined, its fold when inc (else the tail is folded
+// anew, if it is valid UTF-8); ascii says the text check added is ASCII.
+// Both tails are suffixes of their buffers, views, not copies.
+func (st *state) keep(joined, fjoined []byte, inc, ascii bool) {
+	p := st.p
 	// The tail's runes: when the tail and text are ASCII, bytes are runes
 	// (lastRunes would check the window's bytes again).
-	ascii := st.tailASCII && isASCII(text)
+	ascii = ascii && st.tailASCII
 	if ascii {
-		st.tail = append(st.tail[:0], s[len(s)-min(len(s), p.window):]...)
+		st.tail = joined[len(joined)-min(len(joined), p.window):]
 	} else {
-		st.tail = append(st.tail[:0], lastRunes(s, p.window)...)
+		s := unsafe.String(unsafe.SliceData(joined), len(joined))
+		st.tail = joined[len(joined)-len(lastRunes(s, p.window)):]
 		st.tailASCII = isASCII(unsafe.String(unsafe.SliceData(st.tail), len(st.tail)))
 	}
 	switch {
 	case !p.fold:
 	case inc && ascii:
-		st.ftail = append(st.ftail[:0], folded[len(folded)-len(st.tail):]...)
+		st.ftail = fjoined[len(fjoined)-len(st.tail):]
 	case inc:
 		// Valid UTF-8 folds rune for rune: the last runes of the folded
 		// text are the fold of the tail.
-		st.ftail = append(st.ftail[:0], lastRunes(folded, p.window)...)
+		f := unsafe.String(unsafe.SliceData(fjoined), len(fjoined))
+		st.ftail = fjoined[len(fjoined)-len(lastRunes(f, p.window)):]
 	default:
 		st.tailValid = utf8.Valid(st.tail)
 		if st.tailValid {
-			st.ftail = appendLower(st.ftail[:0], string(st.tail))
+			st.fbuf = appendLower(st.fbuf[:0], string(st.tail))
+			st.ftail = st.fbuf
 		}
 	}
 }
@@ -406,6 +445,11 @@ func appendLower(b []byte, s string) []byte {
 	if !isASCII(s) {
 		return append(b, strings.ToLower(s)...)
 	}
+	return appendLowerASCII(b, s)
+}
+
+// appendLowerASCII is appendLower for ASCII s.
+func appendLowerASCII(b []byte, s string) []byte {
 	n := len(b)
 	b = append(b, s...)
 	for i := n; i < len(b); i++ {
@@ -488,18 +532,6 @@ func jsonString(tok []byte) string {
 		}
 	}
 	return unsafe.String(unsafe.SliceData(raw), len(raw))
-}
-
-// jsonKey is jsonString for an object key, as bytes: plain ASCII keys (the
-// common case) are a view of tok.
-func jsonKey(tok []byte) []byte {
-	raw := tok[1 : len(tok)-1]
-	for _, c := range raw {
-		if c == '\\' || c >= utf8.RuneSelf {
-			return []byte(jsonString(tok))
-		}
-	}
-	return raw
 }
 
 func skipSpace(v []byte, i int) int {

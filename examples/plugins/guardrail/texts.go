@@ -3,6 +3,7 @@ package guardrail
 import (
 	"bytes"
 	"slices"
+	"unsafe"
 )
 
 // appendTexts appends jsonTexts' strings to out without copying them:
@@ -18,6 +19,18 @@ func appendTexts(out []string, data []byte, all bool) (_ []string, ok bool) {
 	if len(data) == 0 || (data[0] != '{' && data[0] != '[') {
 		return out, false
 	}
+	if !all {
+		// The common chunk shapes, without the walker's bookkeeping.
+		if texts, ok := chunkTexts(out, data); ok {
+			return texts, true
+		}
+	}
+	return walkTexts(out, data, all)
+}
+
+// walkTexts is appendTexts for data without space around it, by the
+// general walk.
+func walkTexts(out []string, data []byte, all bool) (_ []string, ok bool) {
 	n := len(out)
 	w := walker{data: data, all: all, out: out}
 	if i, ok := w.value(0, nil, 0); !ok || skipSpace(data, i) != len(data) {
@@ -33,6 +46,10 @@ type walker struct {
 	all  bool
 	out  []string
 }
+
+// smallObject is how many members an object has that object keeps on
+// the stack.
+const smallObject = 8
 
 // member is one object member: its decoded key and the texts its value
 // added, out[from:to].
@@ -70,9 +87,13 @@ func (w *walker) value(i int, key []byte, depth int) (int, bool) {
 			}
 		}
 	case '"':
-		end, ok := validString(data, i)
-		if ok && (w.all || textKeys[string(key)]) {
-			w.out = append(w.out, jsonString(data[i:end]))
+		end, plain, ok := scanString(data, i)
+		if ok && (w.all || isTextKey(key)) {
+			s := view(data[i+1 : end-1])
+			if !plain {
+				s = jsonString(data[i:end])
+			}
+			w.out = append(w.out, s)
 		}
 		return end, ok
 	}
@@ -87,7 +108,7 @@ func (w *walker) object(i, depth int) (int, bool) {
 	if depth > maxDepth {
 		return i, false
 	}
-	var buf [8]member
+	var buf [smallObject]member
 	ms := buf[:0]
 	sorted := true
 	i = skipSpace(data, i+1)
@@ -98,11 +119,14 @@ func (w *walker) object(i, depth int) (int, bool) {
 		if i >= len(data) || data[i] != '"' {
 			return i, false
 		}
-		kend, ok := validString(data, i)
+		kend, plain, ok := scanString(data, i)
 		if !ok {
 			return kend, false
 		}
-		k := jsonKey(data[i:kend])
+		k := data[i+1 : kend-1]
+		if !plain {
+			k = []byte(jsonString(data[i:kend]))
+		}
 		i = skipSpace(data, kend)
 		if i >= len(data) || data[i] != ':' {
 			return i, false
@@ -119,12 +143,43 @@ func (w *walker) object(i, depth int) (int, bool) {
 		if i, done, ok = next(data, i, '}'); !ok {
 			return i, false
 		} else if done {
-			if !sorted {
+			if !sorted && !inOrder(ms) {
 				w.reorder(ms)
 			}
 			return i, true
 		}
 	}
+}
+
+// inOrder reports whether the texts of an object's members, sorted is
+// false for, are already as reorder leaves them: those of the members that
+// added any come in increasing key order, and no other member has the key
+// of one of them (which would drop its texts or another's). A chunk's
+// members are seldom sorted ("index" before "delta"), but seldom more
+// than one of them adds texts, and sorting them was a measurable share of
+// a frame's cost. Past a handful of members the pairwise check is not
+// worth it: reorder sorts.
+func inOrder(ms []member) bool {
+	if len(ms) > smallObject {
+		return false
+	}
+	var last []byte
+	have := false
+	for j, m := range ms {
+		if m.from == m.to {
+			continue
+		}
+		if have && bytes.Compare(last, m.key) >= 0 {
+			return false
+		}
+		for k := range ms {
+			if k != j && bytes.Equal(ms[k].key, m.key) {
+				return false
+			}
+		}
+		last, have = m.key, true
+	}
+	return true
 }
 
 // reorder puts the texts of an object's members, out[ms[0].from:], in
@@ -147,3 +202,16 @@ func (w *walker) reorder(ms []member) {
 	clear(w.out[start+n:])
 	w.out = w.out[:start+n]
 }
+
+// isTextKey reports whether key is one of textKeys: a switch, as a map
+// lookup for every string value was a measurable share of a frame's cost.
+func isTextKey(key []byte) bool {
+	switch string(key) {
+	case "content", "text", "thinking", "reasoning_content", "partial_json", "arguments":
+		return true
+	}
+	return false
+}
+
+// view is b as a string without a copy; b must not change while it is used.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -134,3 +134,17 @@ func TestLastRunes(t *testing.T) {
 		}
 	}
 }
+
+// TestIsTextKey: the switch holds exactly the keys of textKeys.
+func TestIsTextKey(t *testing.T) {
+	for k := range textKeys {
+		if !isTextKey([]byte(k)) {
+			t.Errorf("isTextKey(%q) = false, want true", k)
+		}
+	}
+	for _, k := range []string{"", "Content", "contents", "tex", "role", "reasoning", "type", "argument"} {
+		if isTextKey([]byte(k)) != textKeys[k] {
+			t.Errorf("isTextKey(%q) = %v, want %v", k, isTextKey([]byte(k)), textKeys[k])
+		}
+	}
+}

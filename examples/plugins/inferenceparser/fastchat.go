@@ -1,7 +1,9 @@
 package inferenceparser
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -221,6 +223,9 @@ func (l *lexer) members(member func(key string) (bit uint16, ok bool)) bool {
 }
 
 func (l *lexer) ws() {
+	if l.i < len(l.b) && l.b[l.i] > ' ' {
+		return // compact JSON, the common case: no loop
+	}
 	for l.i < len(l.b) {
 		switch l.b[l.i] {
 		case ' ', '\t', '\n', '\r':
@@ -259,7 +264,11 @@ func (l *lexer) token() (tok []byte, plain, ok bool) {
 		return nil, false, false
 	}
 	plain = true
-	for j := l.i + 1; j < len(l.b); j++ {
+	for j := l.i + 1; ; j++ {
+		j = skipPlain(l.b, j)
+		if j >= len(l.b) {
+			return nil, false, false
+		}
 		switch c := l.b[j]; {
 		case c == '"':
 			tok, l.i = l.b[l.i:j+1], j+1
@@ -269,11 +278,37 @@ func (l *lexer) token() (tok []byte, plain, ok bool) {
 			j++ // the escaped byte; encoding/json checks the escape
 		case c < 0x20:
 			return nil, false, false // invalid JSON: the full decoder says so
-		case c >= utf8.RuneSelf:
+		default: // not ASCII
 			plain = false
 		}
 	}
-	return nil, false, false
+}
+
+// lsb and msb are the lowest and the highest bit of each byte of a word.
+const lsb, msb = 0x0101010101010101, 0x8080808080808080
+
+// skipPlain returns the index of the first byte of b at or after i that is
+// a quote, a backslash, a control character or not ASCII; len(b) when
+// there is none. It tests eight bytes at a time: the bytes of strings,
+// one by one, were the largest part of decoding a chunk.
+func skipPlain(b []byte, i int) int {
+	for ; len(b)-i >= 8; i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// The high bit of a byte of t is set where x's byte is below
+		// 0x20, is a quote or a backslash (a zero byte of q or s), or is
+		// not ASCII. A borrow can set it spuriously only above a byte
+		// that set it truly, so the lowest one set is a true one.
+		q, s := x^(lsb*'"'), x^(lsb*'\\')
+		if t := ((x-lsb*0x20)&^x | (q-lsb)&^q | (s-lsb)&^s | x) & msb; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
 }
 
 // key reads an object key that is plain ASCII; an escaped or non-ASCII

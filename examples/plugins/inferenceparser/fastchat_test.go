@@ -92,3 +92,16 @@ func TestChatEventAllocs(t *testing.T) {
 		t.Errorf("a chat delta event: %v allocations, want 0 (the content builder's growth aside)", n)
 	}
 }
+
+// TestReleaseLeavesWireZero: after every event, taken by the fast path or
+// not, the reused wire is zero again (the fast path decodes into a zero
+// wire, and release clears only what it set).
+func TestReleaseLeavesWireZero(t *testing.T) {
+	a := &aggregator{}
+	for _, s := range append(fastChatSeeds, `{"type":"message_start","message":{"id":"m","model":"c"}}`, `not json`) {
+		a.Event(sse.Event{Data: s, HasData: true})
+		if !reflect.ValueOf(a.w).IsZero() {
+			t.Fatalf("after %q the wire is %+v, want zero", s, a.w)
+		}
+	}
+}
